@@ -1,0 +1,71 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""What every dpsk estimator shares: privacy-parameter constraints and budget spending.
+
+The fit protocol (see doc/developers/architecture.rst)::
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        cost = self._privacy_cost(...)          # an event, from hyper-parameters (and shapes)
+        self._check_privacy_budget(cost)        # BudgetExceededError before any data is read
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
+        rng = check_random_state(self.random_state)   # local: never stored on self
+        self._spend_privacy_budget(cost)        # atomic check-and-spend; sets privacy_spent_
+        ...                                     # clip, accumulate, release through mechanisms
+        return self
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+
+from dpsk.accounting._context import resolve_accountant
+from dpsk.utils._sklearn_compat import HasMethods, Interval
+
+__all__ = ["DPEstimatorMixin"]
+
+#: Constraints of the privacy hyper-parameters, shared by every estimator
+#: (merge into ``_parameter_constraints`` with ``{**DP_PARAMETER_CONSTRAINTS, ...}``).
+DP_PARAMETER_CONSTRAINTS = {
+    "epsilon": [Interval(Real, 0, None, closed="neither")],
+    "delta": [Interval(Real, 0, 1, closed="left")],
+    "accountant": [None, HasMethods(["check_event", "record"])],
+    "random_state": [
+        None,
+        Interval(Integral, 0, None, closed="left"),
+        np.random.Generator,
+        np.random.BitGenerator,
+        np.random.SeedSequence,
+    ],
+}
+
+
+class DPEstimatorMixin:
+    """Mixin for differentially private estimators (put it left of ``BaseEstimator``).
+
+    Provides the two budget steps of ``fit``; the estimator provides the privacy cost.
+    """
+
+    _dpsk_estimator = True
+
+    def _check_privacy_budget(self, cost):
+        """Dry run: raise BudgetExceededError if ``cost`` does not fit the accountant's budget.
+
+        Call before reading the data. Returns the accountant in play (or None).
+        """
+        accountant = resolve_accountant(self)
+        if accountant is not None:
+            accountant.check_event(cost)
+        return accountant
+
+    def _spend_privacy_budget(self, cost):
+        """Record ``cost`` on the accountant (atomic check-and-spend) and in ``privacy_spent_``.
+
+        Call once the data is validated and before the first noisy release. A concurrent
+        spend can still take the budget first, in which case this raises
+        BudgetExceededError and nothing is released.
+        """
+        accountant = resolve_accountant(self)
+        if accountant is not None:
+            accountant.record(cost)
+        self.privacy_spent_ = cost

@@ -1,0 +1,39 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The only module in dpsk that imports scikit-learn's *private* API.
+
+Everything version-sensitive goes through here, so supporting a new scikit-learn
+release means editing one file. Supported: scikit-learn >= 1.6 (see pyproject.toml).
+"""
+
+import sklearn
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Hidden,
+    Interval,
+    InvalidParameterError,
+    Options,
+    RealNotInt,
+    StrOptions,
+    validate_params,
+)
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+SKLEARN_VERSION = tuple(int(p) for p in sklearn.__version__.split(".")[:2] if p.isdigit())
+
+__all__ = [
+    "HasMethods",
+    "Hidden",
+    "Interval",
+    "InvalidParameterError",
+    "Options",
+    "RealNotInt",
+    "SKLEARN_VERSION",
+    "StrOptions",
+    "_check_sample_weight",
+    "_fit_context",
+    "check_is_fitted",
+    "validate_data",
+    "validate_params",
+]

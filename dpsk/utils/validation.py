@@ -1,0 +1,268 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Validation shared by every mechanism and estimator: randomness, privacy parameters, bounds.
+
+One place for each policy:
+
+* :func:`check_random_state` — how ``random_state`` becomes a :class:`numpy.random.Generator`
+  (``None`` means fresh OS entropy, never numpy's global state);
+* :func:`check_privacy_params` — what a valid ``(epsilon, delta)`` is;
+* :func:`check_bounds`, :func:`check_data_norm` — sensitivity assumptions, and
+  :func:`warn_data_derived` for the (leaky) case where they come from the data.
+
+Error messages name parameters and shapes, never data values.
+"""
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from dpsk.exceptions import PrivacyLeakWarning
+
+__all__ = [
+    "check_bounds",
+    "check_data_norm",
+    "check_privacy_params",
+    "check_random_state",
+    "resolve_bounds",
+    "resolve_classes",
+    "resolve_data_norm",
+    "warn_data_derived",
+]
+
+
+def _secure_generator():
+    """A Generator on the cryptographically secure bit generator, if the kernels provide one."""
+    try:
+        from dpsk._core._random import SecureBitGenerator
+    except ImportError:  # kernels without the secure generator: fresh OS entropy instead
+        return np.random.default_rng()
+    return np.random.Generator(SecureBitGenerator())
+
+
+def check_random_state(random_state):
+    """Turn ``random_state`` into a :class:`numpy.random.Generator` for privacy noise.
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.SeedSequence, numpy.random.BitGenerator or \
+            numpy.random.Generator
+        - ``None`` (the default everywhere in dpsk, and the only choice for production):
+          a Generator on dpsk's cryptographically secure bit generator, seeded by the
+          operating system. Never numpy's global state: ``np.random.seed`` has no effect.
+        - an int or a SeedSequence: a reproducible PCG64 Generator. **For tests and
+          research only**: anyone who knows the seed can regenerate, and so subtract, the
+          noise.
+        - a BitGenerator or a Generator: used as is (it is advanced, not copied).
+
+    Returns
+    -------
+    rng : numpy.random.Generator
+
+    Raises
+    ------
+    TypeError
+        For a legacy :class:`numpy.random.RandomState` (including numpy's global one), or
+        any other type.
+    """
+    if random_state is None:
+        return _secure_generator()
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.BitGenerator):
+        return np.random.Generator(random_state)
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError("random_state must be a non-negative integer")
+        return np.random.default_rng(int(random_state))
+    if isinstance(random_state, np.random.SeedSequence):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        raise TypeError(
+            "random_state must not be a legacy numpy.random.RandomState: it may be numpy's "
+            "global state, which any np.random.seed() call makes predictable. Pass None "
+            "(secure, recommended), an int (tests only) or a numpy.random.Generator."
+        )
+    raise TypeError(
+        "random_state must be None, an int, a numpy SeedSequence, BitGenerator or "
+        f"Generator; got {type(random_state).__name__}"
+    )
+
+
+def _check_real(value, name):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if math.isnan(value):
+        raise ValueError(f"{name} must not be NaN")
+    return value
+
+
+def check_privacy_params(epsilon, delta=0.0, *, allow_zero_epsilon=False):
+    """Validate a privacy budget ``(epsilon, delta)`` and return it as floats.
+
+    Parameters
+    ----------
+    epsilon : float
+        Must be finite and > 0 (or >= 0 with ``allow_zero_epsilon=True``, for mechanisms
+        whose whole guarantee is in ``delta``).
+    delta : float, default=0.0
+        Must lie in [0, 1).
+    allow_zero_epsilon : bool, default=False
+
+    Returns
+    -------
+    epsilon, delta : float
+
+    Raises
+    ------
+    TypeError, ValueError
+    """
+    epsilon = _check_real(epsilon, "epsilon")
+    delta = _check_real(delta, "delta")
+    if not math.isfinite(epsilon):
+        raise ValueError("epsilon must be finite")
+    if epsilon < 0 or (epsilon == 0 and not allow_zero_epsilon):
+        raise ValueError(f"epsilon must be {'>= 0' if allow_zero_epsilon else '> 0'}, got {epsilon}")
+    if not 0.0 <= delta < 1.0:
+        raise ValueError(f"delta must be in [0, 1), got {delta}")
+    if epsilon == 0 and delta == 0:
+        raise ValueError("epsilon and delta cannot both be zero")
+    return epsilon, delta
+
+
+def check_bounds(bounds, n_features, *, name="bounds"):
+    """Validate per-feature bounds and broadcast them to two float64 arrays.
+
+    Parameters
+    ----------
+    bounds : tuple (lower, upper)
+        Scalars (same bounds for every feature) or array-likes of shape (n_features,).
+        Finite, with ``lower <= upper`` elementwise.
+    n_features : int
+    name : str, default="bounds"
+        Parameter name used in error messages.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (n_features,), dtype float64
+        Fresh arrays (safe to keep as fitted attributes).
+    """
+    if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
+        raise ValueError(f"{name} must be a tuple (lower, upper)")
+    out = []
+    for side, value in zip(("lower", "upper"), bounds):
+        arr = np.asarray(value, dtype=np.float64)
+        if arr.ndim == 0:
+            arr = np.full(n_features, float(arr))
+        elif arr.shape != (n_features,):
+            raise ValueError(
+                f"{name}: {side} bound must be a scalar or have shape ({n_features},), "
+                f"got shape {arr.shape}"
+            )
+        else:
+            arr = arr.copy()
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name}: {side} bound must be finite")
+        out.append(arr)
+    lower, upper = out
+    if np.any(lower > upper):
+        raise ValueError(f"{name}: lower bound must not exceed upper bound")
+    return lower, upper
+
+
+def check_data_norm(data_norm, *, name="data_norm"):
+    """Validate an L2 norm bound on rows: a finite float > 0."""
+    value = _check_real(data_norm, name)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be finite and > 0, got {value}")
+    return value
+
+
+def warn_data_derived(estimator, param, attribute):
+    """Warn that ``param`` was left out and is being derived from the data.
+
+    The derived value must be stored on ``attribute`` (never written back into the
+    hyper-parameter) and is not protected by differential privacy.
+    """
+    owner = type(estimator).__name__ if not isinstance(estimator, str) else estimator
+    warnings.warn(
+        f"{owner}: `{param}` was not given, so it is computed from the data and stored in "
+        f"`{attribute}`. This leaks information about the data outside the privacy "
+        f"guarantee. Pass `{param}` explicitly (from domain knowledge, not from this data) "
+        "to remove this warning.",
+        PrivacyLeakWarning,
+        stacklevel=3,
+    )
+
+
+def resolve_bounds(estimator, bounds, X, *, param="bounds", attribute="bounds_"):
+    """Public bounds if given, else data-derived bounds with a :class:`PrivacyLeakWarning`.
+
+    Parameters
+    ----------
+    estimator : object
+        The estimator (used in the warning).
+    bounds : tuple (lower, upper) or None
+    X : ndarray of shape (n_samples, n_features)
+        Validated data; only read when ``bounds`` is None.
+    param, attribute : str
+        Hyper-parameter and fitted-attribute names, for the warning.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (n_features,), dtype float64
+    """
+    if bounds is None:
+        warn_data_derived(estimator, param, attribute)
+        bounds = (np.min(X, axis=0), np.max(X, axis=0))
+    return check_bounds(bounds, X.shape[1], name=param)
+
+
+def resolve_data_norm(estimator, data_norm, X, *, param="data_norm", attribute="data_norm_"):
+    """Public row-norm bound if given, else the largest row norm with a :class:`PrivacyLeakWarning`."""
+    if data_norm is None:
+        warn_data_derived(estimator, param, attribute)
+        norms = np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1)
+        data_norm = float(norms.max()) if norms.size and norms.max() > 0 else 1.0
+    return check_data_norm(data_norm, name=param)
+
+
+def resolve_classes(estimator, classes, y, *, param="classes"):
+    """Public class labels if given (y is checked against them), else ``np.unique(y)`` with a warning.
+
+    Returns
+    -------
+    classes : ndarray of shape (n_classes,)
+        Sorted unique labels.
+    y_index : ndarray of shape (n_samples,), dtype intp
+        Position of each label of y in ``classes``.
+
+    Raises
+    ------
+    ValueError
+        If y holds a label outside ``classes`` (the message does not say which), or
+        ``classes`` has duplicates.
+    """
+    y = np.asarray(y)
+    if classes is None:
+        warn_data_derived(estimator, param, "classes_")
+        classes, y_index = np.unique(y, return_inverse=True)
+        return classes, y_index.astype(np.intp, copy=False)
+    classes = np.asarray(classes)
+    if classes.ndim != 1 or classes.size == 0:
+        raise ValueError(f"{param} must be a non-empty 1-d array-like of labels")
+    sorted_classes = np.unique(classes)
+    if sorted_classes.size != classes.size:
+        raise ValueError(f"{param} must not contain duplicate labels")
+    y_index = np.searchsorted(sorted_classes, y)
+    inside = y_index < sorted_classes.size
+    inside[inside] = sorted_classes[y_index[inside]] == y[inside]
+    if not np.all(inside):
+        raise ValueError(
+            f"y contains labels that are not in `{param}`; relabel or drop them before fitting "
+            "(the offending labels are not shown, to avoid leaking data)."
+        )
+    return sorted_classes, y_index.astype(np.intp, copy=False)

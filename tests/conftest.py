@@ -1,0 +1,30 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Shared fixtures: a seed fixture for statistical tests and a dtype fixture for kernels."""
+
+import os
+
+import numpy as np
+import pytest
+
+_SEEDS = os.environ.get("DPSK_TESTS_GLOBAL_RANDOM_SEED", "42")
+
+
+def pytest_generate_tests(metafunc):
+    # `global_random_seed`: 42 by default; DPSK_TESTS_GLOBAL_RANDOM_SEED="all" runs 0..99 and
+    # "3-7" a range, so statistical tests can be shown not to pass on one lucky seed.
+    if "global_random_seed" in metafunc.fixturenames:
+        if _SEEDS == "all":
+            seeds = list(range(100))
+        elif "-" in _SEEDS:
+            start, stop = (int(s) for s in _SEEDS.split("-"))
+            seeds = list(range(start, stop + 1))
+        else:
+            seeds = [int(_SEEDS)]
+        metafunc.parametrize("global_random_seed", seeds)
+
+
+@pytest.fixture(params=[np.float32, np.float64], ids=["float32", "float64"])
+def global_dtype(request):
+    """Both floating dtypes every kernel and estimator supports."""
+    return request.param
