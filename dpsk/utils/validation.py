@@ -18,6 +18,7 @@ import numbers
 import warnings
 
 import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
 
 from dpsk.exceptions import PrivacyLeakWarning
 
@@ -243,17 +244,24 @@ def resolve_classes(estimator, classes, y, *, param="classes"):
     Raises
     ------
     ValueError
-        If y holds a label outside ``classes`` (the message does not say which), or
-        ``classes`` has duplicates.
+        If y is not a classification target; if y holds a label outside ``classes``
+        (the message does not say which); if ``classes`` has duplicates or fewer than two
+        labels; or if ``classes`` is None and y holds one class only.
     """
+    check_classification_targets(y)
     y = np.asarray(y)
     if classes is None:
         warn_data_derived(estimator, param, "classes_")
         classes, y_index = np.unique(y, return_inverse=True)
+        if classes.size < 2:
+            raise ValueError(
+                "y holds one class only; a classifier needs at least two. Pass the public "
+                f"list of labels as `{param}` if other classes exist but are absent here."
+            )
         return classes, y_index.astype(np.intp, copy=False)
     classes = np.asarray(classes)
-    if classes.ndim != 1 or classes.size == 0:
-        raise ValueError(f"{param} must be a non-empty 1-d array-like of labels")
+    if classes.ndim != 1 or classes.size < 2:
+        raise ValueError(f"{param} must be a 1-d array-like of at least two labels")
     sorted_classes = np.unique(classes)
     if sorted_classes.size != classes.size:
         raise ValueError(f"{param} must not contain duplicate labels")
