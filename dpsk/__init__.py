@@ -22,6 +22,7 @@ _submodules = [
     "accounting",
     "audit",
     "cluster",
+    "datasets",
     "decomposition",
     "ensemble",
     "exceptions",
