@@ -108,15 +108,18 @@ def canary_neighbours(X, y=None, *, canary_X, canary_y=None, groups=None, canary
     return without, with_canary
 
 
-def worst_case_neighbours(estimator, *, n_samples=100, n_features=1, rows_per_user=5):
+def worst_case_neighbours(estimator, *, n_samples=100, n_features=1, rows_per_user=5, overshoot=4.0):
     """Default canary neighbours built from an estimator's public sensitivity parameters.
 
-    The canary sits at the corner of ``bounds`` (or ``bounds_X``) or on the sphere of
-    radius ``data_norm``; the other rows sit at the opposite point. Classifiers get the
-    canary in the last class of ``classes`` (rows alternate between classes); regressors
-    get targets at the opposite ends of ``bounds_y``. With ``n_samples`` rows; user-level
-    estimators (a ``groups`` argument in ``fit``) get users of ``rows_per_user`` rows and a
-    canary user of as many rows.
+    The canary sits ``overshoot`` times beyond the corner of ``bounds`` (or ``bounds_X``)
+    or on the sphere of radius ``overshoot × data_norm``: a correct estimator clips it
+    onto the boundary (the worst case), one that forgot to clip shows ``overshoot`` times
+    its claimed sensitivity. The other rows sit at the opposite point of the boundary.
+    Classifiers get the canary in the last class of ``classes`` (rows alternate between
+    classes); regressors get targets at the low end of ``bounds_y`` and a canary target
+    ``overshoot`` times the high end. With ``n_samples`` rows; user-level estimators (a
+    ``groups`` argument in ``fit``) get users of ``rows_per_user`` rows and a canary user
+    of as many rows.
 
     Estimators whose worst case differs (e.g. k-means, trees) should build their own
     neighbours with :func:`canary_row` and :func:`canary_neighbours`.
@@ -126,6 +129,8 @@ def worst_case_neighbours(estimator, *, n_samples=100, n_features=1, rows_per_us
     without, with_canary : dict
         ``fit`` keyword arguments.
     """
+    if not overshoot >= 1.0:
+        raise ValueError(f"overshoot must be >= 1 (the canary must reach the boundary), got {overshoot}")
     params = estimator.get_params()
     bounds = params.get("bounds_X", params.get("bounds"))
     if bounds is not None:
@@ -154,14 +159,14 @@ def worst_case_neighbours(estimator, *, n_samples=100, n_features=1, rows_per_us
             raise ValueError("set the public `bounds_y` of the regressor under audit")
         low_y, high_y = (float(b) for b in params["bounds_y"])
         y = np.full(n_samples, low_y)
-        canary_y = high_y
+        canary_y = overshoot * high_y
     groups = None
     n_canary = 1
     if "groups" in inspect.signature(estimator.fit).parameters:
         groups = np.arange(n_samples) // rows_per_user
         n_canary = rows_per_user
     return canary_neighbours(
-        X, y, canary_X=np.tile(canary, (n_canary, 1)), canary_y=canary_y, groups=groups
+        X, y, canary_X=np.tile(overshoot * canary, (n_canary, 1)), canary_y=canary_y, groups=groups
     )
 
 
