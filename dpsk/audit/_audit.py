@@ -10,7 +10,9 @@ Google's approximate-DP test; see doc/developers/privacy_testing.rst):
    coordinate, plus a linear discriminant for vectors), bin each statistic, and build
    candidate events: half-lines, single values of discrete outputs, and the unions of bins
    where one neighbour is more than e^ε' times as likely as the other (the maximiser of
-   Google's Σ(p̂ − e^ε' q̂)₊). Pick the event whose violation looks largest.
+   Google's Σ(p̂ − e^ε' q̂)₊). Bins and unions come from one half of the selection runs;
+   every candidate is scored on the other half, and the event whose violation looks
+   largest is kept.
 3. On the disjoint *test* part, bound the probability of that one event under each
    neighbour with exact Clopper–Pearson intervals (α/2 each) and compare with the claim's
    whole privacy profile: the claim is rejected iff for some ε' on the profile's grid
@@ -326,7 +328,7 @@ def audit(
     n_samples = int(n_samples)
     n_select = int(round(n_samples * selection_fraction))
     n_test = n_samples - n_select
-    if n_select < 10 or n_test < 10:
+    if n_select < 20 or n_test < 10:
         raise ValueError(f"n_samples={n_samples} is too small to split into selection and test")
 
     rng_0, rng_1 = np.random.default_rng(random_state).spawn(2)
@@ -338,19 +340,23 @@ def audit(
     sel_b, test_b = out_b[:n_select], out_b[n_select:]
     ratios = [f * grid[-1] for f in _UNION_FRACTIONS]
 
-    # Selection: best candidate for the verdict and for the ε bound, over all statistics.
+    # Selection. Bins and union-of-bins events are built on one part of the selection
+    # runs and every candidate is scored on the other part: scoring a union on the runs
+    # that chose it would favour it by the upward bias of Σ(p̂ − e^ε q̂)₊.
+    n_build = n_select // 2
+    n_score = n_select - n_build
     best = {"verdict": (-np.inf, None), "epsilon": (-np.inf, None)}
     for stat in _statistics(sel_a, sel_b):
         v_a, v_b = stat(sel_a), stat(sel_b)
-        binning = _Binning(np.concatenate([v_a, v_b]))
-        c_a, c_b = binning.counts(v_a), binning.counts(v_b)
-        masks, kinds = binning.candidates(c_a, c_b, ratios)
+        binning = _Binning(np.concatenate([v_a[:n_build], v_b[:n_build]]))
+        masks, kinds = binning.candidates(binning.counts(v_a[:n_build]), binning.counts(v_b[:n_build]), ratios)
+        c_a, c_b = binning.counts(v_a[n_build:]), binning.counts(v_b[n_build:])
         k_a, k_b = masks @ c_a, masks @ c_b
         k_p = np.concatenate([k_a, k_b])  # direction 0: neighbour 0 favoured; then 1
         k_q = np.concatenate([k_b, k_a])
         scores = {
-            "verdict": _violation(k_p, k_q, n_select, alpha, grid, deltas)[0],
-            "epsilon": _epsilon_bound(k_p, k_q, n_select, alpha, delta),
+            "verdict": _violation(k_p, k_q, n_score, alpha, grid, deltas)[0],
+            "epsilon": _epsilon_bound(k_p, k_q, n_score, alpha, delta),
         }
         for goal, score in scores.items():
             i = int(np.argmax(score))
