@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import beta
 
-from dpsk.accounting._events import PrivacyEvent
+from dpsk.accounting import PrivacyEvent
 from dpsk.audit._profiles import privacy_profile
 
 __all__ = ["AuditResult", "audit"]

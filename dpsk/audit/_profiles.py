@@ -30,7 +30,7 @@ import numbers
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
-from dpsk.accounting._events import (
+from dpsk.accounting import (
     ApproxDPEvent,
     ComposedEvent,
     GaussianEvent,
