@@ -6,17 +6,28 @@
 (nearest noisy class mean) that exercises the whole fit protocol without depending on
 any real estimator. It lives in the package, not in tests/, so that process-parallel
 tests (loky workers) can unpickle it.
+
+:class:`BrokenToyDPMeanClassifier`, :class:`ToyLaplaceMechanism` and
+:class:`ToyGaussianMechanism` have deliberate bugs (switched on by a ``bug`` parameter):
+every check of the privacy contract and every privacy audit is shown to fail on the bug
+it is meant to catch.
 """
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from dpsk.accounting import ComposedEvent, LaplaceEvent, note_release
+from dpsk.accounting import ComposedEvent, GaussianEvent, LaplaceEvent, note_release
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.utils._sklearn_compat import _fit_context, check_is_fitted, validate_data
 from dpsk.utils.validation import check_random_state, resolve_bounds, resolve_classes
 
-__all__ = ["ToyDPMeanClassifier"]
+__all__ = [
+    "BrokenToyDPMeanClassifier",
+    "ToyDPMeanClassifier",
+    "ToyGaussianMechanism",
+    "ToyLaplaceMechanism",
+    "analytic_gaussian_sigma",
+]
 
 
 class ToyDPMeanClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -68,20 +79,20 @@ class ToyDPMeanClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         cost = self._privacy_cost()
         self._check_privacy_budget(cost)
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
-        lower, upper = resolve_bounds(self, self.bounds, X)
+        lower, upper = self._resolve_bounds(X)
         classes, y_index = resolve_classes(self, self.classes, y)
-        rng = check_random_state(self.random_state)
+        rng = self._generator()
         self._spend_privacy_budget(cost)
 
-        clipped = np.clip(X, lower, upper)
+        clipped = self._clip(X, lower, upper)
         counts = np.bincount(y_index, minlength=classes.size).astype(np.float64)
         sums = np.zeros((classes.size, X.shape[1]))
         np.add.at(sums, y_index, clipped)
         count_event, sum_event = cost.events
         sensitivity = float(np.sum(np.maximum(np.abs(lower), np.abs(upper))))
-        counts += rng.laplace(0.0, count_event.noise_multiplier * 1.0, counts.shape)
+        counts += rng.laplace(0.0, self._noise_multiplier(count_event) * 1.0, counts.shape)
         note_release(count_event)
-        sums += rng.laplace(0.0, sum_event.noise_multiplier * sensitivity, sums.shape)
+        sums += rng.laplace(0.0, self._noise_multiplier(sum_event) * sensitivity, sums.shape)
         note_release(sum_event)
 
         self.classes_ = classes
@@ -89,8 +100,224 @@ class ToyDPMeanClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.means_ = (sums / np.maximum(counts, 1.0)[:, None]).astype(X.dtype)
         return self
 
+    # The four steps below are separate methods only so that BrokenToyDPMeanClassifier
+    # can break them one at a time.
+    def _resolve_bounds(self, X):
+        return resolve_bounds(self, self.bounds, X)
+
+    def _generator(self):
+        return check_random_state(self.random_state)
+
+    def _clip(self, X, lower, upper):
+        return np.clip(X, lower, upper)  # a new array: X is never modified
+
+    def _noise_multiplier(self, event):
+        return event.noise_multiplier
+
     def predict(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
         distances = ((X[:, None, :] - self.means_[None, :, :]) ** 2).sum(axis=2)
         return self.classes_[np.argmin(distances, axis=1)]
+
+
+class BrokenToyDPMeanClassifier(ToyDPMeanClassifier):
+    """:class:`ToyDPMeanClassifier` with one deliberate bug, to show that a test can fail.
+
+    Each test of the privacy contract is validated by running it on the broken variant it
+    is meant to catch (the test must fail there) as well as on the correct toy.
+
+    Parameters
+    ----------
+    bug : str
+        One of :attr:`BUGS` (the keys); the values say what goes wrong.
+    **params
+        Those of :class:`ToyDPMeanClassifier`.
+    """
+
+    BUGS = {
+        "stores_rng": "keeps the fitted Generator as an attribute (the noise can be replayed)",
+        "stores_seed": "keeps a seed derived from random_state as an attribute",
+        "global_random": "draws from numpy's global RandomState when random_state is None",
+        "mutates_X": "clips X in place, modifying the caller's array",
+        "under_declares": "makes a third release that its declared cost leaves out",
+        "ignores_epsilon": "noise scale does not depend on epsilon",
+        "silent_bounds": "derives bounds from the data without a PrivacyLeakWarning",
+        "release_before_validation": "releases noise before validating the data",
+        "no_privacy_spent": "does not record privacy_spent_",
+        "unvalidated_epsilon": "accepts a negative epsilon (uses its absolute value)",
+        "budget_after_read": "checks the budget only after reading the data",
+        "epsilon_x2": "calibrates the noise for twice its epsilon",
+        "no_clipping": "does not clip X to bounds (unbounded sensitivity)",
+    }
+
+    @property
+    def _parameter_constraints(self):
+        constraints = {**ToyDPMeanClassifier._parameter_constraints, "bug": [str]}
+        if self.bug == "unvalidated_epsilon":
+            del constraints["epsilon"]
+        return constraints
+
+    def __init__(self, *, bug="no_clipping", epsilon=1.0, bounds=None, classes=None, accountant=None, random_state=None):
+        self.bug = bug
+        super().__init__(
+            epsilon=epsilon, bounds=bounds, classes=classes, accountant=accountant, random_state=random_state
+        )
+
+    def _privacy_cost(self):
+        if self.bug == "unvalidated_epsilon":
+            half = LaplaceEvent(noise_multiplier=2.0 / abs(float(self.epsilon)))
+            return ComposedEvent((half, half))
+        return super()._privacy_cost()
+
+    def _resolve_bounds(self, X):
+        if self.bug == "silent_bounds" and self.bounds is None:
+            return np.min(X, axis=0).astype(np.float64), np.max(X, axis=0).astype(np.float64)
+        return super()._resolve_bounds(X)
+
+    def _generator(self):
+        if self.bug == "global_random" and self.random_state is None:
+            return np.random.mtrand._rand
+        return super()._generator()
+
+    def _clip(self, X, lower, upper):
+        if self.bug == "mutates_X":
+            return np.clip(X, lower, upper, out=X)
+        if self.bug == "no_clipping":
+            return X
+        return super()._clip(X, lower, upper)
+
+    def _noise_multiplier(self, event):
+        if self.bug == "ignores_epsilon":
+            return 2.0
+        if self.bug == "epsilon_x2":
+            return event.noise_multiplier / 2.0
+        return super()._noise_multiplier(event)
+
+    def _spend_privacy_budget(self, cost):
+        super()._spend_privacy_budget(cost)
+        if self.bug == "no_privacy_spent":
+            del self.privacy_spent_
+
+    def fit(self, X, y):
+        if self.bug == "release_before_validation":
+            np.random.default_rng().laplace(size=1)
+            note_release(LaplaceEvent(noise_multiplier=1.0))
+        if self.bug == "budget_after_read":
+            np.asarray(X)
+        if self.bug == "under_declares":
+            super().fit(X, y)
+            note_release(self.privacy_spent_.events[0])  # the third, undeclared release
+            return self
+        super().fit(X, y)
+        if self.bug == "stores_rng":
+            self.noise_generator_ = check_random_state(self.random_state)
+        if self.bug == "stores_seed":
+            self.noise_seed_ = int(check_random_state(self.random_state).integers(2**32))
+        return self
+
+
+def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
+    """Smallest σ such that N(0, σ²) noise on an L2-sensitivity query is (ε, δ)-DP.
+
+    Balle & Wang 2018 (analytic Gaussian mechanism), found by bisection on the exact
+    privacy profile δ(ε) = Φ(Δ/2σ − εσ/Δ) − e^ε Φ(−Δ/2σ − εσ/Δ), decreasing in σ.
+    Test helper: reference value for (ε=1, δ=1e-5, Δ=1) is σ ≈ 3.7306.
+    """
+    from scipy.optimize import brentq
+
+    from dpsk.audit._profiles import _gaussian
+
+    def excess(sigma):
+        return _gaussian(sensitivity / sigma, np.array([float(epsilon)]))[0] - delta
+
+    return brentq(excess, 1e-6 * sensitivity, 1e6 * sensitivity, xtol=1e-12, rtol=1e-12)
+
+
+class ToyLaplaceMechanism:
+    """``value + Laplace(sensitivity / epsilon)`` with an optional deliberate bug (test helper).
+
+    The textbook sampler (numpy's inverse CDF): not floating-point safe.
+
+    Parameters
+    ----------
+    epsilon : float
+    sensitivity : float, default=1.0
+        L1 sensitivity the noise is calibrated for (and the claim is about).
+    random_state : None, int or Generator, default=None
+    bug : str or None, default=None
+        ``"sensitivity_x1.25"`` (noise for 1/1.25 of the sensitivity), ``"epsilon_x2"``
+        (noise for twice epsilon), ``"wrong_scale"`` (the scale parameter set to the
+        intended standard deviation, so the noise is √2 times too small).
+    """
+
+    BUGS = ("sensitivity_x1.25", "epsilon_x2", "wrong_scale")
+
+    def __init__(self, *, epsilon, sensitivity=1.0, random_state=None, bug=None):
+        self.epsilon = epsilon
+        self.sensitivity = sensitivity
+        self.random_state = random_state
+        self.bug = bug
+
+    @property
+    def privacy_event(self):
+        """What the mechanism claims (whatever its bug)."""
+        return LaplaceEvent(noise_multiplier=1.0 / self.epsilon)
+
+    def randomise(self, value):
+        scale = self.sensitivity / self.epsilon
+        if self.bug == "sensitivity_x1.25":
+            scale /= 1.25
+        elif self.bug == "epsilon_x2":
+            scale /= 2.0
+        elif self.bug == "wrong_scale":
+            scale /= np.sqrt(2.0)  # Laplace(b) has standard deviation b·√2
+        elif self.bug is not None:
+            raise ValueError(f"unknown bug {self.bug!r}")
+        value = np.asarray(value, dtype=np.float64)
+        rng = check_random_state(self.random_state)
+        note_release(self.privacy_event)
+        return value + rng.laplace(0.0, scale, value.shape)
+
+
+class ToyGaussianMechanism:
+    """``value + N(0, σ²)`` with σ from the analytic Gaussian calibration (test helper).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+    sensitivity : float, default=1.0
+        L2 sensitivity.
+    random_state : None, int or Generator, default=None
+    bug : str or None, default=None
+        ``"sensitivity_x1.25"``, ``"epsilon_x2"`` (σ calibrated for 2ε), or
+        ``"wrong_scale"`` (σ passed where a variance was expected: std √σ).
+    """
+
+    BUGS = ("sensitivity_x1.25", "epsilon_x2", "wrong_scale")
+
+    def __init__(self, *, epsilon, delta, sensitivity=1.0, random_state=None, bug=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.sensitivity = sensitivity
+        self.random_state = random_state
+        self.bug = bug
+
+    @property
+    def privacy_event(self):
+        """What the mechanism claims: Gaussian noise with the calibrated multiplier."""
+        return GaussianEvent(noise_multiplier=analytic_gaussian_sigma(self.epsilon, self.delta))
+
+    def randomise(self, value):
+        epsilon = 2.0 * self.epsilon if self.bug == "epsilon_x2" else self.epsilon
+        std = analytic_gaussian_sigma(epsilon, self.delta) * self.sensitivity
+        if self.bug == "sensitivity_x1.25":
+            std /= 1.25
+        elif self.bug == "wrong_scale":
+            std = np.sqrt(std)
+        elif self.bug not in (None, "epsilon_x2"):
+            raise ValueError(f"unknown bug {self.bug!r}")
+        value = np.asarray(value, dtype=np.float64)
+        rng = check_random_state(self.random_state)
+        note_release(self.privacy_event)
+        return value + rng.normal(0.0, std, value.shape)

@@ -1,0 +1,40 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Which estimators the common tests run, and how (scikit-learn's instance_generator, for dpsk).
+
+* :data:`INIT_PARAMS` — cheap constructor arguments per estimator (one line each). The
+  scikit-learn checks demand accuracy on easy data, so they run at a large ε; the dpsk
+  contract checks set ε, bounds and seeds themselves.
+* :data:`EXPECTED_FAILED_CHECKS` — scikit-learn checks an estimator is known to fail, each
+  with the reason (a DP estimator cannot always behave like its non-private model).
+* :func:`estimators_under_test` — every public estimator found by
+  :func:`dpsk.utils.all_estimators`, plus the reference :class:`ToyDPMeanClassifier`, so
+  that the suites never run empty and a new estimator cannot skip them.
+"""
+
+from dpsk.utils._testing import ToyDPMeanClassifier
+from dpsk.utils.discovery import all_estimators
+
+__all__ = ["EXPECTED_FAILED_CHECKS", "INIT_PARAMS", "expected_failed_checks", "estimators_under_test"]
+
+#: Constructor arguments for tests, by class name.
+INIT_PARAMS = {
+    "ToyDPMeanClassifier": dict(epsilon=1e4),
+}
+
+#: scikit-learn checks expected to fail, by class name: {check name: reason}.
+EXPECTED_FAILED_CHECKS = {}
+
+#: Estimators run by the common tests although they are not public.
+REFERENCE_ESTIMATORS = [("ToyDPMeanClassifier", ToyDPMeanClassifier)]
+
+
+def estimators_under_test():
+    """Yield one test instance of every public estimator, plus the reference toy."""
+    for name, cls in [*all_estimators(), *REFERENCE_ESTIMATORS]:
+        yield cls(**INIT_PARAMS.get(name, {}))
+
+
+def expected_failed_checks(estimator):
+    """``expected_failed_checks`` callback of scikit-learn's ``parametrize_with_checks``."""
+    return EXPECTED_FAILED_CHECKS.get(type(estimator).__name__, {})
