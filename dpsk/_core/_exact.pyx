@@ -137,7 +137,9 @@ cdef inline int _bernoulli_ratio(BitPool* pool, uint64_t num, uint64_t den) noex
     cdef int digit, bit
     if num >= den:
         return 1
-    if den == 2:
+    if num == 0:
+        return 0
+    if den == 2:  # num == 1: one fair bit
         return _pool_bit(pool)
     if den < (<uint64_t> 1) << 56:
         while True:

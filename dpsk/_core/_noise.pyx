@@ -504,3 +504,8 @@ def add_gaussian_lattice(x, sigma, granularity, rng):
     g = _check_power_of_two(granularity, "granularity")
     num, den = round_up_sigma2((Fraction(sigma) / Fraction(g)) ** 2)
     _gaussian_lattice_typed(x, num, den, g, rng)
+
+
+def _lattice_point_py(double m, int64_t k):
+    """Test wrapper: the double nearest to the exact integer ``m + k``."""
+    return _lattice_point(m, k)
