@@ -48,6 +48,8 @@ def chisquare_pvalue(sample, support, probs):
     probs = probs / probs.sum()
     n = sample.size
     central = np.flatnonzero(probs * n >= 5)
+    if central.size < 3:
+        raise ValueError("chisquare_pvalue needs at least 3 cells with an expected count >= 5")
     lo, hi = support[central[0]], support[central[-1]]
     inner = np.arange(lo + 1, hi)
     observed = np.concatenate(

@@ -105,7 +105,7 @@ def test_gamma_norm_vector_equals_numpy(global_dtype, global_random_seed):
 @pytest.mark.parametrize("d, scale", [(1, 2.0), (3, 0.5), (10, 4.0)])
 def test_gamma_norm_vector_norm_and_direction(d, scale, global_random_seed):
     rng = np.random.default_rng(global_random_seed)
-    samples = np.empty((6_000, d))
+    samples = np.empty((20_000, d))
     for row in samples:
         gamma_norm_vector(row, scale, rng)
     norms = np.linalg.norm(samples, axis=1)
@@ -115,7 +115,7 @@ def test_gamma_norm_vector_norm_and_direction(d, scale, global_random_seed):
         first = samples[:, 0] / norms
         assert ks_pvalue(first, stats.uniform(-1, 2).cdf) > ALPHA
         # Power check: directions of a uniform point in the cube are not uniform.
-        cube = rng.uniform(-1, 1, (6_000, 3))
+        cube = rng.uniform(-1, 1, (20_000, 3))
         assert ks_pvalue(cube[:, 0] / np.linalg.norm(cube, axis=1), stats.uniform(-1, 2).cdf) < ALPHA
     else:
         signs = np.sign(samples[:, 0])
