@@ -7,7 +7,7 @@ Usage (the lattice noise in ``_noise.pyx``)::
     cdef BitPool pool
     bit_pool_init(&pool, get_bitgen(rng))
     with rng.bit_generator.lock, nogil:
-        k = sample_discrete_laplace(&pool, t_num, t_den)
+        fill_discrete_laplace(&pool, &k[0], n, t_num, t_den)
 
 See the module docstring of ``_exact.pyx`` for the algorithms and parameter ranges; the
 callers must check those ranges before ``nogil`` (as ``_exact``'s own wrappers do).
@@ -83,4 +83,8 @@ cdef int bernoulli_exp_u64(BitPool* pool, uint64_t num, uint64_t den) noexcept n
 cdef uint64_t sample_geometric(BitPool* pool, uint64_t t_num, uint64_t t_den) noexcept nogil
 cdef int64_t sample_discrete_laplace(BitPool* pool, uint64_t t_num, uint64_t t_den) noexcept nogil
 cdef int64_t sample_discrete_gaussian(BitPool* pool, const GaussianParams* params) noexcept nogil
+cdef void fill_discrete_laplace(BitPool* pool, int64_t* out, Py_ssize_t n, uint64_t t_num,
+                                uint64_t t_den) noexcept nogil
+cdef void fill_discrete_gaussian(BitPool* pool, int64_t* out, Py_ssize_t n,
+                                 const GaussianParams* params) noexcept nogil
 cdef int fill_gaussian_params(GaussianParams* params, object num, object den) except -1

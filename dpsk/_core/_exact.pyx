@@ -46,11 +46,18 @@ Bernoulli(gamma / K) (drawn as Bernoulli(gamma) and Bernoulli(1/K)) increment K;
 whether K is odd. For gamma > 1, floor(gamma) independent Bernoulli(exp(-1)) draws must
 all succeed, then Bernoulli(exp(-(gamma - floor(gamma)))).
 
-*Geometric / discrete Laplace* (CKS20 Algorithm 2): U uniform on {0, ..., t_num - 1}
-(numpy's ``random_bounded_uint64``), accepted with probability exp(-U / t_num); V counts
-successes of Bernoulli(exp(-1)) before the first failure; X = U + t_num V is geometric
-with ratio exp(-1/t_num), and floor(X / t_den) is geometric with ratio exp(-t_den/t_num).
-A fair sign bit makes it two-sided (rejecting "negative zero").
+*Geometric / discrete Laplace* (the decomposition of CKS20 Algorithm 2): with
+E ~ Exp(1) and t = t_num, X = t floor(E) + floor(t frac(E)) is geometric with ratio
+exp(-1/t), and floor(X / t_den) is geometric with ratio exp(-t_den/t_num). Instead of
+CKS20's uniform-then-Bernoulli(exp(-U/t)) rejection, (floor(E), frac(E)) is drawn with von
+Neumann's exact exponential method (1951): a trial draws uniforms u1 > u2 > ... while
+they keep decreasing and succeeds iff that run has odd length, which happens with
+probability exp(-u1) given u1; floor(E) is the number of failed trials and frac(E) the
+successful u1. Uniforms are compared as 64-bit words, and only on a tie (probability
+2**-64) through further random digits, so every comparison is exact; floor(t u1) is
+exact too (128-bit product, plus further digits of u1 when a carry is possible). This
+needs no uniform integer draws and about half the work of the rejection form. A fair
+sign bit makes it two-sided (rejecting "negative zero").
 
 *Discrete Gaussian* (CKS20 Algorithm 3): t = floor(sigma) + 1 (an exact integer square
 root), Y discrete Laplace with scale t, accepted with probability
@@ -63,7 +70,9 @@ Ranges and the only deviations from the ideal laws
 * ``geometric``, ``discrete_laplace``: 1 <= t_num <= 2**56, 1 <= t_den <= 2**62. The
   intermediate X is kept below 2**62 (so |k| <= 2**62 fits int64): the law is the ideal
   one conditioned on X <= 2**62, an event whose complement has probability
-  exp(-2**62 / t_num) <= exp(-64) (relative change of any probability below 2e-28).
+  exp(-2**62 / t_num) <= exp(-64) (relative change of any probability below 2e-28). A
+  uniform's further digits are kept up to 32 bytes; needing more (probability below
+  2**-250 per draw) restarts the draw, a conditioning of the same negligible size.
 * ``discrete_gaussian``: 1 <= sigma2_num < 2**64, 1 <= sigma2_den, and with
   t = floor(sigma) + 1: d t < 2**64 and q = 2 n d t^2 <= 2**100 (for an integer sigma^2
   this means sigma^2 <= 2**49, sigma <= 2**24.5). When x >= 2**64 the acceptance
@@ -85,7 +94,6 @@ from math import isqrt
 
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 from numpy.random cimport bitgen_t
-from numpy.random.c_distributions cimport random_bounded_uint64
 
 import numpy as np
 
@@ -207,16 +215,127 @@ cdef int _bernoulli_exp_u128(BitPool* pool, U128 num, U128 den) noexcept nogil:
     return <int> (k & 1)
 
 
-cdef uint64_t sample_geometric(BitPool* pool, uint64_t t_num, uint64_t t_den) noexcept nogil:
-    """P(k) proportional to exp(-k t_den / t_num), k >= 0 (CKS20 Algorithm 2, one-sided)."""
-    cdef uint64_t u, v
+# A uniform real in [0, 1) whose base-256 digits are drawn only when a comparison needs
+# them. _LAZY_BYTES digits suffice except with probability below 2**-240 per sample
+# (24 or more consecutive equal random bytes); the sampler then starts afresh.
+DEF _LAZY_BYTES = 32
+
+ctypedef struct LazyUniform:
+    uint8_t digits[_LAZY_BYTES]
+    int n
+
+
+cdef inline int _lazy_digit(BitPool* pool, LazyUniform* u, int i) noexcept nogil:
+    """Digit i of u (drawn if new), or -1 past the capacity."""
+    while u.n <= i:
+        if u.n == _LAZY_BYTES:
+            return -1
+        u.digits[u.n] = <uint8_t> _pool_byte(pool)
+        u.n += 1
+    return u.digits[i]
+
+
+cdef inline int _lazy_less(BitPool* pool, LazyUniform* a, LazyUniform* b) noexcept nogil:
+    """1 if a < b, 0 if a > b (exact: digits are compared until they differ); -1 past capacity."""
+    cdef int i = 0, x, y
     while True:
-        u = random_bounded_uint64(pool.state, 0, t_num - 1, 0, 0) if t_num > 1 else 0
-        if not _bernoulli_exp_unit(pool, u, t_num):
-            continue
+        x = _lazy_digit(pool, a, i)
+        y = _lazy_digit(pool, b, i)
+        if x < 0 or y < 0:
+            return -1
+        if x != y:
+            return x < y
+        i += 1
+
+
+cdef inline int _lazy_less_ratio(BitPool* pool, LazyUniform* u, int start, uint64_t num,
+                                 uint64_t den) noexcept nogil:
+    """Whether the uniform formed by u's digits from ``start`` on is < num/den (den < 2**56)."""
+    cdef int i = start, x
+    cdef uint64_t digit
+    if num >= den:
+        return 1
+    while True:
+        num <<= 8
+        digit = num // den
+        num -= digit * den
+        x = _lazy_digit(pool, u, i)
+        if x < 0:
+            return -1
+        if <uint64_t> x != digit:
+            return <uint64_t> x < digit
+        i += 1
+
+
+cdef uint64_t sample_geometric(BitPool* pool, uint64_t t_num, uint64_t t_den) noexcept nogil:
+    """P(k) proportional to exp(-k t_den / t_num), k >= 0.
+
+    X = t V + U with V = floor(E), U = floor(t frac(E)) for E ~ Exp(1) (CKS20 Algorithm 2's
+    decomposition), drawn by von Neumann's exact exponential method; returns floor(X / t_den).
+    """
+    # Each uniform is a 64-bit word plus, only after a tie, lazily drawn further digits.
+    cdef LazyUniform ext[3]
+    cdef LazyUniform* first_ext = &ext[0]   # continuation of u1
+    cdef LazyUniform* prev_ext
+    cdef LazyUniform* cur_ext
+    cdef LazyUniform* swap
+    cdef bitgen_t* state = pool.state
+    cdef uint64_t v, u, first, prev, cur, carry_num
+    cdef int run, less
+    cdef U128 product
+    while True:
         v = 0
-        while _bernoulli_exp_unit(pool, 1, 1):
-            v += 1
+        less = 0
+        while True:  # one trial: accept u1 iff the descending run u1 > u2 > ... is odd
+            first = state.next_uint64(state.state)
+            ext[0].n = 0
+            ext[1].n = 0
+            ext[2].n = 0
+            prev = first
+            prev_ext = first_ext
+            cur_ext = &ext[1]
+            run = 1
+            while True:
+                cur = state.next_uint64(state.state)
+                if cur < prev:
+                    less = 1
+                elif cur > prev:
+                    less = 0
+                else:  # equal first 64 bits (probability 2**-64): compare continuations
+                    cur_ext.n = 0
+                    less = _lazy_less(pool, cur_ext, prev_ext)
+                    if less < 0:
+                        break
+                if not less:
+                    break
+                run += 1
+                prev = cur
+                # cur becomes prev (with its continuation, if any was drawn)
+                if prev_ext == first_ext:
+                    prev_ext = cur_ext
+                    cur_ext = &ext[2]
+                else:
+                    swap = prev_ext
+                    prev_ext = cur_ext
+                    cur_ext = swap
+                cur_ext.n = 0
+            if less < 0:
+                break
+            if run & 1:
+                break
+            v += 1  # a failed trial adds one to the integer part of the exponential
+        if less < 0:
+            continue
+        # U = floor(t_num * u1): t * first = hi * 2**64 + lo; a carry from u1's
+        # continuation r happens iff r >= (2**64 - lo) / t.
+        product = u128_mul64(first, t_num)
+        u = product.hi
+        if product.lo != 0 and product.lo > 0 - t_num:
+            carry_num = 0 - product.lo  # 2**64 - lo, computed modulo 2**64
+            less = _lazy_less_ratio(pool, first_ext, 0, carry_num, t_num)
+            if less < 0:
+                continue
+            u += 1 - less
         if v > (_X_LIMIT - u) // t_num:  # condition on X <= 2**62 (module docstring)
             continue
         return (u + t_num * v) // t_den
@@ -251,6 +370,20 @@ cdef int64_t sample_discrete_gaussian(BitPool* pool, const GaussianParams* param
             continue
         if _bernoulli_exp_u128(pool, u128_mul64(x.lo, x.lo), params.q):
             return y
+
+
+cdef void fill_discrete_laplace(BitPool* pool, int64_t* out, Py_ssize_t n, uint64_t t_num,
+                                uint64_t t_den) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        out[i] = sample_discrete_laplace(pool, t_num, t_den)
+
+
+cdef void fill_discrete_gaussian(BitPool* pool, int64_t* out, Py_ssize_t n,
+                                 const GaussianParams* params) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        out[i] = sample_discrete_gaussian(pool, params)
 
 
 # ---------------------------------------------------------------------------------------
@@ -445,8 +578,7 @@ def discrete_laplace(out, t_num, t_den, rng):
     if n == 0:
         return
     with rng.bit_generator.lock, nogil:
-        for i in range(n):
-            view[i] = sample_discrete_laplace(&pool, c_num, c_den)
+        fill_discrete_laplace(&pool, &view[0], n, c_num, c_den)
 
 
 def discrete_gaussian(out, sigma2_num, sigma2_den, rng):
@@ -475,5 +607,4 @@ def discrete_gaussian(out, sigma2_num, sigma2_den, rng):
     if n == 0:
         return
     with rng.bit_generator.lock, nogil:
-        for i in range(n):
-            view[i] = sample_discrete_gaussian(&pool, &params)
+        fill_discrete_gaussian(&pool, &view[0], n, &params)

@@ -99,9 +99,9 @@ from dpsk._core._exact cimport (
     GaussianParams,
     U128,
     bit_pool_init,
+    fill_discrete_gaussian,
+    fill_discrete_laplace,
     fill_gaussian_params,
-    sample_discrete_gaussian,
-    sample_discrete_laplace,
     u128_add,
     u128_ge,
     u128_sub,
@@ -351,7 +351,7 @@ cdef inline double _round_half_up(double y) noexcept nogil:
     return f + 1.0 if y - f >= 0.5 else f
 
 
-cdef double _lattice_point(double m, int64_t k) noexcept nogil:
+cdef inline double _lattice_point(double m, int64_t k) noexcept nogil:
     """The double nearest to the exact integer m + k (m integer-valued, |k| <= 2**62).
 
     The result depends on the exact sum only (one rounding), so releasing it is
@@ -406,42 +406,51 @@ cdef int _check_lattice_input(floating* x, Py_ssize_t n, double granularity) noe
     return 0
 
 
-def _laplace_lattice_typed(floating[::1] x, uint64_t t_num, uint64_t t_den, double g, rng):
-    cdef bitgen_t* state = get_bitgen(rng)
-    cdef Py_ssize_t i, n = x.shape[0]
-    cdef BitPool pool
-    cdef int bad
-    bit_pool_init(&pool, state)
-    if n == 0:
-        return
-    with nogil:
-        bad = _check_lattice_input(&x[0], n, g)
-    if bad:
-        raise ValueError("x must be finite, with |x| / granularity finite")
-    with rng.bit_generator.lock, nogil:
-        for i in range(n):
-            x[i] = <floating> (g * _lattice_point(
-                _round_half_up(x[i] / g), sample_discrete_laplace(&pool, t_num, t_den)))
+# Noise is drawn in chunks into a stack buffer by _exact's bulk samplers, so that the
+# sampling loop is compiled (and inlined) inside _exact.
+DEF _CHUNK = 1024
 
 
-def _gaussian_lattice_typed(floating[::1] x, num, den, double g, rng):
+cdef void _snap_chunk(floating* x, const int64_t* k, Py_ssize_t n, double g,
+                      double inv_g) noexcept nogil:
+    """x <- g * (round(x/g) + k) for one chunk (x * inv_g is exactly x / g: g is 2**j)."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        x[i] = <floating> (g * _lattice_point(_round_half_up(x[i] * inv_g), k[i]))
+
+
+def _lattice_typed(floating[::1] x, double g, rng, laplace_params, gaussian_params):
+    """Shared body of the lattice kernels: one of laplace_params / gaussian_params is None."""
     cdef bitgen_t* state = get_bitgen(rng)
-    cdef Py_ssize_t i, n = x.shape[0]
+    cdef Py_ssize_t start, m, n = x.shape[0]
     cdef GaussianParams params
     cdef BitPool pool
+    cdef int64_t noise[_CHUNK]
+    cdef uint64_t t_num = 0, t_den = 0
+    cdef bint laplace = laplace_params is not None
+    cdef double inv_g = 1.0 / g
     cdef int bad
-    fill_gaussian_params(&params, num, den)
+    if laplace:
+        t_num, t_den = laplace_params
+    else:
+        fill_gaussian_params(&params, gaussian_params[0], gaussian_params[1])
     bit_pool_init(&pool, state)
     if n == 0:
         return
+    if inv_g * g != 1.0:  # 1/g overflows for the very smallest powers of two
+        raise ValueError("granularity is too small")
     with nogil:
         bad = _check_lattice_input(&x[0], n, g)
     if bad:
         raise ValueError("x must be finite, with |x| / granularity finite")
     with rng.bit_generator.lock, nogil:
-        for i in range(n):
-            x[i] = <floating> (g * _lattice_point(
-                _round_half_up(x[i] / g), sample_discrete_gaussian(&pool, &params)))
+        for start in range(0, n, _CHUNK):
+            m = min(_CHUNK, n - start)
+            if laplace:
+                fill_discrete_laplace(&pool, noise, m, t_num, t_den)
+            else:
+                fill_discrete_gaussian(&pool, noise, m, &params)
+            _snap_chunk(&x[start], noise, m, g, inv_g)
 
 
 def add_laplace_lattice(x, scale, granularity, rng):
@@ -474,7 +483,7 @@ def add_laplace_lattice(x, scale, granularity, rng):
             f"scale / granularity = {float(t)!r} is outside the exact discrete Laplace range; "
             "use granularity=lattice_granularity(scale)"
         )
-    _laplace_lattice_typed(x, t.numerator, t.denominator, g, rng)
+    _lattice_typed(x, g, rng, (t.numerator, t.denominator), None)
 
 
 def add_gaussian_lattice(x, sigma, granularity, rng):
@@ -503,7 +512,7 @@ def add_gaussian_lattice(x, sigma, granularity, rng):
     sigma = _check_positive(sigma, "sigma")
     g = _check_power_of_two(granularity, "granularity")
     num, den = round_up_sigma2((Fraction(sigma) / Fraction(g)) ** 2)
-    _gaussian_lattice_typed(x, num, den, g, rng)
+    _lattice_typed(x, g, rng, None, (num, den))
 
 
 def _lattice_point_py(double m, int64_t k):
