@@ -406,6 +406,57 @@ cdef class SecureBitGenerator(BitGenerator):
         return (type(self), ())
 
 
+cdef uint64_t _scripted_next_uint64(void* st) noexcept nogil:
+    cdef _ScriptState* s = <_ScriptState*> st
+    cdef uint64_t v = s.words[s.pos % s.n]
+    s.pos += 1
+    return v
+
+
+cdef uint32_t _scripted_next_uint32(void* st) noexcept nogil:
+    return <uint32_t> _scripted_next_uint64(st)
+
+
+cdef double _scripted_next_double(void* st) noexcept nogil:
+    return (_scripted_next_uint64(st) >> 11) * (1.0 / 9007199254740992.0)
+
+
+ctypedef struct _ScriptState:
+    uint64_t* words
+    Py_ssize_t n
+    Py_ssize_t pos
+
+
+cdef class _ScriptedBitGenerator(BitGenerator):
+    """Test helper: a bit generator replaying a fixed list of 64-bit words (cyclically).
+
+    Lets tests drive the exact samplers down rare branches (ties, carries) on purpose.
+    """
+
+    cdef _ScriptState script
+    cdef object _words
+
+    def __init__(self, words):
+        BitGenerator.__init__(self, SeedlessSeedSequence())
+        self._words = np.ascontiguousarray(words, dtype=np.uint64)
+        if self._words.size == 0:
+            raise ValueError("words must not be empty")
+        cdef uint64_t[::1] view = self._words
+        self.script.words = &view[0]
+        self.script.n = view.shape[0]
+        self.script.pos = 0
+        self._bitgen.state = <void*> &self.script
+        self._bitgen.next_uint64 = &_scripted_next_uint64
+        self._bitgen.next_uint32 = &_scripted_next_uint32
+        self._bitgen.next_double = &_scripted_next_double
+        self._bitgen.next_raw = &_scripted_next_uint64
+
+    @property
+    def position(self):
+        """Number of words handed out so far."""
+        return self.script.pos
+
+
 def _chacha20_blocks_py(bytes key, uint32_t counter, bytes nonce, int nblocks):
     """Test wrapper: ``nblocks`` ChaCha20 blocks (RFC 8439) as bytes, via the lane code."""
     if len(key) != 32 or len(nonce) != 12 or nblocks < 0:

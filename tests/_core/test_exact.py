@@ -16,7 +16,7 @@ from dpsk._core._exact import (
     geometric,
     round_up_sigma2,
 )
-from dpsk._core._random import SecureBitGenerator
+from dpsk._core._random import SecureBitGenerator, _ScriptedBitGenerator
 from dpsk.utils._testing import ALPHA, assert_fit_with_power, chisquare_pvalue
 
 N = 60_000
@@ -186,3 +186,39 @@ def test_samplers_run_on_the_secure_generator():
     discrete_gaussian(out, 9, 1, rng)
     support = np.arange(-40, 41)
     assert chisquare_pvalue(out, support, _gaussian_pmf(support, 3.0)) > ALPHA
+
+
+def _geometric_on_words(words, t_num=3):
+    bit_generator = _ScriptedBitGenerator(words)
+    out = np.empty(1, dtype=np.int64)
+    geometric(out, t_num, 1, np.random.Generator(bit_generator))
+    return int(out[0]), bit_generator.position
+
+
+THIRD = 0x5555555555555555  # floor(2**64 / 3): 3 * THIRD = 2**64 - 1, so a carry is possible
+TOP = 2**64 - 1
+HALF = 2**63
+
+
+@pytest.mark.parametrize(
+    "words, expected",
+    [
+        # u1 = THIRD..., u2 = TOP > u1: run of length 1 (odd), accepted with V = 0.
+        # floor(3 u1) is 1 iff u1's continuation r >= 1/3 = 0x55 0x55 ... (base 256).
+        ([THIRD, TOP, 0x54], (0, 3)),
+        ([THIRD, TOP, 0x56], (1, 3)),
+        ([THIRD, TOP, 0x5455], (0, 3)),  # digits 0x55, 0x54: below 1/3
+        ([THIRD, TOP, 0x5655], (1, 3)),  # digits 0x55, 0x56: above 1/3
+        # u2 ties u1 on 64 bits: the continuations decide (cur digit 0x20 > prev 0x10:
+        # the run stops at length 1, accepted, floor(3 * 2**-1) = 1).
+        ([HALF, HALF, 0x1020], (1, 3)),
+        # cur digit 0x10 < prev 0x20: the run goes on, u3 = TOP ends it at length 2 (even):
+        # a failed trial (V = 1); the next trial u1 = 0 < u2 = 5 gives U = 0: X = 3.
+        ([HALF, HALF, 0x2010, TOP, 0, 5], (3, 6)),
+        # 32 equal continuation digits exhaust the lazy uniforms: the draw restarts.
+        ([HALF, HALF] + [0] * 8 + [0, 5], (0, 12)),
+    ],
+)
+def test_geometric_rare_branches_on_scripted_words(words, expected):
+    """Check ties, carries and restarts of the von Neumann sampler against hand-computed results."""
+    assert _geometric_on_words(words) == expected
