@@ -32,7 +32,8 @@ Words are zeroed in the buffer as they are handed out. The ChaCha20 block functi
 tested against the RFC 8439 test vectors and an independent reference implementation.
 
 *Keying.* The initial key is 32 bytes from the operating system's CSPRNG
-(``getentropy(3)``, i.e. ``getrandom(2)`` on Linux; ``BCryptGenRandom`` on Windows).
+(``getrandom(2)`` on Linux, ``getentropy(3)`` on other POSIX systems, ``BCryptGenRandom``
+on Windows; only the Linux path is exercised by the test suite).
 Every 65,536 refills (about 62 MiB of output) 32 fresh bytes from the operating system
 are XOR-ed into the key. If the operating system cannot provide entropy the process is
 aborted with a message on stderr: no noise is better than predictable noise.
@@ -82,8 +83,12 @@ cdef extern from *:
     #include <bcrypt.h>
     #pragma comment(lib, "bcrypt")
     #else
+    #include <errno.h>
     #include <pthread.h>
     #include <unistd.h>
+    #if defined(__linux__)
+    #include <sys/syscall.h>
+    #endif
     #if defined(__APPLE__)
     #include <sys/random.h>
     #endif
@@ -132,6 +137,19 @@ cdef extern from *:
     #if defined(_WIN32)
         return BCryptGenRandom(NULL, (PUCHAR)buf, (ULONG)len,
                                BCRYPT_USE_SYSTEM_PREFERRED_RNG) == 0 ? 0 : -1;
+    #elif defined(__linux__) && defined(SYS_getrandom)
+        /* getrandom(2) directly: getentropy() needs glibc >= 2.25 (manylinux2014 has 2.17). */
+        uint8_t *p = (uint8_t *)buf;
+        while (len > 0) {
+            long got = syscall(SYS_getrandom, p, len, 0);
+            if (got < 0) {
+                if (errno == EINTR) continue;
+                return -1;
+            }
+            p += got;
+            len -= (size_t)got;
+        }
+        return 0;
     #else
         return getentropy(buf, len);
     #endif

@@ -135,6 +135,15 @@ def test_lattice_outputs_are_exact_multiples(kernel, global_random_seed):
 
 
 @pytest.mark.parametrize("kernel", LATTICE, ids=lambda k: k.__name__)
+def test_lattice_float32_is_the_cast_of_float64(kernel, global_random_seed):
+    x32 = np.linspace(-100, 100, 2001, dtype=np.float32)
+    x64 = x32.astype(np.float64)
+    _call(kernel, x32, 0.7, np.random.default_rng(global_random_seed))
+    _call(kernel, x64, 0.7, np.random.default_rng(global_random_seed))
+    np.testing.assert_array_equal(x32, x64.astype(np.float32))
+
+
+@pytest.mark.parametrize("kernel", LATTICE, ids=lambda k: k.__name__)
 def test_lattice_rounding_commutes_with_lattice_shifts(kernel, global_random_seed):
     """Check round(x/g) = floor(x/g + 1/2) exactly: ties go up and shifts by g·m carry over."""
     g = 0.25
