@@ -100,7 +100,7 @@ import numpy as np
 from dpsk._core._random cimport get_bitgen
 from dpsk._core._random import check_out_buffer
 
-# X in CKS20 Algorithm 2 is kept at or below this bound (see the module docstring).
+# X = t V + U in sample_geometric is kept at or below this bound (see the module docstring).
 cdef uint64_t _X_LIMIT = (<uint64_t> 1) << 62
 
 MAX_T_NUM = 2 ** 56
@@ -342,7 +342,7 @@ cdef uint64_t sample_geometric(BitPool* pool, uint64_t t_num, uint64_t t_den) no
 
 
 cdef int64_t sample_discrete_laplace(BitPool* pool, uint64_t t_num, uint64_t t_den) noexcept nogil:
-    """P(k) proportional to exp(-|k| t_den / t_num) (CKS20 Algorithm 2)."""
+    """P(k) proportional to exp(-|k| t_den / t_num): geometric magnitude, fair sign, "-0" rejected."""
     cdef uint64_t y
     while True:
         y = sample_geometric(pool, t_num, t_den)

@@ -34,8 +34,8 @@ Floating-point-safe noise on a lattice
 ``add_laplace_lattice(x, scale, granularity, rng)``
     ``x[i] <- g * (round(x[i] / g) + K_i)`` with K_i exact discrete Laplace,
     P(k) proportional to exp(-|k| g / scale), drawn by ``_exact``'s integer-only sampler
-    (CKS20 Algorithm 2) with t = scale / g as an exact rational. ``g`` must be a power of
-    two (normally :func:`lattice_granularity` ``(scale)``).
+    with t = scale / g as an exact rational. ``g`` must be a power of two (normally
+    :func:`lattice_granularity` ``(scale)``).
 ``add_gaussian_lattice(x, sigma, granularity, rng)``
     The same with K_i exact discrete Gaussian of scale sigma / g (CKS20 Algorithm 3).
     (sigma/g)^2 is used exactly when it fits the exact range of ``_exact``, otherwise it
