@@ -53,10 +53,12 @@ CKS20's uniform-then-Bernoulli(exp(-U/t)) rejection, (floor(E), frac(E)) is draw
 Neumann's exact exponential method (1951): a trial draws uniforms u1 > u2 > ... while
 they keep decreasing and succeeds iff that run has odd length, which happens with
 probability exp(-u1) given u1; floor(E) is the number of failed trials and frac(E) the
-successful u1. Uniforms are compared as 64-bit words, and only on a tie (probability
-2**-64) through further random digits, so every comparison is exact; floor(t u1) is
-exact too (128-bit product, plus further digits of u1 when a carry is possible). This
-needs no uniform integer draws and about half the work of the rejection form. A fair
+successful u1. Uniforms are compared by their first 32 random bits and, only on a tie
+(probability 2**-32), through further random digits, so every comparison is exact;
+u1 is drawn as a 64-bit word, and floor(t u1) is exact too (128-bit product, plus
+further digits of u1 when a carry is possible). This needs no uniform integer draws
+and about 3 random 64-bit words per sample; it is about 1.5x faster than the rejection
+form. A fair
 sign bit makes it two-sided (rejecting "negative zero").
 
 *Discrete Gaussian* (CKS20 Algorithm 3): t = floor(sigma) + 1 (an exact integer square
@@ -92,7 +94,7 @@ import numbers
 from fractions import Fraction
 from math import isqrt
 
-from libc.stdint cimport int64_t, uint8_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from numpy.random cimport bitgen_t
 
 import numpy as np
@@ -121,6 +123,17 @@ cdef inline int _pool_bit(BitPool* pool) noexcept nogil:
     pool.bits >>= 1
     pool.n_bits -= 1
     return bit
+
+
+cdef inline uint32_t _pool_u32(BitPool* pool) noexcept nogil:
+    cdef uint32_t word
+    if pool.n_bits < 32:
+        pool.bits = pool.state.next_uint64(pool.state.state)
+        pool.n_bits = 64
+    word = <uint32_t> pool.bits
+    pool.bits >>= 32
+    pool.n_bits -= 32
+    return word
 
 
 cdef inline uint64_t _pool_byte(BitPool* pool) noexcept nogil:
@@ -273,36 +286,40 @@ cdef uint64_t sample_geometric(BitPool* pool, uint64_t t_num, uint64_t t_den) no
     X = t V + U with V = floor(E), U = floor(t frac(E)) for E ~ Exp(1) (CKS20 Algorithm 2's
     decomposition), drawn by von Neumann's exact exponential method; returns floor(X / t_den).
     """
-    # Each uniform is a 64-bit word plus, only after a tie, lazily drawn further digits.
+    # Each uniform is compared through its first 32 bits, then (only on a tie) through
+    # further base-256 digits kept in a LazyUniform. u1 is drawn as a full 64-bit word:
+    # its bits 33-64 are its first four further digits.
     cdef LazyUniform ext[3]
     cdef LazyUniform* first_ext = &ext[0]   # continuation of u1
     cdef LazyUniform* prev_ext
     cdef LazyUniform* cur_ext
     cdef LazyUniform* swap
     cdef bitgen_t* state = pool.state
-    cdef uint64_t v, u, first, prev, cur, carry_num
-    cdef int run, less
+    cdef uint64_t v, u, first, carry_num
+    cdef uint32_t prev, cur
+    cdef int run, less, i
     cdef U128 product
     while True:
         v = 0
         less = 0
         while True:  # one trial: accept u1 iff the descending run u1 > u2 > ... is odd
             first = state.next_uint64(state.state)
-            ext[0].n = 0
+            for i in range(4):
+                first_ext.digits[i] = <uint8_t> (first >> (24 - 8 * i))
+            first_ext.n = 4
             ext[1].n = 0
             ext[2].n = 0
-            prev = first
+            prev = <uint32_t> (first >> 32)
             prev_ext = first_ext
             cur_ext = &ext[1]
             run = 1
             while True:
-                cur = state.next_uint64(state.state)
+                cur = _pool_u32(pool)
                 if cur < prev:
                     less = 1
                 elif cur > prev:
                     less = 0
-                else:  # equal first 64 bits (probability 2**-64): compare continuations
-                    cur_ext.n = 0
+                else:  # equal first 32 bits (probability 2**-32): compare continuations
                     less = _lazy_less(pool, cur_ext, prev_ext)
                     if less < 0:
                         break
@@ -326,13 +343,13 @@ cdef uint64_t sample_geometric(BitPool* pool, uint64_t t_num, uint64_t t_den) no
             v += 1  # a failed trial adds one to the integer part of the exponential
         if less < 0:
             continue
-        # U = floor(t_num * u1): t * first = hi * 2**64 + lo; a carry from u1's
-        # continuation r happens iff r >= (2**64 - lo) / t.
+        # U = floor(t_num * u1): t * first = hi * 2**64 + lo; a carry from u1's later
+        # digits r (from digit 4 of first_ext on) happens iff r >= (2**64 - lo) / t.
         product = u128_mul64(first, t_num)
         u = product.hi
         if product.lo != 0 and product.lo > 0 - t_num:
             carry_num = 0 - product.lo  # 2**64 - lo, computed modulo 2**64
-            less = _lazy_less_ratio(pool, first_ext, 0, carry_num, t_num)
+            less = _lazy_less_ratio(pool, first_ext, 4, carry_num, t_num)
             if less < 0:
                 continue
             u += 1 - less

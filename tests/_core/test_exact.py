@@ -196,27 +196,35 @@ def _geometric_on_words(words, t_num=3):
 
 
 THIRD = 0x5555555555555555  # floor(2**64 / 3): 3 * THIRD = 2**64 - 1, so a carry is possible
-TOP = 2**64 - 1
+LOW_TOP = 0xFFFFFFFF  # a 32-bit comparison word above any u1 used here
 HALF = 2**63
+
+
+def _then(low32, high_bytes):
+    """One 64-bit word: the 32-bit comparison word, then further digits from its high half."""
+    return low32 | (high_bytes << 32)
 
 
 @pytest.mark.parametrize(
     "words, expected",
     [
-        # u1 = THIRD..., u2 = TOP > u1: run of length 1 (odd), accepted with V = 0.
-        # floor(3 u1) is 1 iff u1's continuation r >= 1/3 = 0x55 0x55 ... (base 256).
-        ([THIRD, TOP, 0x54], (0, 3)),
-        ([THIRD, TOP, 0x56], (1, 3)),
-        ([THIRD, TOP, 0x5455], (0, 3)),  # digits 0x55, 0x54: below 1/3
-        ([THIRD, TOP, 0x5655], (1, 3)),  # digits 0x55, 0x56: above 1/3
-        # u2 ties u1 on 64 bits: the continuations decide (cur digit 0x20 > prev 0x10:
-        # the run stops at length 1, accepted, floor(3 * 2**-1) = 1).
-        ([HALF, HALF, 0x1020], (1, 3)),
-        # cur digit 0x10 < prev 0x20: the run goes on, u3 = TOP ends it at length 2 (even):
-        # a failed trial (V = 1); the next trial u1 = 0 < u2 = 5 gives U = 0: X = 3.
-        ([HALF, HALF, 0x2010, TOP, 0, 5], (3, 6)),
-        # 32 equal continuation digits exhaust the lazy uniforms: the draw restarts.
-        ([HALF, HALF] + [0] * 8 + [0, 5], (0, 12)),
+        # u1 = THIRD (a full word), u2 = LOW_TOP > u1: run of length 1 (odd), accepted,
+        # V = 0. floor(3 u1) is 1 iff u1's digits after its first 64 bits, r, are >= 1/3
+        # = 0x55 0x55 ... in base 256; they come from the rest of the second word.
+        ([THIRD, _then(LOW_TOP, 0x54)], (0, 2)),
+        ([THIRD, _then(LOW_TOP, 0x56)], (1, 2)),
+        ([THIRD, _then(LOW_TOP, 0x5455)], (0, 2)),  # digits 0x55, 0x54: below 1/3
+        ([THIRD, _then(LOW_TOP, 0x5655)], (1, 2)),  # digits 0x55, 0x56: above 1/3
+        # u1 = 0x80000000 20000000: u2's first 32 bits tie with u1's; u2's next digit 0x30
+        # beats u1's 0x20: the run stops at length 1, accepted; floor(3 u1) = 1.
+        ([HALF | 0x20000000, _then(0x80000000, 0x30)], (1, 2)),
+        # u2's next digit 0x10 < 0x20: the run goes on; u3 = LOW_TOP (low half of word 3)
+        # ends it at length 2 (even): a failed trial (V = 1). The next trial has u1 = 0
+        # (word 4) < u2 = LOW_TOP (high half of word 3): accepted with U = 0, so X = 3.
+        ([HALF | 0x20000000, _then(0x80000000, 0x10), _then(LOW_TOP, LOW_TOP), 0], (3, 4)),
+        # A tie whose 32 continuation digits are all equal exhausts the lazy uniforms
+        # (60 bytes: the rest of word 2 and 7 more words): the draw restarts, then X = 0.
+        ([HALF, 0x80000000] + [0] * 7 + [0, 5], (0, 11)),
     ],
 )
 def test_geometric_rare_branches_on_scripted_words(words, expected):
