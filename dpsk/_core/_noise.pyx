@@ -79,7 +79,7 @@ reproduce numpy's streams and are for tests, benchmarks and non-release noise.
 """
 
 from fractions import Fraction
-from math import ceil, frexp, isfinite, ldexp, nextafter, sqrt
+from math import ceil, frexp, ldexp, nextafter, sqrt
 
 from cython cimport floating
 from libc.math cimport floor, fabs, frexp as c_frexp, ldexp as c_ldexp, sqrt as c_sqrt
