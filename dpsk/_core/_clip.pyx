@@ -4,104 +4,114 @@
 
 Every estimator bounds the contribution of a row through these functions, so that the
 sensitivity it declares holds for what is actually computed. Python decides (which bound,
-which dtype, who allocates); these functions loop.
+which dtype, who allocates); these functions loop. Import them from ``dpsk._core._clip``.
 
 Conventions (all functions)
 ===========================
 
-* ``X`` is a C-contiguous 2-D ``float32`` or ``float64`` array of shape
-  ``(n_samples, n_features)``; ``y`` a C-contiguous 1-D array of X's dtype. Inputs are read
-  through ``const`` memoryviews, so read-only arrays and memmaps work, and they are never
-  modified. A non-contiguous or integer array raises (``ValueError`` / ``TypeError``); a
-  dtype mismatch between arguments raises too. Nothing is cast silently.
-* Bounds ``lower``, ``upper`` are float64 arrays of shape ``(n_features,)`` (scalars for
-  ``y``), finite, ``lower <= upper``. ``max_norm`` is a finite float > 0.
-* ``sample_weight`` (where accepted) is None or a float64 array of shape ``(n_samples,)``,
-  finite and >= 0; row ``i`` then enters every sum with weight ``w[i]`` (XᵀWX, XᵀWy, ...).
-  Clipping is applied to the row *before* it is weighted: the weight scales the row's
-  clipped contribution. Used by user-level privacy (per-user contribution weights).
-* Any NaN or ±inf in ``X`` or ``y`` raises ``ValueError`` after the loop (the loops keep
-  a cheap flag instead of branching); the contents of ``out`` are then unspecified.
-  (Bounds clipping would silently pass NaN, since ``NaN > upper`` is false, and norm
-  clipping would turn ±inf into NaN: the kernels refuse both rather than guess.)
-* Shape mismatches raise ``ValueError`` before any work. Empty inputs are fine: zero
-  rows give zero sums and counts, zero features give empty arrays.
+* ``X`` is a C-contiguous 2-D numpy array of dtype ``float32`` or ``float64``, shape
+  ``(n_samples, n_features)``; ``y`` a C-contiguous 1-D array of X's dtype. Anything
+  else (a list, an integer or Fortran-ordered array, y of another dtype) raises
+  ``TypeError`` or ``ValueError``: nothing is converted silently. Inputs are only read
+  (read-only arrays and memmaps work) and never modified.
+* ``lower``, ``upper``: array-likes of shape ``(n_features,)`` (float64 after
+  conversion), finite, ``lower <= upper``; scalars for ``y``. ``max_norm``: a finite
+  float > 0. Invalid values raise ``ValueError``.
+* ``sample_weight`` (where accepted): None or shape ``(n_samples,)``, finite, >= 0
+  (converted to float64). Row i then enters every sum with weight ``w_i`` (Σw, Σw·x,
+  XᵀWX, XᵀWy, ...). The row is clipped first; the weight scales its clipped
+  contribution. For user-level privacy (per-user contribution weights).
+* NaN or ±inf anywhere in ``X`` or ``y`` raises ``ValueError("X contains NaN or
+  infinity")``, checked inside the loops with a cheap flag and raised after them (so
+  ``out`` may have been partly written). Bounds clipping alone would pass NaN through
+  (``NaN > upper`` is false) and norm clipping would turn ±inf into NaN: the kernels
+  refuse both. Callers should still validate finiteness first (sklearn's
+  ``validate_data`` does) for a friendlier message.
+* Shape mismatches raise ``ValueError`` before any work. Empty inputs work: no rows give
+  zero counts and sums; no features give empty sums (counts still count the rows).
 * Error messages name arguments and shapes, never data values.
-* Accumulators add in float64, whatever X's dtype, and return fresh float64 arrays. A
-  float32 row is converted to float64 exactly before it is clipped and added.
-* The GIL is released during the loops; all checks run before. The loops are serial.
+* Accumulators add in float64 whatever X's dtype (float32 values convert exactly) and
+  return fresh float64 arrays (counts as floats: they are weighted sums).
+* ``n_threads`` (keyword, default None = the CPUs this process may use): rows are cut
+  into chunks that depend on ``n_samples`` alone (``max(65536, ceil(n_samples / 16))``
+  rows each), each chunk is processed by one thread without the GIL, and partial
+  results are added in chunk order. **Results are bitwise identical for every
+  n_threads.** Estimators running inside joblib workers may want ``n_threads=1``.
 
-Row clipping (out of place, into ``out``; ``out`` may be ``X`` itself for in-place use)
-=======================================================================================
+Row clipping (into ``out``: allocated when None, else X's dtype and shape, writeable,
+and either X itself (in place) or not overlapping X; returned)
+=====================================================================================
 
-``clip_rows_l2(X, max_norm, out=None) -> out``
-``clip_rows_l1(X, max_norm, out=None) -> out``
-    ``out[i] = X[i] * min(1, max_norm / ‖X[i]‖)`` for the L2 (resp. L1) norm, with
-    ``out`` of X's dtype (allocated if None). **Guarantee**: the exact real norm of every
-    output row, computed from the stored float values, is <= ``max_norm``, in float32
-    and float64, for every finite input (huge, tiny, subnormal, zero rows, any number of
-    features up to 2**40). Rows whose exact norm is <= ``max_norm`` are copied
-    unchanged. Clipped rows are scaled to a norm slightly below ``max_norm``: the
-    relative shortfall is about ``(6 d + 26)·2**-53`` in float64 and ``2**-23`` in
-    float32 (float64: ~1.6e-14 at d = 20). In pathological underflow (``max_norm`` so
-    small that the row cannot be represented, e.g. below float32's subnormal range) a
-    clipped row may come out as all zeros, which still satisfies the bound.
+``clip_rows_l2(X, max_norm, out=None, *, n_threads=None) -> out``
+``clip_rows_l1(X, max_norm, out=None, *, n_threads=None) -> out``
+    ``out[i] = X[i] · min(1, max_norm / ‖X[i]‖)``, L2 (resp. L1) norm, in X's dtype.
+    **Guarantee**: for every finite input (huge, tiny, subnormal or zero rows, up to
+    2**40 features), the exact real norm of every output row, computed from the stored
+    float values, is <= ``max_norm``, in float32 and float64. Rows whose exact norm is
+    <= ``max_norm`` are copied unchanged (the comparison is exact). Clipped rows keep
+    their direction and end slightly below ``max_norm``: by a relative
+    ``≈ (6d + 26)·2**-53`` in float64 (1.6e-14 at d = 20) and ``≈ 2**-23`` in float32.
+    Only when the clipped row cannot be represented (``max_norm`` near or below the
+    subnormal range of the dtype) may entries round to zero, down to an all-zero row.
+    The argument is written out above ``_make_norm_bound`` in the source.
 
-``clip_bounds(X, lower, upper, out=None) -> out``
+``clip_bounds(X, lower, upper, out=None, *, n_threads=None) -> out``
     ``out[i, j] = min(max(X[i, j], lower[j]), upper[j])``. For float32 the bounds are
-    first rounded *inward* to float32 (so the stored values lie in ``[lower, upper]``
-    exactly); if some ``[lower[j], upper[j]]`` contains no float32 value, ValueError.
+    first rounded *inward* to float32, so stored values lie in ``[lower[j], upper[j]]``
+    as real numbers; if an interval contains no float32 value, ``ValueError``.
 
 ``clip_bounds_1d(y, lower, upper, out=None) -> out``
     The same for a 1-D ``y`` with scalar bounds (``bounds_y`` of regression).
 
-Fused clip + accumulate (read X once, never copy it; fresh float64 results)
-===========================================================================
+Fused clip + accumulate (read X once, never copy it)
+====================================================
 
-Below, ``c(x)`` is the clipped row, ``w_i`` the weight (1 without ``sample_weight``) and
-all sums run over the rows.
+``c(x)`` is the clipped row, ``w_i`` the weight (1 without ``sample_weight``); sums run
+over rows.
 
-``clipped_sums(X, lower, upper, sample_weight=None) -> (count, sum, sum_sq)``
-    With ``c(x) = clip(x, lower, upper)``: ``count = Σ w_i`` (a float), ``sum[j] = Σ w_i
-    c(x_i)[j]``, ``sum_sq[j] = Σ w_i c(x_i)[j]²``; shapes ``(n_features,)``. For DP means,
-    variances and scalers.
+``clipped_sums(X, lower, upper, sample_weight=None, *, n_threads=None) -> (count, sum, sum_sq)``
+    ``c(x) = clip(x, lower, upper)``; ``count = Σ w_i`` (float), ``sum[j] = Σ w_i
+    c(x_i)[j]``, ``sum_sq[j] = Σ w_i c(x_i)[j]²`` (shape ``(n_features,)``). DP means,
+    variances, scalers.
 
-``clipped_class_sums(X, y_index, n_classes, lower, upper, sample_weight=None) -> (count, sum, sum_sq)``
-    Per class: ``y_index`` is an ``intp`` array of shape ``(n_samples,)`` with values in
-    ``[0, n_classes)`` (else ValueError); ``count[k] = Σ_{y_i = k} w_i`` (shape
-    ``(n_classes,)``), ``sum[k, j]``, ``sum_sq[k, j]`` as above over the rows of class k
-    (shape ``(n_classes, n_features)``). For GaussianNB.
+``clipped_class_sums(X, y_index, n_classes, lower, upper, sample_weight=None, *, n_threads=None) -> (count, sum, sum_sq)``
+    The same per class. ``y_index``: ``intp`` array of shape ``(n_samples,)``, values in
+    ``[0, n_classes)`` (else ``ValueError``, raised after the loop). ``count`` has shape
+    ``(n_classes,)``, ``sum`` and ``sum_sq`` ``(n_classes, n_features)``; classes
+    without rows give zeros. GaussianNB.
 
-``clipped_gram(X, *, lower=None, upper=None, max_norm=None, sample_weight=None) -> (count, sum, gram)``
-    Exactly one clipping rule: bounds (``lower`` and ``upper``) or ``max_norm`` (L2 row
-    clipping with the guarantee of ``clip_rows_l2``, applied in float64).
-    ``gram = Σ w_i c(x_i) c(x_i)ᵀ`` (shape ``(n_features, n_features)``, exactly
-    symmetric), ``sum``, ``count`` as above. Computed with BLAS ``dgemm`` on blocks of rows
-    clipped into a small reusable buffer. For PCA and linear models.
+``clipped_gram(X, *, lower=None, upper=None, max_norm=None, sample_weight=None, n_threads=None) -> (count, sum, gram)``
+    Exactly one clipping rule: ``lower`` and ``upper`` (bounds), or ``max_norm`` (L2 row
+    clipping with the guarantee of ``clip_rows_l2``, done in float64). ``gram = Σ w_i
+    c(x_i) c(x_i)ᵀ`` of shape ``(n_features, n_features)``, exactly symmetric; ``sum``,
+    ``count`` as above. BLAS ``dgemm`` on blocks of rows clipped into a small reusable
+    buffer (about 160 KiB). PCA, linear models.
 
-``clipped_linear_stats(X, y, y_lower, y_upper, *, lower=None, upper=None, max_norm=None, sample_weight=None) -> (count, sum_x, sum_y, xtx, xty, yty)``
-    One pass for least squares: X clipped as in ``clipped_gram``, ``y`` clipped to
-    ``[y_lower, y_upper]``: ``xtx = Σ w c(x) c(x)ᵀ``, ``xty = Σ w c(x) c(y)`` (shape
-    ``(n_features,)``), ``yty = Σ w c(y)²``, ``sum_x``, ``sum_y = Σ w c(y)``, ``count``.
+``clipped_linear_stats(X, y, y_lower, y_upper, *, lower=None, upper=None, max_norm=None, sample_weight=None, n_threads=None) -> (count, sum_x, sum_y, xtx, xty, yty)``
+    Least-squares statistics in one pass: X clipped as in ``clipped_gram``, ``c(y) =
+    clip(y, y_lower, y_upper)``; ``xtx = Σ w c(x) c(x)ᵀ``, ``xty = Σ w c(x) c(y)``
+    (shape ``(n_features,)``), ``yty = Σ w c(y)²`` (float), ``sum_x``, ``sum_y = Σ w
+    c(y)`` (float), ``count``.
 
-``clipped_kmeans_sums(X, centers, lower, upper) -> (count, sum, inertia)``
-    One Lloyd step on clipped data: each ``c(x_i) = clip(x_i, lower, upper)`` is assigned
-    to its nearest row of ``centers`` (float64, shape ``(n_clusters, n_features)``,
-    finite; squared Euclidean distance, first index on ties; "nearest" up to the rounding
-    of the BLAS distance expansion ``‖c‖² − 2 x·c``). Returns ``count[k]`` (float64, shape
-    ``(n_clusters,)``), ``sum[k] = Σ_{a(i) = k} c(x_i)`` and ``inertia = Σ ‖c(x_i) −
-    centers[a(i)]‖²`` (each distance recomputed directly, not by the expansion).
+``clipped_kmeans_sums(X, centers, lower, upper, *, n_threads=None) -> (count, sum, inertia)``
+    One Lloyd step on ``c(x) = clip(x, lower, upper)``: each row goes to its nearest
+    center (``centers``: shape ``(n_clusters, n_features)``, finite, converted to
+    float64; squared Euclidean distance via BLAS as ``‖c‖² − 2 c(x)·c``; ties to the
+    lowest index). ``count[k]`` (float64, shape ``(n_clusters,)``), ``sum[k] = Σ_{a(i)=k}
+    c(x_i)`` (shape ``(n_clusters, n_features)``), ``inertia = Σ ‖c(x_i) − centers[a(i)]‖²``
+    (float; distances recomputed directly, not from the expansion). Each row adds to
+    exactly one cluster, whatever the assignment.
 
 What is guaranteed, and what is not
 ===================================
 
-The per-row bound is exact: each row that enters a sum lies in the box (every entry in
-``[lower[j], upper[j]]``) or has exact L2 norm <= ``max_norm``, as real numbers. The sums
-themselves are float64 sums: each entry carries the usual rounding error, at most
-``γ_n · Σ|terms|`` with ``γ_n = n·2**-53 / (1 − n·2**-53)`` (the moment kernels add in
-blocks of rows, so the typical error is far smaller). Sensitivity analyses that must
-hold for the floating-point sum itself, not only for the exact one, should account for
-that term (or release on a coarser lattice).
+The per-row bound is exact: every row that enters a sum lies in the box, or has an
+exact L2 norm <= ``max_norm``, as real numbers. The sums are float64 sums: each entry
+carries the usual rounding error, at most ``γ_n · Σ|terms|`` with ``γ_n = n·u/(1 − n·u)``,
+``u = 2**-53`` (the kernels add in blocks of rows and chunks, so the typical error is far
+smaller). A sensitivity analysis that must hold for the *computed* sum, not only the
+exact one, has to account for that term (for example by releasing on a coarser
+lattice); that is the mechanisms' decision, not the kernels'.
 """
 
 from cython cimport floating
@@ -148,7 +158,7 @@ cdef double _U32 = 2.0 ** -24
 # a power of two that brings their largest entry into [0.5, 1).
 cdef double _FAST_LO = 2.0 ** -800
 cdef double _FAST_HI = 2.0 ** 800
-cdef double _TINY_NORM = 2.0 ** -1000
+cdef double _TINY_NORM = 2.0 ** -1000   # max_norm below this: every row is rescaled
 cdef Py_ssize_t _MAX_FEATURES = 2 ** 40
 
 # Exact comparison: entries below _TINY (after scaling the bound into [0.5, 1)) are
@@ -157,8 +167,12 @@ cdef Py_ssize_t _MAX_FEATURES = 2 ** 40
 cdef double _TINY = 2.0 ** -480
 cdef double _TINY_SQ = 2.0 ** -960
 cdef double _BIG = 2.0 ** 400
-DEF _N_PARTIALS = 96          # room for the exact sum of ~2d terms (needs ~40 at most)
-DEF _MAX_NUDGES = 64          # verification retries before a row falls back to zeros
+cdef enum:
+    # Components of the exact expansion: its terms span 2**-960 .. 2**45 and each
+    # non-overlapping component covers >= 53 bits, so about 20 suffice.
+    _N_PARTIALS = 64
+    # Verification retries before a clipped row falls back to zeros.
+    _MAX_NUDGES = 64
 
 # Rows per block in the fused kernels: partial sums are flushed into the totals every
 # block (two-level summation), and the BLAS kernels work on one block at a time.
