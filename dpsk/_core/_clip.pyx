@@ -32,11 +32,12 @@ Conventions (all functions)
 * Error messages name arguments and shapes, never data values.
 * Accumulators add in float64 whatever X's dtype (float32 values convert exactly) and
   return fresh float64 arrays (counts as floats: they are weighted sums).
-* ``n_threads`` (keyword, default None = the CPUs this process may use): rows are cut
+* ``n_threads`` (keyword, default None = the CPUs this process may use, capped by
+  ``OMP_NUM_THREADS`` when set, as joblib workers do): rows are cut
   into chunks that depend on ``n_samples`` alone (``max(65536, ceil(n_samples / 16))``
   rows each), each chunk is processed by one thread without the GIL, and partial
   results are added in chunk order. **Results are bitwise identical for every
-  n_threads.** Estimators running inside joblib workers may want ``n_threads=1``.
+  n_threads.**
 
 Row clipping (into ``out``: allocated when None, else X's dtype and shape, writeable,
 and either X itself (in place) or not overlapping X; returned)
@@ -53,7 +54,8 @@ and either X itself (in place) or not overlapping X; returned)
     ``≈ (6d + 26)·2**-53`` in float64 (1.6e-14 at d = 20) and ``≈ 2**-23`` in float32.
     Only when the clipped row cannot be represented (``max_norm`` near or below the
     subnormal range of the dtype) may entries round to zero, down to an all-zero row.
-    The argument is written out above ``_make_norm_bound`` in the source.
+    The argument is written out above ``make_norm_bound`` in the source. Cython
+    kernels can clip rows the same way: see ``_clip.pxd``.
 
 ``clip_bounds(X, lower, upper, out=None, *, n_threads=None) -> out``
     ``out[i, j] = min(max(X[i, j], lower[j]), upper[j])``. For float32 the bounds are
@@ -189,23 +191,6 @@ cdef enum:
     _CLIP_L2 = 1
 
 
-cdef struct NormBound:
-    double max_norm
-    double inside   # fast estimate <= inside  =>  exact norm <= max_norm
-    double band     # fast estimate < band  =>  exact norm may be <= max_norm (exact check)
-    double inside_sq  # the same two thresholds for the sum of squares (L2, unscaled rows)
-    double band_sq
-    bint squared    # inside_sq and band_sq are usable (max_norm in [2**-400, 2**400])
-    double inside_m # inside and band divided by 2**exponent, for rescaled rows
-    double band_m
-    int exponent    # max_norm = f 2**exponent with f in [0.5, 1)
-    bint tiny       # max_norm < 2**-1000: thresholds near the subnormal range would
-                    # round by more than 1 ulp, so every row is rescaled
-    double target   # clipped rows are scaled to this norm
-    double shrink   # factor applied if a clipped row fails verification
-    bint l2         # L2 (True) or L1 (False) norm
-
-
 # Why the L1/L2 row clipping cannot overshoot (the argument the tests check)
 # ---------------------------------------------------------------------------
 # A row is left in ``out`` only after it has been *verified* (or zeroed); the scaling step
@@ -252,7 +237,8 @@ cdef struct NormBound:
 # verified again, at most _MAX_NUDGES times; then it is set to zero, which is within any
 # bound.
 
-cdef NormBound _make_norm_bound(double max_norm, Py_ssize_t n_features, bint l2, bint single):
+cdef NormBound make_norm_bound(double max_norm, Py_ssize_t n_features, bint l2,
+                               bint single) except *:
     """Thresholds for clipping rows of ``n_features`` entries to ``max_norm`` (checked here)."""
     if not (0.0 < max_norm <= DBL_MAX):
         raise ValueError("max_norm must be finite and > 0")
@@ -450,8 +436,8 @@ cdef inline bint _verified(const floating* v, Py_ssize_t d, const NormBound* b,
         status[0] == _BAND and _exact_norm_le(v, d, b.max_norm, b.l2))
 
 
-cdef int _clip_row_norm(const floating* x, floating* y, Py_ssize_t d,
-                        const NormBound* b) noexcept nogil:
+cdef int clip_row_norm(const floating* x, floating* y, Py_ssize_t d,
+                       const NormBound* b) noexcept nogil:
     """y = x·min(1, C/‖x‖), verified (see the argument above); y may alias x. 1 if non-finite."""
     cdef double total, r, t, s
     cdef int e, status, attempt
@@ -641,11 +627,17 @@ def _chunks(Py_ssize_t n):
 
 
 def _effective_n_threads(n_threads):
+    """n_threads, or for None the CPUs available, capped by OMP_NUM_THREADS if set (joblib
+    workers set it to avoid oversubscription, as for scikit-learn's OpenMP loops)."""
     if n_threads is None:
         try:
-            return max(1, len(os.sched_getaffinity(0)))
+            available = len(os.sched_getaffinity(0))
         except AttributeError:   # not Linux
-            return max(1, os.cpu_count() or 1)
+            available = os.cpu_count() or 1
+        limit = os.environ.get("OMP_NUM_THREADS", "")
+        if limit.isdigit() and int(limit) > 0:
+            available = min(available, int(limit))
+        return max(1, available)
     if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 1:
         raise ValueError(f"n_threads must be None or an int >= 1, got {n_threads!r}")
     return int(n_threads)
@@ -677,7 +669,7 @@ def _clip_norm_chunk(const floating[:, ::1] X, floating[:, ::1] out, Py_ssize_t 
                      Py_ssize_t stop, double max_norm, bint l2):
     """Clip rows [start, stop) of X into out; 1 if one of them is not finite."""
     cdef Py_ssize_t d = X.shape[1], i
-    cdef NormBound b = _make_norm_bound(max_norm, d, l2, floating is float)
+    cdef NormBound b = make_norm_bound(max_norm, d, l2, floating is float)
     cdef const floating* x = _row(X, start)
     cdef floating* y = _out_row(out, start)
     cdef int bad = 0
@@ -685,7 +677,7 @@ def _clip_norm_chunk(const floating[:, ::1] X, floating[:, ::1] out, Py_ssize_t 
         for i in range(stop - start):
             # Measured: without it, float32 rows that all need clipping run ~1.4x slower.
             _prefetch(<const char*> (x + (i + 1) * d) + 256)
-            if _clip_row_norm(x + i * d, y + i * d, d, &b):
+            if clip_row_norm(x + i * d, y + i * d, d, &b):
                 bad = 1
                 break
     return bad
@@ -694,7 +686,7 @@ def _clip_norm_chunk(const floating[:, ::1] X, floating[:, ::1] out, Py_ssize_t 
 def _clip_rows_norm(X, max_norm, out, n_threads, bint l2):
     X = _check_array(X, "X", 2)
     out = _prepare_out(out, X)
-    _make_norm_bound(float(max_norm), X.shape[1], l2, X.dtype == np.float32)   # checks
+    make_norm_bound(float(max_norm), X.shape[1], l2, X.dtype == np.float32)   # checks
     bad = _map_chunks(
         lambda start, stop: _clip_norm_chunk(X, out, start, stop, max_norm, l2),
         X.shape[0], n_threads)
@@ -934,7 +926,7 @@ cdef int _gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
             else:
                 for j in range(d):
                     b[j] = x[j]
-                if _clip_row_norm(b, b, d, nb):   # in place, in float64
+                if clip_row_norm(b, b, d, nb):   # in place, in float64
                     return 1
             if y != NULL:
                 v = y[i]
@@ -968,7 +960,7 @@ def _gram_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop, y,
     cdef const double* wp = _weights_from(w_arr, start)
     cdef NormBound nb
     if mode == _CLIP_L2:
-        nb = _make_norm_bound(max_norm, d, True, False)   # rows are clipped in float64
+        nb = make_norm_bound(max_norm, d, True, False)   # rows are clipped in float64
     if y is not None:
         yv = y
         yp = &yv[start]
@@ -1003,7 +995,7 @@ def _gram(X, y, y_bounds, lower, upper, max_norm, sample_weight, n_threads):
     else:
         mode = _CLIP_L2
         max_norm = float(max_norm)
-        _make_norm_bound(max_norm, d, True, False)   # checks
+        make_norm_bound(max_norm, d, True, False)   # checks
         lower = upper = np.zeros(0)
     y_lo, y_hi = _check_scalar_bounds(*y_bounds) if y is not None else (0.0, 0.0)
     w = _check_sample_weight(sample_weight, n)

@@ -420,6 +420,15 @@ def test_results_do_not_depend_on_n_threads(dtype, monkeypatch):
                     rtol=RTOL)
 
 
+def test_default_threads_respect_omp_num_threads(monkeypatch):
+    """Check that n_threads=None follows OMP_NUM_THREADS (set by joblib workers)."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert K._effective_n_threads(None) == 1
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert K._effective_n_threads(None) >= 1
+    assert K._effective_n_threads(5) == 5
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=["float32", "float64"])
 def test_inputs_are_not_mutated_and_read_only_inputs_work(dtype, tmp_path):
     """Check every kernel on read-only arrays and on a read-only memmap."""
