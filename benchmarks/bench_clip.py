@@ -1,0 +1,172 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Speed of the clipping kernels (dpsk._core._clip) against numpy and scikit-learn.
+
+Prints one markdown table per dtype. Every row times a dpsk kernel (with its default
+threads, and with ``n_threads=1``) against the numpy expression computing the same thing
+and, where the issue sets a target, against a reference:
+
+* row clipping: target within 2x of a plain ``X.copy()`` (both allocate their output);
+* Gram matrix: target within 2x of numpy's ``X.T @ X`` (no clipping at all);
+* k-means pass: target no slower than one Lloyd iteration of scikit-learn's KMeans
+  (``lloyd_iter_chunked_dense``, the private function ``KMeans(algorithm="lloyd")``
+  runs per iteration, with its OpenMP threads).
+
+All timings of one table come from the same run, interleaved (each repetition times
+every candidate once) and reduced to the best of ``--repeats``, so that ratios stay
+meaningful on a busy machine. Run: ``python benchmarks/bench_clip.py [--n 1000000]``.
+"""
+
+import argparse
+import os
+import time
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from dpsk._core import _clip as K
+
+
+def best_times(candidates, repeats):
+    """Best wall time (ms) of each callable, interleaved over ``repeats`` rounds."""
+    times = {name: [] for name in candidates}
+    for _ in range(repeats):
+        for name, func in candidates.items():
+            start = time.perf_counter()
+            func()
+            times[name].append(time.perf_counter() - start)
+    return {name: 1e3 * min(values) for name, values in times.items()}
+
+
+def sklearn_lloyd_iteration(X, centers, n_threads):
+    """One Lloyd iteration of scikit-learn's KMeans on X from ``centers`` (a callable)."""
+    try:
+        from sklearn.cluster._k_means_lloyd import lloyd_iter_chunked_dense
+    except ImportError:   # private API moved: fall back to a 1-iteration fit
+        from sklearn.cluster import KMeans
+
+        km = KMeans(len(centers), init=centers, n_init=1, max_iter=1, algorithm="lloyd")
+        return "KMeans(max_iter=1).fit", lambda: km.fit(X)
+    dtype = X.dtype
+    weights = np.ones(X.shape[0], dtype=dtype)
+    c_old = centers.astype(dtype)
+    c_new = np.zeros_like(c_old)
+    in_cluster = np.zeros(len(centers), dtype=dtype)
+    labels = np.zeros(X.shape[0], dtype=np.int32)
+    shift = np.zeros(len(centers), dtype=dtype)
+
+    def run():
+        lloyd_iter_chunked_dense(X, weights, c_old, c_new, in_cluster, labels, shift,
+                                 n_threads)
+
+    return "sklearn Lloyd iteration", run
+
+
+def numpy_kmeans_sums(X, centers, lower, upper):
+    C = np.clip(X, lower, upper)
+    dots = C @ centers.T
+    labels = np.argmin((centers**2).sum(axis=1) - 2 * dots, axis=1)
+    count = np.bincount(labels, minlength=len(centers))
+    sums = np.zeros(centers.shape)
+    np.add.at(sums, labels, C)
+    inertia = ((C - centers[labels]) ** 2).sum()
+    return count, sums, inertia
+
+
+def numpy_class_sums(X, y_index, n_classes, lower, upper):
+    C = np.clip(X, lower, upper)
+    return [(C[y_index == k].sum(axis=0), (C[y_index == k] ** 2).sum(axis=0))
+            for k in range(n_classes)]
+
+
+def numpy_l2_clip(X, max_norm):
+    return X * np.minimum(1, max_norm / np.linalg.norm(X, axis=1))[:, None]
+
+
+def numpy_linear_stats(X, y, lower, upper, y_lower, y_upper):
+    C = np.clip(X, lower, upper)
+    c = np.clip(y, y_lower, y_upper)
+    return len(X), C.sum(axis=0), c.sum(), C.T @ C, C.T @ c, c @ c
+
+
+def rows_for(X, y, n_threads):
+    """[(operation, {candidate: callable}, baseline name, reference name or None)]."""
+    n, d = X.shape
+    lower, upper = -1.5 * np.ones(d), 1.5 * np.ones(d)
+    norms = np.linalg.norm(X.astype(np.float64), axis=1)
+    max_norm = float(np.median(norms))        # half of the rows get clipped
+    max_norm_l1 = float(np.median(np.abs(X.astype(np.float64)).sum(axis=1)))
+    y_index = (np.arange(n) % 3).astype(np.intp)
+    rng = np.random.default_rng(1)
+    centers = X[rng.choice(n, 8, replace=False)].astype(np.float64)
+    lloyd_name, lloyd = sklearn_lloyd_iteration(X, centers, n_threads)
+
+    def ours(func, *args, **kwargs):
+        return {
+            "dpsk": lambda: func(*args, **kwargs),
+            "dpsk 1 thread": lambda: func(*args, n_threads=1, **kwargs),
+        }
+
+    return [
+        ("L2 row clip", {**ours(K.clip_rows_l2, X, max_norm),
+                         "numpy": lambda: numpy_l2_clip(X, max_norm),
+                         "X.copy()": X.copy}, "numpy", "X.copy()"),
+        ("L1 row clip", {**ours(K.clip_rows_l1, X, max_norm_l1),
+                         "numpy": lambda: X * np.minimum(
+                             1, max_norm_l1 / np.abs(X).sum(axis=1))[:, None],
+                         "X.copy()": X.copy}, "numpy", "X.copy()"),
+        ("bounds clip", {**ours(K.clip_bounds, X, lower, upper),
+                         "numpy": lambda: np.clip(X, lower, upper),
+                         "X.copy()": X.copy}, "numpy", "X.copy()"),
+        ("clipped sums", {**ours(K.clipped_sums, X, lower, upper),
+                          "numpy": lambda: ((C := np.clip(X, lower, upper)).sum(axis=0),
+                                            (C**2).sum(axis=0))}, "numpy", None),
+        ("class sums (3)", {**ours(K.clipped_class_sums, X, y_index, 3, lower, upper),
+                            "numpy": lambda: numpy_class_sums(X, y_index, 3, lower, upper)},
+         "numpy", None),
+        ("Gram, bounds", {**ours(K.clipped_gram, X, lower=lower, upper=upper),
+                          "numpy": lambda: (C := np.clip(X, lower, upper)).T @ C,
+                          "X.T @ X": lambda: X.T @ X}, "numpy", "X.T @ X"),
+        ("Gram, L2 norm", {**ours(K.clipped_gram, X, max_norm=max_norm),
+                           "numpy": lambda: (C := numpy_l2_clip(X, max_norm)).T @ C,
+                           "X.T @ X": lambda: X.T @ X}, "numpy", "X.T @ X"),
+        ("linear stats", {**ours(K.clipped_linear_stats, X, y, -2.0, 2.0,
+                                 lower=lower, upper=upper),
+                          "numpy": lambda: numpy_linear_stats(X, y, lower, upper, -2.0, 2.0)},
+         "numpy", None),
+        ("k-means pass (k=8)", {**ours(K.clipped_kmeans_sums, X, centers, lower, upper),
+                                "numpy": lambda: numpy_kmeans_sums(X, centers, lower, upper),
+                                lloyd_name: lloyd}, "numpy", lloyd_name),
+    ]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1_000_000)
+    parser.add_argument("--d", type=int, default=20)
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args()
+    n_threads = K._effective_n_threads(None)
+    print(f"n={args.n}, d={args.d}, best of {args.repeats} interleaved runs, "
+          f"{n_threads} threads available (os.cpu_count()={os.cpu_count()})\n")
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.float64):
+        X = rng.standard_normal((args.n, args.d)).astype(dtype)
+        y = (X.astype(np.float64) @ rng.standard_normal(args.d)).astype(dtype)
+        print(f"### {np.dtype(dtype).name}\n")
+        print("| operation | dpsk ms | dpsk 1 thread ms | numpy ms | dpsk / numpy "
+              "| reference | reference ms | dpsk / reference |")
+        print("|---|---:|---:|---:|---:|---|---:|---:|")
+        # BLAS threads as scikit-learn and numpy would use them by default.
+        with threadpool_limits(limits=n_threads):
+            for name, candidates, baseline, reference in rows_for(X, y, n_threads):
+                t = best_times(candidates, args.repeats)
+                ref = (f"{reference} | {t[reference]:.1f} | "
+                       f"{t['dpsk'] / t[reference]:.2f}" if reference else "| | ")
+                print(f"| {name} | {t['dpsk']:.1f} | {t['dpsk 1 thread']:.1f} | "
+                      f"{t[baseline]:.1f} | {t['dpsk'] / t[baseline]:.2f} | {ref} |")
+        print()
+
+
+if __name__ == "__main__":
+    main()

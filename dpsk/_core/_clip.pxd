@@ -1,0 +1,44 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""C-level row-norm clipping for other Cython kernels (one clipping implementation).
+
+Usage, e.g. to clip per-example gradients inside another kernel::
+
+    from dpsk._core._clip cimport NormBound, clip_row_norm, make_norm_bound
+
+    cdef NormBound bound = make_norm_bound(max_norm, n_features, True, floating is float)
+    with nogil:
+        if clip_row_norm(row, out_row, n_features, &bound):   # may alias (in place)
+            ...  # the row holds NaN or ±inf: raise ValueError after the nogil section
+
+``make_norm_bound`` checks its arguments (``ValueError``: max_norm not finite and > 0,
+more than 2**40 features) and needs the GIL; ``clip_row_norm`` writes
+``x · min(1, max_norm / ‖x‖)`` (L2 when ``l2``, else L1) with the exact guarantee of
+``clip_rows_l2`` / ``clip_rows_l1``, and returns 1 for a non-finite row (0 otherwise).
+``single`` must be true when the output is float32. See _clip.pyx for the argument.
+"""
+
+from cython cimport floating
+
+
+cdef struct NormBound:
+    double max_norm
+    double inside   # fast estimate <= inside  =>  exact norm <= max_norm
+    double band     # fast estimate < band  =>  exact norm may be <= max_norm (exact check)
+    double inside_sq  # the same two thresholds for the sum of squares (L2, unscaled rows)
+    double band_sq
+    bint squared    # inside_sq and band_sq are usable (max_norm in [2**-400, 2**400])
+    double inside_m # inside and band divided by 2**exponent, for rescaled rows
+    double band_m
+    int exponent    # max_norm = f 2**exponent with f in [0.5, 1)
+    bint tiny       # max_norm < 2**-1000: thresholds near the subnormal range would
+                    # round by more than 1 ulp, so every row is rescaled
+    double target   # clipped rows are scaled to this norm
+    double shrink   # factor applied if a clipped row fails verification
+    bint l2         # L2 (True) or L1 (False) norm
+
+
+cdef NormBound make_norm_bound(double max_norm, Py_ssize_t n_features, bint l2,
+                               bint single) except *
+cdef int clip_row_norm(const floating* x, floating* y, Py_ssize_t d,
+                       const NormBound* b) noexcept nogil
