@@ -274,7 +274,9 @@ def _multiset_profile(counts):
     return functools.lru_cache(maxsize=64)(lambda delta: state.epsilon(delta, use_pld=False))
 
 
-def _cost_sampled(q, inner_event, *, poisson):
+def _cost_sampled(q_exact, inner_event, *, poisson):
+    """A subsampled release; ``q_exact`` is the sampling probability as a Fraction."""
+    q = _fraction_up(q_exact)
     inner = LedgerState.from_counts(normalize(inner_event))
     inner_profile = _multiset_profile(inner.counts)
 
@@ -286,7 +288,7 @@ def _cost_sampled(q, inner_event, *, poisson):
     fixed = 0.0
     if inner.only_family("pure"):
         pure = cal.amplified_epsilon(inner.basic_epsilon(), q)
-        fixed = cal.round_up(q * inner.fixed_delta())
+        fixed = _fraction_up(q_exact * Fraction(inner.fixed_delta()))
     rdp = None
     single = inner.single_atom()
     if poisson and single is not None and isinstance(single, GaussianEvent):
@@ -385,9 +387,9 @@ def _cost(atom):
 
         return _Cost("profile", profile)
     if isinstance(atom, PoissonSampledEvent):
-        return _cost_sampled(atom.sampling_probability, atom.event, poisson=True)
+        return _cost_sampled(Fraction(atom.sampling_probability), atom.event, poisson=True)
     if isinstance(atom, SampledWithoutReplacementEvent):
-        return _cost_sampled(atom.sample_size / atom.source_size, atom.event, poisson=False)
+        return _cost_sampled(Fraction(atom.sample_size, atom.source_size), atom.event, poisson=False)
     if isinstance(atom, _ParallelAtom):
         return _cost_parallel(atom)
     raise TypeError(
@@ -632,7 +634,7 @@ class LedgerState:
 
     # -- family guarantees at a share of δ --------------------------------------------------
 
-    def _pure_family_epsilon(self, delta):
+    def _pure_family_epsilon(self, delta, use_rdp=True):
         if self.family_counts["pure"] == 0:
             return 0.0
         best = _fraction_up(self.pure_sum)
@@ -645,7 +647,7 @@ class LedgerState:
             best = min(best, _homogeneous_epsilon(eps0, k, delta))
         sum_eps = float(self.pure_sum)
         kov = _kov_closed_form_epsilon(sum_eps, self.pure_sq.value(), self.pure_kov.value(), delta)
-        rdp = _rdp.rdp_to_epsilon(self.pure_rdp, delta)
+        rdp = _rdp.rdp_to_epsilon(self.pure_rdp, delta) if use_rdp else math.inf
         return min(best, cal.round_up(min(kov, rdp)))
 
     def _gaussian_family_epsilon(self, delta):
@@ -668,7 +670,7 @@ class LedgerState:
         if total == 0:
             return 0.0
         share = delta / total  # basic composition: each release gets an equal share of δ
-        return cal.round_up(sum(n * _cost(atom).profile(share) for atom, n in self.profile_atoms.items()))
+        return _sum_up([n * _cost(atom).profile(share) for atom, n in self.profile_atoms.items()])
 
     def _joint_rdp_epsilon(self, delta):
         curve = self.pure_rdp + self.rdp_rest + cal.round_up(self.mu2.value()) / 2.0 * _rdp.ORDERS
@@ -709,7 +711,7 @@ class LedgerState:
         if method == "basic":
             return self.basic_epsilon()
         if method == "advanced":
-            return self._pure_family_epsilon(delta_c) if self.only_family("pure") else math.inf
+            return self._pure_family_epsilon(delta_c, use_rdp=False) if self.only_family("pure") else math.inf
         if method == "gaussian":
             return self._gaussian_family_epsilon(delta_c) if self.only_family("gaussian") else math.inf
         joint = self._split(

@@ -175,7 +175,8 @@ def _chord_bound(orders, integer_rdp):
     k_int = np.concatenate([[0.0], integer_rdp * np.arange(1, n_int + 1)])  # K(1), K(2), ...
     lo = np.floor(orders).astype(np.int64)
     out = np.full(len(orders), np.inf)
-    ok = lo + 1 <= n_int + 1
+    # K(lo) is k_int[lo - 1]; a fractional order also needs K(lo + 1) = k_int[lo].
+    ok = (lo <= n_int + 1) & ((orders == lo) | (lo <= n_int))
     lo_ok = lo[ok]
     frac = orders[ok] - lo_ok
     k_lo = k_int[lo_ok - 1]
