@@ -161,7 +161,9 @@ class BudgetAccountant:
 
     :meth:`total` returns one point of the curve: ``(ε at δ_c, δ_fixed ⊕ δ_c)`` if
     converting saves at least 1% of ε, else ``(Σε, δ_fixed)`` (e.g. a few pure-DP
-    spends: no δ is needed, so none is reported). :meth:`remaining` returns an (ε, δ) that ``k`` further
+    spends: no δ is needed, so none is reported). Totals never decrease: once the
+    converted point is reported it stays, and a figure is never below one reported
+    before (in this process). :meth:`remaining` returns an (ε, δ) that ``k`` further
     spends can take *jointly*: once the ledger uses its δ for conversion (Gaussian-type
     spends, or many pure ones), the remaining δ is 0 and the remaining ε is for pure-ε
     spends; :meth:`check_event` is authoritative for any other spend. Budget
@@ -398,7 +400,8 @@ class BudgetAccountant:
 
     # -- reports ------------------------------------------------------------------------
 
-    def _total(self, state, slack=None):
+    def _total(self, state, slack=None, force_converted=False):
+        """(Budget, whether it is the converted point) by the reporting rule."""
         fixed = state.fixed_delta()
         if not state.counts:
             return Budget(0.0, 0.0), False
@@ -412,9 +415,23 @@ class BudgetAccountant:
         converted = Budget(state.conversion_epsilon(delta_c), state.total_delta(delta_c))
         if self._delta < 1.0:
             converted = Budget(converted.epsilon, self._delta)
-        if plain.epsilon <= converted.epsilon * (1.0 + _MIN_GAIN):
+        if not force_converted and plain.epsilon <= converted.epsilon * (1.0 + _MIN_GAIN):
             return plain, False
         return converted, True
+
+    def _reported_total(self, ledger):
+        """:meth:`_total`, never below what this process reported before (monotone totals).
+
+        Any figure above a valid bound is a valid bound, so taking the running maximum is
+        safe; it hides the small non-monotonicities of numerical methods (PLD) and the
+        switch from the (Σε, δ_fixed) point to the converted one, which is sticky.
+        """
+        last = getattr(ledger, "last_report", None)
+        budget, converted = self._total(ledger.state, force_converted=last is not None and last[1])
+        if last is not None:
+            budget = Budget(max(budget.epsilon, last[0].epsilon), max(budget.delta, last[0].delta))
+        ledger.last_report = (budget, converted)
+        return budget, converted
 
     def total(self, spent_budget=None, slack=None):
         """The privacy spent so far, as one (ε, δ) point (see the reporting semantics).
@@ -439,7 +456,9 @@ class BudgetAccountant:
                 state.add_event(_as_event(entry))
             return self._total(state, slack)[0]
         with self._ledger.transaction() as ledger:
-            return self._total(ledger.state, slack)[0]
+            if slack is not None:
+                return self._total(ledger.state, slack)[0]
+            return self._reported_total(ledger)[0]
 
     def get_epsilon(self, delta):
         """The smallest certified ε such that everything recorded is (ε, ``delta``)-DP."""
@@ -468,7 +487,7 @@ class BudgetAccountant:
             raise ValueError(f"k must be at least 1, got {k}")
         with self._ledger.transaction() as ledger:
             state = ledger.state
-            (_, spent_delta), converted = self._total(state)
+            (_, spent_delta), converted = self._reported_total(ledger)
             if self._delta >= 1.0:
                 delta_each = 1.0
             elif converted:

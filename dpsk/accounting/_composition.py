@@ -551,11 +551,15 @@ class LedgerState:
         """Remove an event added by :meth:`apply` (exactly: sums are exact, arrays restored)."""
         counts, pure_rdp, rdp_rest, cache = token
         for atom, count in counts.items():
-            self.add_atom(atom, -count)
+            self.add_atom(atom, -count, curves=False)
         self.pure_rdp, self.rdp_rest, self._cache = pure_rdp, rdp_rest, cache
 
-    def add_atom(self, atom, count):
-        """Add ``count`` releases of ``atom`` (a negative count removes them)."""
+    def add_atom(self, atom, count, curves=True):
+        """Add ``count`` releases of ``atom`` (a negative count removes them).
+
+        ``curves=False`` leaves the RDP arrays alone (:meth:`undo` restores them: inf - inf
+        would not subtract back).
+        """
         cost = _cost(atom)
         self._cache = {}
         _bump(self.counts, atom, count)
@@ -569,11 +573,13 @@ class LedgerState:
             self.pure_sq.add(eps * eps, count)
             self.pure_kov.add(eps * math.tanh(eps / 2.0), count)  # ε (e^ε - 1)/(e^ε + 1)
             _bump(self.pure_values, eps, count)
-            self.pure_rdp = self.pure_rdp + count * cost.rdp
+            if curves:
+                self.pure_rdp = self.pure_rdp + count * cost.rdp
         elif cost.family == "gaussian":
             self.mu2.add(cost.mu2, count)
         elif cost.family == "rdp":
-            self.rdp_rest = self.rdp_rest + count * cost.rdp
+            if curves:
+                self.rdp_rest = self.rdp_rest + count * cost.rdp
             _bump(self.rdp_rest_atoms, atom, count)
         else:
             _bump(self.profile_atoms, atom, count)
@@ -753,7 +759,11 @@ class LedgerState:
 
     @staticmethod
     def _split(functions, present, delta_c):
-        """Basic composition of groups, each at its share of δ_c; the best of a few splits."""
+        """Basic composition of groups, each at its share of δ_c: the best split on a fixed grid.
+
+        The grid of shares is the same whatever the ledger holds, so the result can only
+        grow when releases are added (each group's ε at a given share does).
+        """
         functions = [f for f, p in zip(functions, present) if p]
         if not functions:
             return 0.0
@@ -761,25 +771,25 @@ class LedgerState:
             return functions[0](delta_c)
         if delta_c <= 0.0:
             return _sum_up([f(0.0) for f in functions])
-        m = len(functions)
-        memo = {}
+        shares = [cal.round_down(w * delta_c) for w in _SHARES]
+        table = np.array([[f(s) for s in shares] for f in functions])
+        total = table[0]
+        weight = _SHARES
+        for row in table[1:]:
+            total = np.add.outer(total, row).ravel()
+            weight = np.add.outer(weight, _SHARES).ravel()
+        # Additive split of δ_c is valid: basic composition adds the δ's.
+        with np.errstate(invalid="ignore"):
+            total = np.where(weight <= 1.0 + 1e-12, total, np.inf)
+        best = int(np.argmin(total))
+        if not np.isfinite(total[best]):
+            return math.inf
+        index = np.unravel_index(best, (len(_SHARES),) * len(functions))
+        return _sum_up([table[i, j] for i, j in enumerate(index)])
 
-        def value(i, share):
-            if (i, share) not in memo:
-                memo[(i, share)] = functions[i](share)
-            return memo[(i, share)]
 
-        candidates = [[delta_c / m] * m]
-        for i in range(m):
-            for eta in (0.5, 0.2, 0.05, 0.01, 1e-3):
-                candidates.append([delta_c * (1.0 - eta) if j == i else delta_c * eta / (m - 1) for j in range(m)])
-            candidates.append([delta_c if j == i else 0.0 for j in range(m)])
-        best = math.inf
-        for shares in candidates:
-            # Additive split of δ_c is valid: basic composition adds the δ's.
-            shares = [cal.round_down(s) for s in shares]
-            best = min(best, _sum_up([value(i, s) for i, s in enumerate(shares)]))
-        return best
+#: Fractions of δ_c tried for each group in :meth:`LedgerState._split`.
+_SHARES = np.array([0.0, 1e-4, 1e-3, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999, 1.0])
 
 
 def _bump(counter, key, count):
