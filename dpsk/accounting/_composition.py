@@ -707,6 +707,27 @@ class LedgerState:
             self._cache[key] = self._conversion_epsilon(delta_c, method, use_pld)
         return self._cache[key]
 
+    def certify(self, epsilon, delta_c, *, use_pld=True):
+        """None if the ledger is certified (``epsilon``, δ_fixed ⊕ δ_c)-DP, else its best ε.
+
+        Cheapest methods first: the exact Σε of pure releases; for Gaussian releases only,
+        one evaluation of δ(ε) instead of solving for ε; every method but PLD; PLD last.
+        """
+        if self.basic_epsilon() <= epsilon:
+            return None
+        if delta_c > 0.0 and self.only_family("gaussian"):
+            mu = math.sqrt(cal.round_up(self.mu2.value()))
+            if cal.gaussian_delta(cal.round_down(epsilon), mu) <= delta_c:
+                return None
+        eps = self.conversion_epsilon(delta_c, use_pld=False)
+        if eps <= epsilon:
+            return None
+        if use_pld:
+            eps = self.conversion_epsilon(delta_c, use_pld=True)
+            if eps <= epsilon:
+                return None
+        return eps
+
     def total_delta(self, delta_c):
         """δ_fixed ⊕ δ_c = 1 - (1 - δ_fixed)(1 - δ_c), rounded up."""
         return cal.delta_compose(self.fixed_delta(), delta_c)

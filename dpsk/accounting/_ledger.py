@@ -85,9 +85,18 @@ class MemoryLedger:
 
     def __init__(self):
         self.events = []
-        self.state = LedgerState()
+        self._state = LedgerState()
+        self._pending = []
         self._lock = threading.RLock()
         self._pid = os.getpid()
+
+    @property
+    def state(self):
+        """The running aggregates, brought up to date with unchecked spends first."""
+        for event in self._pending:
+            self._state.apply(event)
+        self._pending.clear()
+        return self._state
 
     @contextlib.contextmanager
     def transaction(self, write=False):
@@ -100,6 +109,14 @@ class MemoryLedger:
     def append(self, event):
         """Record ``event`` (already applied to ``state``); call inside a write transaction."""
         self.events.append(event)
+
+    def append_unchecked(self, event):
+        """Record ``event`` without checking it (no budget to check against): O(1).
+
+        It is folded into ``state`` the next time the state is needed.
+        """
+        self.events.append(event)
+        self._pending.append(event)
 
 
 class DetachedLedger:
