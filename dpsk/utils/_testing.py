@@ -2,6 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Helpers shared by the test suite (tests cannot import each other).
 
+:func:`assert_fit_with_power`, :func:`ks_pvalue` and :func:`chisquare_pvalue` are the
+goodness-of-fit protocol of every sampler test: the sample must fit the intended
+distribution at level ``ALPHA`` and the same test must reject it when the hypothesised
+scale is off by a factor 1.2 (a power check, so the test can fail).
+
 :class:`ToyDPMeanClassifier` is a small but genuinely differentially private estimator
 (nearest noisy class mean) that exercises the whole fit protocol without depending on
 any real estimator. It lives in the package, not in tests/, so that process-parallel
@@ -16,7 +21,57 @@ from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.utils._sklearn_compat import _fit_context, check_is_fitted, validate_data
 from dpsk.utils.validation import check_random_state, resolve_bounds, resolve_classes
 
-__all__ = ["ToyDPMeanClassifier"]
+__all__ = ["ALPHA", "ToyDPMeanClassifier", "assert_fit_with_power", "chisquare_pvalue", "ks_pvalue"]
+
+# Significance level of every statistical test: a correct sampler fails one in a million.
+ALPHA = 1e-6
+
+
+def ks_pvalue(sample, cdf):
+    """Kolmogorov-Smirnov p-value of a continuous ``sample`` against the callable ``cdf``."""
+    from scipy import stats
+
+    return stats.kstest(np.asarray(sample, dtype=np.float64), cdf).pvalue
+
+
+def chisquare_pvalue(sample, support, probs):
+    """Chi-square p-value of an integer ``sample`` against ``probs`` on the integers ``support``.
+
+    ``support`` must be consecutive integers carrying (almost) all the mass. Cells with an
+    expected count below 5 are merged into the two tail cells (all k <= lo, all k >= hi).
+    """
+    from scipy import stats
+
+    sample = np.asarray(sample)
+    support = np.asarray(support)
+    probs = np.asarray(probs, dtype=np.float64)
+    probs = probs / probs.sum()
+    n = sample.size
+    central = np.flatnonzero(probs * n >= 5)
+    if central.size < 3:
+        raise ValueError("chisquare_pvalue needs at least 3 cells with an expected count >= 5")
+    lo, hi = support[central[0]], support[central[-1]]
+    inner = np.arange(lo + 1, hi)
+    observed = np.concatenate(
+        [[np.sum(sample <= lo)], np.bincount(sample[(sample > lo) & (sample < hi)] - lo - 1, minlength=inner.size), [np.sum(sample >= hi)]]
+    )
+    cdf = np.cumsum(probs)
+    expected = np.concatenate(
+        [[cdf[central[0]]], probs[central[0] + 1 : central[-1]], [1.0 - cdf[central[-1] - 1]]]
+    ) * n
+    return stats.chisquare(observed, expected * (n / expected.sum())).pvalue
+
+
+def assert_fit_with_power(pvalue_at, scale, *, factor=1.2, alpha=ALPHA):
+    """Assert ``pvalue_at(scale) > alpha`` and ``pvalue_at(scale * factor) < alpha``.
+
+    ``pvalue_at(s)`` tests a fixed sample against the hypothesised distribution with scale
+    ``s``: the first assertion is the goodness of fit, the second the power check.
+    """
+    p_fit = pvalue_at(scale)
+    assert p_fit > alpha, f"sample does not fit scale {scale}: p = {p_fit:.3g}"
+    p_wrong = pvalue_at(scale * factor)
+    assert p_wrong < alpha, f"test has no power against scale {scale * factor}: p = {p_wrong:.3g}"
 
 
 class ToyDPMeanClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):

@@ -35,11 +35,13 @@ __all__ = [
 
 
 def _secure_generator():
-    """A Generator on the cryptographically secure bit generator, if the kernels provide one."""
-    try:
-        from dpsk._core._random import SecureBitGenerator
-    except ImportError:  # kernels without the secure generator: fresh OS entropy instead
-        return np.random.default_rng()
+    """A fresh Generator on dpsk's cryptographically secure bit generator (ChaCha20, OS-keyed).
+
+    No fallback: if the secure generator cannot be imported, neither can dpsk's kernels,
+    and silently degrading to a non-cryptographic generator would hide it.
+    """
+    from dpsk._core._random import SecureBitGenerator
+
     return np.random.Generator(SecureBitGenerator())
 
 
