@@ -27,6 +27,7 @@ from dpsk.accounting._calibration import (
     laplace_noise_multiplier,
     randomized_response_keep_probability,
     split_epsilon,
+    zcdp_rho,
 )
 from dpsk.accounting._composition import get_epsilon
 from dpsk.accounting._context import active_accountant, resolve_accountant
@@ -90,4 +91,5 @@ __all__ = [
     "record_releases",
     "resolve_accountant",
     "split_epsilon",
+    "zcdp_rho",
 ]

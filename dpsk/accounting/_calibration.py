@@ -56,6 +56,7 @@ __all__ = [
     "round_down",
     "round_up",
     "split_epsilon",
+    "zcdp_rho",
 ]
 
 #: Relative margin by which numerically evaluated guarantees are rounded up.
@@ -184,6 +185,22 @@ def _smallest_root(fn, lo, hi):
     return x
 
 
+def _largest_root(fn):
+    """The largest x > 0 with fn(x) <= 0, for fn increasing and crossing 0 once."""
+    hi = 1.0
+    while fn(hi) <= 0.0:
+        hi *= 2.0
+    lo = hi / 2.0
+    while fn(lo) > 0.0:
+        lo /= 2.0
+    x = brentq(fn, lo, hi, xtol=1e-15 * hi, rtol=8.9e-16, maxiter=300)
+    step = 4e-15 * x
+    while fn(x) > 0.0:
+        x -= step
+        step *= 2.0
+    return x
+
+
 def gaussian_epsilon(delta, mu):
     """The smallest ε >= 0 at which a Gaussian release with μ = Δ₂/σ is (ε, δ)-DP (rounded up).
 
@@ -221,21 +238,7 @@ def gaussian_sigma(epsilon, delta, sensitivity=1.0):
         return 0.0
     target = epsilon * (1.0 - CALIBRATION_MARGIN)
     log_delta = math.log(delta)
-
-    def excess(mu):  # increasing in mu
-        return _log_gaussian_delta(target, mu) - log_delta
-
-    hi = 1.0
-    while excess(hi) <= 0.0:
-        hi *= 2.0
-    lo = hi / 2.0
-    while excess(lo) > 0.0:
-        lo /= 2.0
-    mu = brentq(excess, lo, hi, xtol=1e-15 * hi, rtol=8.9e-16, maxiter=300)
-    step = 4e-15 * mu
-    while excess(mu) > 0.0:
-        mu -= step
-        step *= 2.0
+    mu = _largest_root(lambda m: _log_gaussian_delta(target, m) - log_delta)
     return round_up(sensitivity / mu)
 
 
@@ -371,6 +374,25 @@ def discrete_gaussian_sigma(epsilon, delta, sensitivity=1):
     if excess(lo) <= 0.0:
         return round_up(lo)
     return round_up(_smallest_root(excess, lo, hi))
+
+
+# ----------------------------------------------------------------------------------------
+# zCDP
+# ----------------------------------------------------------------------------------------
+
+
+def zcdp_rho(epsilon, delta):
+    """The largest ρ such that ρ-zCDP implies (ε, δ)-DP by the accountant's RDP conversion.
+
+    Used to calibrate releases accounted in zCDP (e.g. vector-valued discrete Gaussian
+    noise): σ = Δ₂ / sqrt(2ρ). Aims ``CALIBRATION_MARGIN`` inside ε, like every calibration.
+    """
+    from dpsk.accounting._rdp import ORDERS, rdp_to_epsilon
+
+    target = float(epsilon) * (1.0 - CALIBRATION_MARGIN)
+
+    rho = _largest_root(lambda r: rdp_to_epsilon(r * ORDERS, delta) - target)
+    return rho
 
 
 # ----------------------------------------------------------------------------------------

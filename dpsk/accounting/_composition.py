@@ -345,7 +345,7 @@ def _cost(atom):
         eps = cal.discrete_laplace_epsilon(atom.scale, atom.sensitivity)
         return _pure_cost(
             None,
-            _rdp.rdp_pure(eps),
+            np.minimum(_rdp.rdp_pure(eps), _rdp.rdp_discrete_laplace(atom.scale, atom.sensitivity)),
             pld.discrete_laplace_factory(atom.scale, atom.sensitivity),
             exact=Fraction(atom.sensitivity) / Fraction(atom.scale),
         )
@@ -830,7 +830,8 @@ def _atom_rdp_at(atom, orders):
     if isinstance(atom, (PureDPEvent, ApproxDPEvent)):
         return _rdp.rdp_pure(atom.epsilon, orders)
     if isinstance(atom, DiscreteLaplaceEvent):
-        return _rdp.rdp_pure(cal.discrete_laplace_epsilon(atom.scale, atom.sensitivity), orders)
+        eps = cal.discrete_laplace_epsilon(atom.scale, atom.sensitivity)
+        return np.minimum(_rdp.rdp_pure(eps, orders), _rdp.rdp_discrete_laplace(atom.scale, atom.sensitivity, orders))
     if isinstance(atom, RandomizedResponseEvent):
         return _rdp.rdp_randomized_response(atom.epsilon, atom.num_categories, orders)
     if isinstance(atom, ExponentialEvent):

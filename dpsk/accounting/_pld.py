@@ -62,13 +62,22 @@ def gaussian_factory(noise_multiplier, sampling_probability=1.0):
     )
 
 
+#: dp-accounting builds discrete PLDs by enumerating the sensitivity: beyond this (e.g. a
+#: lattice Laplace release, sensitivity ~2**40 lattice steps) PLD is not used.
+MAX_DISCRETE_SENSITIVITY = 1000
+
+
 def discrete_laplace_factory(scale, sensitivity, sampling_probability=1.0):
+    if sensitivity > MAX_DISCRETE_SENSITIVITY:
+        return None
     return lambda interval: _lib().from_discrete_laplace_mechanism(
         1.0 / scale, sensitivity=sensitivity, value_discretization_interval=interval, sampling_prob=sampling_probability
     )
 
 
 def discrete_gaussian_factory(sigma, sensitivity, sampling_probability=1.0):
+    if sensitivity > MAX_DISCRETE_SENSITIVITY or sigma > 1e4:
+        return None
     return lambda interval: _lib().from_discrete_gaussian_mechanism(
         sigma, sensitivity=sensitivity, value_discretization_interval=interval, sampling_prob=sampling_probability
     )

@@ -11,6 +11,7 @@ from scipy import integrate, stats
 from dpsk.accounting._rdp import (
     ORDERS,
     rdp_bounded_range,
+    rdp_discrete_laplace,
     rdp_from_points,
     rdp_gaussian,
     rdp_laplace,
@@ -130,3 +131,21 @@ def test_conversion_matches_dp_accounting_and_edge_cases():
     assert rdp_to_epsilon(curve, 1.0) == 0.0
     assert rdp_to_epsilon(curve, 0.0) == math.inf
     assert rdp_to_epsilon(np.zeros_like(curve), 0.0) == 0.0
+
+
+@pytest.mark.parametrize("scale, sensitivity", [(2.5, 3), (0.7, 1), (10.0, 5)])
+def test_discrete_laplace_curve_matches_direct_summation(scale, sensitivity):
+    k = np.arange(-2000, 2001)
+    log_p = -np.abs(k) / scale
+    log_p -= np.logaddexp.reduce(log_p)
+    log_q = -np.abs(k - sensitivity) / scale
+    log_q -= np.logaddexp.reduce(log_q)
+    for alpha in (1.5, 2.0, 5.0):
+        direct = np.logaddexp.reduce(alpha * log_p + (1 - alpha) * log_q) / (alpha - 1)
+        assert rdp_discrete_laplace(scale, sensitivity, [alpha])[0] == pytest.approx(direct, rel=1e-10)
+
+
+def test_discrete_laplace_curve_limits():
+    # Sensitivity 1 is binary randomized response in disguise; a fine lattice is Laplace.
+    np.testing.assert_allclose(rdp_discrete_laplace(10.0, 1), rdp_pure(0.1), rtol=1e-9)
+    np.testing.assert_allclose(rdp_discrete_laplace(2.0**40 * 10, 2**40), rdp_laplace(10.0), rtol=1e-6)
