@@ -62,8 +62,9 @@ def _pop():
 def accountant_for_clone():
     """The accountant a clone made now must remember (see ``DPEstimatorMixin.__sklearn_clone__``).
 
-    The active accountant of this context; else, in a thread without one (a joblib
-    dispatch thread), the single accountant inside a ``with`` block in this process.
+    The active accountant of this context; else, in a helper thread without one (such as
+    joblib's dispatch thread), the single accountant inside a ``with`` block in this
+    process.
 
     Raises
     ------
@@ -72,7 +73,9 @@ def accountant_for_clone():
         clone's accountant would be a guess. Pass ``accountant=`` explicitly.
     """
     accountant = _ACTIVE.get()
-    if accountant is not None:
+    if accountant is not None or threading.current_thread() is threading.main_thread():
+        # The main thread has its own context: a clone made there outside any `with`
+        # block belongs to no accountant (not to a `with` block of another thread).
         return accountant
     with _BY_THREAD_LOCK:
         candidates = {id(stack[-1]): stack[-1] for stack in _BY_THREAD.values() if stack}

@@ -15,6 +15,7 @@ Each ledger keeps the events in order and a :class:`~dpsk.accounting._compositio
 of running aggregates, so a spend costs O(1) whatever the ledger's length.
 """
 
+import collections
 import contextlib
 import dataclasses
 import json
@@ -26,6 +27,7 @@ import time
 
 from dpsk.accounting import _events
 from dpsk.accounting._composition import LedgerState
+from dpsk.accounting._events import SelfComposedEvent
 from dpsk.exceptions import DetachedAccountantError
 
 __all__ = ["DetachedLedger", "MemoryLedger", "SQLiteLedger", "event_from_json", "event_to_json"]
@@ -93,9 +95,11 @@ class MemoryLedger:
     @property
     def state(self):
         """The running aggregates, brought up to date with unchecked spends first."""
-        for event in self._pending:
-            self._state.apply(event)
-        self._pending.clear()
+        if self._pending:
+            # Repeated identical spends are folded in as one self-composition.
+            for event, count in collections.Counter(self._pending).items():
+                self._state.apply(event if count == 1 else SelfComposedEvent(event, count))
+            self._pending.clear()
         return self._state
 
     @contextlib.contextmanager
@@ -115,8 +119,11 @@ class MemoryLedger:
 
         It is folded into ``state`` the next time the state is needed.
         """
-        self.events.append(event)
-        self._pending.append(event)
+        if os.getpid() != self._pid:
+            raise DetachedAccountantError(_detached_message("was inherited by a forked process"))
+        with self._lock:
+            self.events.append(event)
+            self._pending.append(event)
 
 
 class DetachedLedger:

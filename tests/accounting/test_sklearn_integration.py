@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """One accountant through scikit-learn's pipelines, clones, model selection and processes."""
 
+import threading
 import warnings
 
 import numpy as np
@@ -196,3 +197,50 @@ def test_estimator_checks_spend_on_the_accountant():
         est.fit(np.array([[0.0], [1.0], [2.0], [3.0]]), [0, 0, 1, 1])
     assert acc.spent_budget == [_cost(1.0)]
     assert SelfComposedEvent(LaplaceEvent(2.0), 2).flatten() == est.privacy_spent_.flatten()
+
+
+def _in_thread(fn):
+    result = {}
+
+    def run():
+        try:
+            result["value"] = fn()
+        except Exception as exc:  # noqa: BLE001 (reported to the caller)
+            result["error"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    return result
+
+
+def test_clones_made_in_helper_threads_find_the_with_block():
+    acc = BudgetAccountant()
+    with acc:
+        helper = _in_thread(lambda: clone(_classifier()))
+    assert getattr(helper["value"], BOUND_ATTRIBUTE) is acc
+    # Outside any `with` block, nothing is bound.
+    assert not hasattr(_in_thread(lambda: clone(_classifier()))["value"], BOUND_ATTRIBUTE)
+
+
+def test_main_thread_clones_ignore_other_threads_blocks():
+    acc = BudgetAccountant()
+    entered, release = threading.Event(), threading.Event()
+
+    def hold():
+        with acc:
+            entered.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    entered.wait(30)
+    try:
+        assert not hasattr(clone(_classifier()), BOUND_ATTRIBUTE)
+        assert getattr(_in_thread(lambda: clone(_classifier()))["value"], BOUND_ATTRIBUTE) is acc
+        with BudgetAccountant():  # a second accountant active in another thread: ambiguous
+            ambiguous = _in_thread(lambda: clone(_classifier()))
+        assert isinstance(ambiguous["error"], RuntimeError)
+    finally:
+        release.set()
+        holder.join()
