@@ -212,7 +212,7 @@ def test_copies_and_clones_are_the_same_accountant():
     assert pickle.loads(pickle.dumps(acc)) is acc  # same process: reattached
 
 
-def test_pickled_into_another_process_refuses_to_spend():
+def test_pickled_into_another_process_refuses_to_spend(tmp_path):
     acc = BudgetAccountant(epsilon=2.0)
     payload = pickle.dumps(acc)
     code = (
@@ -224,7 +224,8 @@ def test_pickled_into_another_process_refuses_to_spend():
         "except DetachedAccountantError as exc:\n"
         "    print('detached', 'path=' in str(exc), repr(acc))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], input=payload, capture_output=True, check=True)
+    # Run outside the source tree: it may hold an uncompiled copy of dpsk.
+    out = subprocess.run([sys.executable, "-c", code], input=payload, capture_output=True, check=True, cwd=tmp_path)
     assert out.stdout.decode().split()[:2] == ["detached", "True"]
     assert "<detached>" in out.stdout.decode()
     assert len(acc) == 0

@@ -28,7 +28,8 @@ def test_survives_a_restart(tmp_path):
         "print(acc.epsilon, acc.delta, len(acc), *acc.total())\n"
         "acc.record(__import__('dpsk').accounting.LaplaceEvent(2.0))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, check=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, check=True, text=True,
+                         cwd=tmp_path)  # outside the source tree, which may be uncompiled
     assert out.stdout.split() == ["10.0", "1e-05", "2", repr(before.epsilon), repr(before.delta)]
     reopened = BudgetAccountant(10.0, 1e-5, path=path)
     assert len(reopened) == 3
