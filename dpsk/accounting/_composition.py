@@ -604,6 +604,7 @@ class LedgerState:
         "mu2",
         "rdp_rest",
         "rdp_rest_atoms",
+        "pure_atoms",
         "profile_atoms",
         "calibrated_delta",
         "_cache",
@@ -622,6 +623,7 @@ class LedgerState:
         self.mu2 = _FloatSum()
         self.rdp_rest = np.zeros(len(_rdp.ORDERS))
         self.rdp_rest_atoms = {}
+        self.pure_atoms = {}
         self.profile_atoms = {}
         self.calibrated_delta = Fraction(0)  # Σ calibration δ's: where to report without a δ ceiling
         self._cache = {}
@@ -647,6 +649,7 @@ class LedgerState:
         new.mu2 = self.mu2.copy()
         new.rdp_rest = self.rdp_rest.copy()
         new.rdp_rest_atoms = dict(self.rdp_rest_atoms)
+        new.pure_atoms = dict(self.pure_atoms)
         new.profile_atoms = dict(self.profile_atoms)
         new.calibrated_delta = self.calibrated_delta
         new._cache = {}
@@ -701,6 +704,7 @@ class LedgerState:
             self.pure_sq.add(eps * eps, count)
             self.pure_kov.add(eps * math.tanh(eps / 2.0), count)  # ε (e^ε - 1)/(e^ε + 1)
             _bump(self.pure_values, eps, count)
+            _bump(self.pure_atoms, atom, count)
             if curves:
                 self.pure_rdp = self.pure_rdp + count * cost.rdp
         elif cost.family == "gaussian":
@@ -727,11 +731,8 @@ class LedgerState:
         """
         if self.family_counts["pure"] != 1:
             return None
-        for atom in self.counts:
-            cost = _cost(atom)
-            if cost.family == "pure":
-                return cost if cost.fixed_delta == 0.0 else None
-        return None  # pragma: no cover
+        cost = _cost(next(iter(self.pure_atoms)))
+        return cost if cost.fixed_delta == 0.0 else None
 
     def single_atom(self):
         """The atom if the ledger is exactly one release, else None."""
