@@ -7,6 +7,7 @@ the hockey-stick divergence for continuous noise, direct summation over the outp
 discrete noise, and the selection probabilities of the exponential mechanism itself.
 """
 
+import doctest
 import math
 
 import numpy as np
@@ -304,3 +305,10 @@ def test_deamplification_inverts_amplification():
             inner = deamplified_epsilon(eps, q)
             assert amplified_epsilon(inner, q) <= eps * (1 + ROUNDING)
             assert inner == pytest.approx(math.log1p(math.expm1(eps) / q) if eps < 700 else eps - math.log(q), rel=1e-12)
+
+
+def test_docstring_example():
+    import dpsk.accounting._composition as composition
+
+    failures, _ = doctest.testmod(composition, raise_on_error=False)
+    assert failures == 0

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Black-box privacy audit of every mechanism on worst-case neighbouring inputs.
 
-Each mechanism is run 10⁴–2·10⁵ times on each of two neighbouring inputs and
+Each mechanism is run 5·10³–2·10⁵ times on each of two neighbouring inputs and
 :func:`dpsk.audit.audit` tests the outputs against what the mechanism declares, its
 ``privacy_event()``: the exact privacy profile of one release, as the accountant
 computes it (:func:`dpsk.accounting.get_delta`). Neighbours are worst cases: values one
@@ -123,7 +123,7 @@ MECHANISM_AUDITS = {
         partial(mechanisms.ExponentialMechanism, epsilon=2 * EPS),
         "epsilon x 2",
         neighbours=SCORES,
-        n_samples=10_000,
+        n_samples=5_000,
         vectorised=False,
     ),
     "ReportNoisyMax": MechanismAudit(
@@ -131,7 +131,7 @@ MECHANISM_AUDITS = {
         partial(mechanisms.ReportNoisyMax, epsilon=2 * EPS),
         "epsilon x 2",
         neighbours=SCORES,
-        n_samples=10_000,
+        n_samples=5_000,
         vectorised=False,
     ),
     # One release per respondent: the batch is many independent releases.
