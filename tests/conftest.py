@@ -1,6 +1,7 @@
 # Authors: The dpsk developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Shared fixtures: a seed fixture for statistical tests and a dtype fixture for kernels."""
+"""Shared fixtures: a seed fixture for statistical tests, a dtype fixture for kernels, and a
+switch running accounting with and without the optional dp-accounting package."""
 
 import os
 
@@ -27,4 +28,14 @@ def pytest_generate_tests(metafunc):
 @pytest.fixture(params=[np.float32, np.float64], ids=["float32", "float64"])
 def global_dtype(request):
     """Both floating dtypes every kernel and estimator supports."""
+    return request.param
+
+
+@pytest.fixture(params=["pld", "no pld"])
+def pld_switch(request, monkeypatch):
+    """Accounting with dp-accounting's PLD (skipped if it is not installed), then without it."""
+    if request.param == "pld":
+        pytest.importorskip("dp_accounting")
+    else:
+        monkeypatch.setattr("dpsk.accounting._pld.available", lambda: False)
     return request.param

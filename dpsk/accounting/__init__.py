@@ -6,7 +6,8 @@
   describe what a release cost, as plain data.
 * :class:`BudgetAccountant` holds a budget and a ledger of events, composes them with the
   tightest valid method and refuses spends that do not fit.
-* :func:`get_epsilon` gives the guarantee of an event by a chosen composition method.
+* :func:`get_epsilon` gives the guarantee of an event by a chosen composition method, and
+  :func:`get_delta` its inverse, the event's privacy profile δ(ε).
 * The calibration functions (:func:`gaussian_sigma`, ...) turn a budget into a noise
   scale with the same formulas the accountant uses to turn it back.
 """
@@ -29,7 +30,7 @@ from dpsk.accounting._calibration import (
     split_epsilon,
     zcdp_rho,
 )
-from dpsk.accounting._composition import get_epsilon
+from dpsk.accounting._composition import get_delta, get_epsilon
 from dpsk.accounting._context import active_accountant, resolve_accountant
 from dpsk.accounting._events import (
     ApproxDPEvent,
@@ -85,6 +86,7 @@ __all__ = [
     "gaussian_delta",
     "gaussian_epsilon",
     "gaussian_sigma",
+    "get_delta",
     "get_epsilon",
     "laplace_epsilon",
     "laplace_noise_multiplier",

@@ -26,6 +26,8 @@ References
 .. [DRS19] J. Dong, A. Roth and W. Su. "Gaussian differential privacy." 2019.
 .. [BBG18] B. Balle, G. Barthe and M. Gaboardi. "Privacy amplification by subsampling:
    tight analyses via couplings and divergences." NeurIPS 2018.
+.. [DDR20] J. Dong, D. Durfee and R. Rogers. "Optimal differential privacy composition
+   for exponential mechanisms." ICML 2020.
 """
 
 import math
@@ -39,19 +41,25 @@ __all__ = [
     "CALIBRATION_MARGIN",
     "NUMERIC_MARGIN",
     "amplified_epsilon",
+    "bounded_range_delta",
     "classic_gaussian_sigma",
+    "deamplified_epsilon",
     "delta_compose",
     "delta_remove",
     "discrete_gaussian_delta",
     "discrete_gaussian_epsilon",
     "discrete_gaussian_sigma",
+    "discrete_laplace_delta",
     "discrete_laplace_epsilon",
     "discrete_laplace_scale",
+    "epsilon_from_delta",
     "gaussian_delta",
     "gaussian_epsilon",
     "gaussian_sigma",
+    "laplace_delta",
     "laplace_epsilon",
     "laplace_noise_multiplier",
+    "randomized_response_delta",
     "randomized_response_keep_probability",
     "round_down",
     "round_up",
@@ -172,6 +180,8 @@ def gaussian_delta(epsilon, mu):
 
     δ(ε) = Φ(μ/2 - ε/μ) - e^ε Φ(-μ/2 - ε/μ), evaluated in log space (exact, not a bound).
     """
+    if math.isinf(epsilon) or mu == 0.0:
+        return 0.0
     return math.exp(_log_gaussian_delta(float(epsilon), float(mu)))
 
 
@@ -332,6 +342,8 @@ def discrete_gaussian_delta(epsilon, sigma, sensitivity=1):
     δ = P[X > εσ²/Δ - Δ/2] - e^ε P[X > εσ²/Δ + Δ/2] with X ~ N_Z(0, σ²); summed
     directly for moderate σ, bounded from above by integral comparison for large σ.
     """
+    if math.isinf(epsilon):
+        return 0.0
     return math.exp(_log_discrete_gaussian_delta(float(epsilon), float(sigma), float(sensitivity)))
 
 
@@ -418,3 +430,113 @@ def amplified_epsilon(epsilon, sampling_probability):
     if epsilon > 700.0:  # e^ε overflows; log(q e^ε (1 + (1-q)/(q e^ε))) <= ε + log q + 1e-300
         return round_up(epsilon + math.log(q) + math.log1p((1.0 - q) * math.exp(-epsilon) / q))
     return min(epsilon, round_up(math.log1p(q * math.expm1(epsilon))))
+
+
+def deamplified_epsilon(epsilon, sampling_probability):
+    """The inverse of :func:`amplified_epsilon`: log(1 + (e^ε - 1)/q), rounded down.
+
+    The largest inner ε whose amplification by sampling with probability q is at most ``epsilon``.
+    """
+    epsilon, q = float(epsilon), float(sampling_probability)
+    if q >= 1.0 or epsilon == 0.0 or math.isinf(epsilon):
+        return epsilon
+    if epsilon > 700.0:  # e^ε overflows: log((e^ε - 1 + q)/q) = ε - log q + log1p(-(1-q)e^-ε)
+        return round_down(epsilon - math.log(q) + math.log1p(-(1.0 - q) * math.exp(-epsilon)))
+    return round_down(math.log1p(math.expm1(epsilon) / q))
+
+
+# ----------------------------------------------------------------------------------------
+# Exact privacy profiles δ(ε) of single pure-DP releases
+#
+# δ(ε) is the hockey-stick divergence sup_S P[M(D) ∈ S] - e^ε P[M(D') ∈ S] of the
+# worst-case pair of neighbours; it is non-increasing and 0 from the release's pure ε on.
+# The accountant uses these curves for single releases (tighter than ε-DP alone, whose
+# worst case is randomized response) and inverts them with epsilon_from_delta.
+# ----------------------------------------------------------------------------------------
+
+
+def laplace_delta(epsilon, noise_multiplier):
+    """δ(ε) of Laplace noise of scale ``noise_multiplier × Δ₁``, exactly.
+
+    With ε₀ = 1 / noise_multiplier: δ(ε) = 1 - exp((ε - ε₀)/2) for ε < ε₀, 0 beyond
+    (Laplace(0, b) against Laplace(Δ₁, b)). ε - ε₀ is formed exactly, so δ keeps its
+    relative accuracy near ε₀. Not rounded.
+    """
+    if math.isinf(epsilon):
+        return 0.0
+    gap = float(Fraction(epsilon) - 1 / Fraction(noise_multiplier))  # ε - ε₀
+    return -math.expm1(gap / 2.0) if gap < 0.0 else 0.0
+
+
+def discrete_laplace_delta(epsilon, scale, sensitivity=1):
+    """δ(ε) of discrete Laplace noise P(k) ∝ exp(-|k|/scale) on an integer query of sensitivity s, exactly.
+
+    For neighbours at distance s the privacy loss of output k is ε₀ = s/scale for k <= 0,
+    (s - 2k)/scale in between and -ε₀ for k >= s. Summing (P(k) - e^ε Q(k)) over the
+    outputs whose loss exceeds ε, i.e. k <= K = ⌈(s - ε·scale)/2⌉ - 1, with r = e^{-1/scale}:
+
+    δ(ε) = [1 - e^{ε - (s-K)/scale} + r (1 - e^{-K/scale})] / (1 + r)   for ε < ε₀, else 0.
+
+    Both bracketed terms are >= 0 and computed with expm1 (exponents formed exactly), so
+    δ is accurate relative to itself. For s = 1 this is randomized response's curve; as
+    s and scale grow with s/scale fixed it tends to the Laplace curve. Not rounded.
+    """
+    if math.isinf(epsilon):
+        return 0.0
+    s, scale = Fraction(int(sensitivity)), Fraction(scale)
+    eps = Fraction(epsilon)
+    if eps * scale >= s:
+        return 0.0
+    k = math.ceil((s - eps * scale) / 2) - 1  # >= 0 since ε < ε₀
+    r = math.exp(-1.0 / float(scale))
+    upper = -math.expm1(float(eps - (s - k) / scale))
+    lower = -math.expm1(-float(k / scale))
+    return (upper + r * lower) / (1.0 + r)
+
+
+def randomized_response_delta(epsilon, rr_epsilon, num_categories=2):
+    """δ(ε) of ε₀-DP k-ary randomized response (replace one respondent's category), exactly.
+
+    Only the reported true category is more likely under one neighbour:
+    δ(ε) = (e^ε₀ - e^ε) / (e^ε₀ + k - 1) for ε < ε₀, 0 beyond. Not rounded.
+    """
+    epsilon, rr_epsilon = float(epsilon), float(rr_epsilon)
+    if epsilon >= rr_epsilon:
+        return 0.0
+    return -math.expm1(epsilon - rr_epsilon) / (1.0 + (num_categories - 1) * math.exp(-rr_epsilon))
+
+
+def bounded_range_delta(epsilon, br_epsilon):
+    """δ(ε) of an ε₀-bounded-range release (e.g. the exponential mechanism): a tight upper bound.
+
+    For each pair of neighbours the privacy loss lies in [t - ε₀, t] for some t in
+    [0, ε₀]; the hockey-stick divergence, convex in e^{-loss}, is largest for the
+    two-point loss distribution, and maximising over t gives (cf. [DDR20])
+
+    δ(ε) = (e^{ε₀/2} - e^{ε/2})² / (e^ε₀ - 1)   for ε < ε₀, 0 beyond,
+
+    i.e. tanh(ε₀/4) at ε = 0, half-way to ε₀-DP's tanh(ε₀/2). Not rounded.
+    """
+    epsilon, br_epsilon = float(epsilon), float(br_epsilon)
+    if epsilon >= br_epsilon:
+        return 0.0
+    return math.expm1((epsilon - br_epsilon) / 2.0) ** 2 / -math.expm1(-br_epsilon)
+
+
+def epsilon_from_delta(delta_of, delta, epsilon_max):
+    """The smallest ε >= 0 with ``delta_of(ε) <= delta``, rounded up.
+
+    Parameters
+    ----------
+    delta_of : callable
+        A non-increasing privacy profile ε ↦ δ(ε) with ``delta_of(epsilon_max) == 0``.
+    delta : float
+    epsilon_max : float
+        A finite ε at which the profile is 0 (the release's pure ε, rounded up).
+    """
+    delta = float(delta)
+    if delta >= 1.0 or delta_of(0.0) <= delta:
+        return 0.0
+    if delta <= 0.0:
+        return float(epsilon_max)
+    return round_up(_smallest_root(lambda e: delta_of(e) - delta, 0.0, float(epsilon_max)))

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+from scipy.optimize import minimize_scalar
 from scipy.special import gammaln
 
 from dpsk.accounting import _calibration as cal
@@ -71,7 +72,7 @@ from dpsk.accounting._events import (
     ZCDPEvent,
 )
 
-__all__ = ["METHODS", "LedgerState", "calibrated_delta", "normalize", "get_epsilon"]
+__all__ = ["METHODS", "LedgerState", "calibrated_delta", "get_delta", "get_epsilon", "normalize"]
 
 #: Composition methods that :func:`get_epsilon` can be asked for by name.
 METHODS = ("tightest", "basic", "advanced", "gaussian", "rdp", "pld")
@@ -263,12 +264,14 @@ def _dominant_part(parts):
 class _Cost:
     family: str  # "pure", "gaussian", "rdp" or "profile"
     profile: object  # callable: delta -> smallest known epsilon for ONE release
+    delta: object  # its inverse, callable: epsilon -> smallest known delta for ONE release
     pure_epsilon: float = None  # rounded up to a float
     pure_exact: Fraction = None  # the same ε as an exact rational, for basic composition
     fixed_delta: float = 0.0
     rdp: np.ndarray = None
     mu2: float = 0.0
     pld: object = None  # callable: discretisation interval -> dp_accounting PLD, or None
+    exact: bool = False  # whether `delta` is the release's exact privacy profile
 
 
 def _pld_module():
@@ -277,18 +280,40 @@ def _pld_module():
     return _pld
 
 
-def _pure_cost(epsilon, rdp, pld=None, fixed_delta=0.0, exact=None):
+def _pure_cost(epsilon, rdp, pld=None, fixed_delta=0.0, exact=None, curve=None):
+    """An ε-DP (or (ε, δ)-DP) release; ``curve`` is its exact δ(ε), when known (δ = 0 then)."""
     exact = Fraction(epsilon) if exact is None else exact
     epsilon = _fraction_up(exact)
+    if curve is not None:
+        return _Cost(
+            "pure",
+            lambda delta: cal.epsilon_from_delta(curve, delta, epsilon),
+            curve,
+            pure_epsilon=epsilon,
+            pure_exact=exact,
+            rdp=rdp,
+            pld=pld,
+            exact=True,
+        )
 
     def profile(delta):
         return epsilon if delta >= fixed_delta else math.inf
 
-    return _Cost("pure", profile, pure_epsilon=epsilon, pure_exact=exact, fixed_delta=fixed_delta, rdp=rdp, pld=pld)
+    def delta_at(eps):
+        return fixed_delta if eps >= epsilon else 1.0
+
+    return _Cost(
+        "pure", profile, delta_at, pure_epsilon=epsilon, pure_exact=exact, fixed_delta=fixed_delta, rdp=rdp, pld=pld
+    )
 
 
-def _rdp_profile(rdp):
-    return lambda delta: cal.round_up(_rdp.rdp_to_epsilon(rdp, delta))
+def _rdp_cost(curve):
+    return _Cost(
+        "rdp",
+        lambda delta: cal.round_up(_rdp.rdp_to_epsilon(curve, delta)),
+        lambda eps: _rdp.rdp_to_delta(curve, eps),
+        rdp=curve,
+    )
 
 
 def _multiset_profile(counts):
@@ -296,15 +321,24 @@ def _multiset_profile(counts):
     return functools.lru_cache(maxsize=64)(lambda delta: state.epsilon(delta, use_pld=False))
 
 
+def _multiset_delta(counts):
+    state = LedgerState.from_counts(counts)
+    return functools.lru_cache(maxsize=64)(lambda eps: state.delta(eps, use_pld=False))
+
+
 def _cost_sampled(q_exact, inner_event, *, poisson):
     """A subsampled release; ``q_exact`` is the sampling probability as a Fraction."""
     q = _fraction_up(q_exact)
     inner = LedgerState.from_counts(normalize(inner_event))
     inner_profile = _multiset_profile(inner.counts)
+    inner_delta = _multiset_delta(inner.counts)
 
     def profile(delta):
         # (ε, δ/q) inner  =>  (log(1 + q(e^ε - 1)), δ) outer.
         return cal.amplified_epsilon(inner_profile(min(1.0, delta / q)), q)
+
+    def delta_at(eps):
+        return min(1.0, q * inner_delta(cal.deamplified_epsilon(eps, q)))
 
     pure = None
     fixed = 0.0
@@ -324,16 +358,22 @@ def _cost_sampled(q_exact, inner_event, *, poisson):
         rdp = _rdp.rdp_pure(pure)
     pld = _pld_module().sampled_factory(q, inner, pure, fixed, poisson=poisson)
     if pure is not None:
-        return _Cost("pure", profile, pure_epsilon=pure, pure_exact=Fraction(pure), fixed_delta=fixed, rdp=rdp, pld=pld)
-    return _Cost("rdp" if rdp is not None else "profile", profile, rdp=rdp, pld=pld)
+        return _Cost(
+            "pure", profile, delta_at, pure_epsilon=pure, pure_exact=Fraction(pure), fixed_delta=fixed, rdp=rdp, pld=pld
+        )
+    return _Cost("rdp" if rdp is not None else "profile", profile, delta_at, rdp=rdp, pld=pld)
 
 
 def _cost_parallel(atom):
     states = [LedgerState.from_counts(dict(part)) for part in atom.parts]
     profiles = [_multiset_profile(s.counts) for s in states]
+    deltas = [_multiset_delta(s.counts) for s in states]
 
     def profile(delta):
         return max(p(delta) for p in profiles)
+
+    def delta_at(eps):
+        return max(d(eps) for d in deltas)
 
     if all(s.only_family("pure") for s in states):
         pure = max(s.basic_epsilon() for s in states)
@@ -343,11 +383,13 @@ def _cost_parallel(atom):
             rdp = np.max(np.stack([s.rdp_all() for s in states]), axis=0)
         if rdp is None:
             rdp = _rdp.rdp_pure(pure)
-        return _Cost("pure", profile, pure_epsilon=pure, pure_exact=Fraction(pure), fixed_delta=fixed, rdp=rdp)
+        return _Cost(
+            "pure", profile, delta_at, pure_epsilon=pure, pure_exact=Fraction(pure), fixed_delta=fixed, rdp=rdp
+        )
     curves = [s.rdp_all() if s.fixed_delta() == 0.0 else None for s in states]
     if all(c is not None for c in curves):
-        return _Cost("rdp", profile, rdp=np.max(np.stack(curves), axis=0))
-    return _Cost("profile", profile)
+        return _Cost("rdp", profile, delta_at, rdp=np.max(np.stack(curves), axis=0))
+    return _Cost("profile", profile, delta_at)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -362,7 +404,13 @@ def _cost(atom):
         )
     if isinstance(atom, LaplaceEvent):
         b = atom.noise_multiplier
-        return _pure_cost(None, _rdp.rdp_laplace(b), pld.laplace_factory(b), exact=1 / Fraction(b))
+        return _pure_cost(
+            None,
+            _rdp.rdp_laplace(b),
+            pld.laplace_factory(b),
+            exact=1 / Fraction(b),
+            curve=lambda e: cal.laplace_delta(e, b),
+        )
     if isinstance(atom, DiscreteLaplaceEvent):
         eps = cal.discrete_laplace_epsilon(atom.scale, atom.sensitivity)
         return _pure_cost(
@@ -370,44 +418,60 @@ def _cost(atom):
             np.minimum(_rdp.rdp_pure(eps), _rdp.rdp_discrete_laplace(atom.scale, atom.sensitivity)),
             pld.discrete_laplace_factory(atom.scale, atom.sensitivity),
             exact=Fraction(atom.sensitivity) / Fraction(atom.scale),
+            curve=lambda e: cal.discrete_laplace_delta(e, atom.scale, atom.sensitivity),
         )
     if isinstance(atom, RandomizedResponseEvent):
         eps, k = atom.epsilon, atom.num_categories
-        return _pure_cost(eps, _rdp.rdp_randomized_response(eps, k), pld.randomized_response_factory(eps, k))
+        return _pure_cost(
+            eps,
+            _rdp.rdp_randomized_response(eps, k),
+            pld.randomized_response_factory(eps, k),
+            curve=lambda e: cal.randomized_response_delta(e, eps, k),
+        )
     if isinstance(atom, ExponentialEvent):
         eps = atom.epsilon
-        return _pure_cost(eps, _rdp.rdp_bounded_range(eps), pld.approx_factory(eps, 0.0))
+        return _pure_cost(
+            eps,
+            _rdp.rdp_bounded_range(eps),
+            pld.approx_factory(eps, 0.0),
+            curve=lambda e: cal.bounded_range_delta(e, eps),
+        )
     if isinstance(atom, GaussianEvent):
         sigma = atom.noise_multiplier
         mu2 = cal.round_up(1.0 / (sigma * sigma))
         return _Cost(
             "gaussian",
             lambda delta: cal.gaussian_epsilon(delta, math.sqrt(mu2)),
+            lambda eps: cal.gaussian_delta(eps, math.sqrt(mu2)),
             rdp=_rdp.rdp_gaussian(sigma),
             mu2=mu2,
             pld=pld.gaussian_factory(sigma),
+            exact=True,
         )
     if isinstance(atom, DiscreteGaussianEvent):
         sigma, sens = atom.sigma, atom.sensitivity
         return _Cost(
             "rdp",
             lambda delta: cal.discrete_gaussian_epsilon(delta, sigma, sens),
+            lambda eps: cal.discrete_gaussian_delta(eps, sigma, sens),
             rdp=_rdp.rdp_zcdp(sens * sens / (2.0 * sigma * sigma)),
             pld=pld.discrete_gaussian_factory(sigma, sens),
+            exact=True,
         )
     if isinstance(atom, ZCDPEvent):
-        curve = _rdp.rdp_zcdp(atom.rho)
-        return _Cost("rdp", _rdp_profile(curve), rdp=curve)
+        return _rdp_cost(_rdp.rdp_zcdp(atom.rho))
     if isinstance(atom, RDPEvent):
-        curve = _rdp.rdp_from_points(atom.orders, atom.epsilons)
-        return _Cost("rdp", _rdp_profile(curve), rdp=curve)
+        return _rdp_cost(_rdp.rdp_from_points(atom.orders, atom.epsilons))
     if isinstance(atom, PrivacyProfileEvent):
         points = list(zip(atom.deltas, atom.epsilons))
 
         def profile(delta):
             return min((e for d, e in points if d <= delta), default=math.inf)
 
-        return _Cost("profile", profile)
+        def delta_at(eps):
+            return min((d for d, e in points if e <= eps), default=1.0)
+
+        return _Cost("profile", profile, delta_at)
     if isinstance(atom, PoissonSampledEvent):
         return _cost_sampled(Fraction(atom.sampling_probability), atom.event, poisson=True)
     if isinstance(atom, SampledWithoutReplacementEvent):
@@ -432,6 +496,41 @@ def _kov_closed_form_epsilon(sum_eps, sum_sq, sum_kov, delta):
     a = sum_kov + math.sqrt(2.0 * sum_sq * math.log(math.e + math.sqrt(sum_sq) / delta))
     b = sum_kov + math.sqrt(2.0 * sum_sq * math.log(1.0 / delta))
     return min(a, b, sum_eps)
+
+
+def _kov_closed_form_delta(sum_kov, sum_sq, epsilon):
+    """The inverse of :func:`_kov_closed_form_epsilon`: the smallest δ for which either of its
+    two bounds is at most ε (1 if neither is)."""
+    slack = epsilon - sum_kov
+    if slack <= 0.0 or sum_sq <= 0.0:
+        return 1.0
+    exponent = slack * slack / (2.0 * sum_sq)
+    best = math.exp(-exponent)  # ε = Σkov + sqrt(2 Σε² log(1/δ))
+    if exponent > 1.0:  # ε = Σkov + sqrt(2 Σε² log(e + sqrt(Σε²)/δ))
+        with np.errstate(over="ignore"):
+            best = min(best, math.sqrt(sum_sq) / np.expm1(exponent - 1.0) / math.e)
+    return min(1.0, float(best))
+
+
+def _smallest_delta(epsilon_of, epsilon):
+    """The smallest δ in [0, 1] with ``epsilon_of(δ) <= epsilon``, for a non-increasing ``epsilon_of``.
+
+    Bisection in log δ; the result is a δ at which ``epsilon_of`` was evaluated and certified.
+    """
+    if epsilon_of(0.0) <= epsilon:
+        return 0.0
+    if epsilon_of(1.0) > epsilon:
+        return 1.0
+    lo, hi = math.log(5e-324), 0.0
+    if epsilon_of(math.exp(lo)) <= epsilon:
+        return math.exp(lo)
+    for _ in range(64):
+        mid = 0.5 * (lo + hi)
+        if epsilon_of(math.exp(mid)) <= epsilon:
+            hi = mid
+        else:
+            lo = mid
+    return math.exp(hi)
 
 
 def _sum_up(values):
@@ -505,6 +604,7 @@ class LedgerState:
         "mu2",
         "rdp_rest",
         "rdp_rest_atoms",
+        "pure_atoms",
         "profile_atoms",
         "calibrated_delta",
         "_cache",
@@ -523,6 +623,7 @@ class LedgerState:
         self.mu2 = _FloatSum()
         self.rdp_rest = np.zeros(len(_rdp.ORDERS))
         self.rdp_rest_atoms = {}
+        self.pure_atoms = {}
         self.profile_atoms = {}
         self.calibrated_delta = Fraction(0)  # Σ calibration δ's: where to report without a δ ceiling
         self._cache = {}
@@ -548,6 +649,7 @@ class LedgerState:
         new.mu2 = self.mu2.copy()
         new.rdp_rest = self.rdp_rest.copy()
         new.rdp_rest_atoms = dict(self.rdp_rest_atoms)
+        new.pure_atoms = dict(self.pure_atoms)
         new.profile_atoms = dict(self.profile_atoms)
         new.calibrated_delta = self.calibrated_delta
         new._cache = {}
@@ -602,6 +704,7 @@ class LedgerState:
             self.pure_sq.add(eps * eps, count)
             self.pure_kov.add(eps * math.tanh(eps / 2.0), count)  # ε (e^ε - 1)/(e^ε + 1)
             _bump(self.pure_values, eps, count)
+            _bump(self.pure_atoms, atom, count)
             if curves:
                 self.pure_rdp = self.pure_rdp + count * cost.rdp
         elif cost.family == "gaussian":
@@ -620,6 +723,16 @@ class LedgerState:
 
     def only_family(self, family):
         return all(n == 0 for f, n in self.family_counts.items() if f != family)
+
+    def _single_pure_release(self):
+        """The cost of the pure family's only release if it has no explicit δ, else None.
+
+        Its own profile (exact for Laplace, ...) may then beat the family's bounds.
+        """
+        if self.family_counts["pure"] != 1:
+            return None
+        cost = _cost(next(iter(self.pure_atoms)))
+        return cost if cost.fixed_delta == 0.0 else None
 
     def single_atom(self):
         """The atom if the ledger is exactly one release, else None."""
@@ -679,6 +792,11 @@ class LedgerState:
         best = _fraction_up(self.pure_sum)
         if delta <= 0.0:
             return best
+        single = self._single_pure_release()
+        if single is not None:
+            best = min(best, single.profile(delta))
+            if single.exact:
+                return best  # nothing beats the exact profile
         if len(self.pure_values) == 1:
             (eps0, k), = self.pure_values.items()
             if eps0 == 0.0:
@@ -712,8 +830,58 @@ class LedgerState:
         return _sum_up([n * _cost(atom).profile(share) for atom, n in self.profile_atoms.items()])
 
     def _joint_rdp_epsilon(self, delta):
-        curve = self.pure_rdp + self.rdp_rest + cal.round_up(self.mu2.value()) / 2.0 * _rdp.ORDERS
-        return cal.round_up(_rdp.rdp_to_epsilon(curve, delta))
+        return cal.round_up(_rdp.rdp_to_epsilon(self._joint_rdp_curve(), delta))
+
+    def _joint_rdp_curve(self):
+        return self.pure_rdp + self.rdp_rest + cal.round_up(self.mu2.value()) / 2.0 * _rdp.ORDERS
+
+    # -- family guarantees at a share of ε (the inverse direction: δ at a given ε) ---------
+    #
+    # Each is the inverse of the ε function above: the smallest δ share at which that
+    # family's ε is at most ``epsilon`` (not rounded: :meth:`delta` rounds the total).
+
+    def _pure_family_delta(self, epsilon, use_rdp=True):
+        if self.family_counts["pure"] == 0 or epsilon >= math.inf or Fraction(epsilon) >= self.pure_sum:
+            return 0.0
+        single = self._single_pure_release()
+        if single is not None and single.exact:
+            return single.delta(epsilon)  # nothing beats the exact profile
+        best = 1.0 if single is None else single.delta(epsilon)
+        if len(self.pure_values) == 1:
+            (eps0, k), = self.pure_values.items()
+            best = min(best, math.exp(_homogeneous_log_delta(eps0, k, epsilon)))
+        sum_sq = self.pure_sq.value()
+        best = min(best, _kov_closed_form_delta(self.pure_kov.value(), sum_sq, epsilon))
+        if use_rdp:
+            best = min(best, _rdp.rdp_to_delta(self.pure_rdp, epsilon))
+        return best
+
+    def _gaussian_family_delta(self, epsilon):
+        if self.family_counts["gaussian"] == 0:
+            return 0.0
+        return cal.gaussian_delta(epsilon, math.sqrt(cal.round_up(self.mu2.value())))
+
+    def _rdp_family_delta(self, epsilon):
+        if self.family_counts["rdp"] == 0:
+            return 0.0
+        best = _rdp.rdp_to_delta(self.rdp_rest, epsilon)
+        if len(self.rdp_rest_atoms) == 1:
+            (atom, count), = self.rdp_rest_atoms.items()
+            if count == 1:
+                best = min(best, _cost(atom).delta(epsilon))
+        return best
+
+    def _profile_family_delta(self, epsilon):
+        total = sum(self.profile_atoms.values())
+        if total == 0:
+            return 0.0
+        if total == 1:
+            (atom, _), = self.profile_atoms.items()
+            return _cost(atom).delta(epsilon)
+        return _smallest_delta(self._profile_family_epsilon, epsilon)
+
+    def _joint_rdp_delta(self, epsilon):
+        return _rdp.rdp_to_delta(self._joint_rdp_curve(), epsilon)
 
     # -- the ledger's guarantee -------------------------------------------------------------
 
@@ -765,6 +933,49 @@ class LedgerState:
         """δ_fixed ⊕ δ_c = 1 - (1 - δ_fixed)(1 - δ_c), rounded up."""
         return cal.delta_compose(self.fixed_delta(), delta_c)
 
+    def delta(self, epsilon, *, method="tightest", use_pld=True):
+        """The smallest certified δ such that the ledger is (``epsilon``, δ)-DP (rounded up).
+
+        The inverse of :meth:`epsilon`: the explicit δ's, composed with the δ_c that the
+        conversion needs at ``epsilon``, by the same methods.
+        """
+        if not self.counts:
+            return 0.0
+        delta_c = self._conversion_delta(float(epsilon), method, use_pld)
+        return min(1.0, self.total_delta(min(1.0, cal.round_up(delta_c))))
+
+    def _conversion_delta(self, epsilon, method, use_pld):
+        if method == "basic":
+            return 0.0 if self.only_family("pure") and epsilon >= self.basic_epsilon() else 1.0
+        if method == "advanced":
+            return self._pure_family_delta(epsilon, use_rdp=False) if self.only_family("pure") else 1.0
+        if method == "gaussian":
+            return self._gaussian_family_delta(epsilon) if self.only_family("gaussian") else 1.0
+        if method == "pld":
+            result = _pld_module().ledger_delta(self, epsilon)
+            return 1.0 if result is None else result
+        # Each group: its δ function, and the ε at which that δ is 0 (its pure ε, or inf).
+        profile_group = (self._profile_family_delta, self._profile_family_epsilon(0.0))
+        joint_groups = [(self._joint_rdp_delta, math.inf)]
+        if self.family_counts["profile"]:
+            joint_groups.append(profile_group)
+        joint = self._split_delta(joint_groups, epsilon)
+        if method == "rdp":
+            return joint
+        groups = {
+            "pure": (self._pure_family_delta, self._pure_family_epsilon(0.0)),
+            "gaussian": (self._gaussian_family_delta, math.inf),
+            "rdp": (self._rdp_family_delta, math.inf),
+            "profile": profile_group,
+        }
+        best = self._split_delta([g for f, g in groups.items() if self.family_counts[f] > 0], epsilon)
+        best = min(best, joint)
+        if use_pld and best > 0.0 and math.isfinite(epsilon) and self._pld_may_help():
+            pld_delta = _pld_module().ledger_delta(self, epsilon)
+            if pld_delta is not None:
+                best = min(best, pld_delta)
+        return best
+
     def _conversion_epsilon(self, delta_c, method, use_pld):
         if not self.counts:
             return 0.0
@@ -802,8 +1013,12 @@ class LedgerState:
         return best
 
     def _pld_may_help(self):
-        # Exact already: all-Gaussian, or identical pure releases (optimal composition).
+        # Exact already: all-Gaussian, one release with an exact profile, or identical
+        # pure releases (optimal composition).
         if self.only_family("gaussian"):
+            return False
+        single = self.single_atom()
+        if single is not None and _cost(single).exact:
             return False
         if self.only_family("pure") and len(self.pure_values) == 1 and all(
             isinstance(a, (PureDPEvent, ApproxDPEvent)) for a in self.counts
@@ -841,6 +1056,52 @@ class LedgerState:
         index = np.unravel_index(best, (len(_SHARES),) * len(functions))
         return _sum_up([table[i, j] for i, j in enumerate(index)])
 
+
+    @staticmethod
+    def _split_delta(groups, epsilon):
+        """Basic composition of groups in the δ direction: Σ δᵢ(εᵢ), minimised over Σ εᵢ = ε.
+
+        ``groups`` holds, for each group present, its δ function and the ε at which its δ
+        is 0 (its pure ε, or inf). The split of ε is searched on a uniform grid of
+        ``_EPSILON_SPLITS`` steps; for two groups, also where one group gets exactly its
+        pure ε, and by a bounded scalar minimisation around the best grid point.
+        (:meth:`_split` splits δ instead; an optimal split of ε is at least as tight, so
+        the two directions agree up to the resolution of the searches.)
+        """
+        functions = [f for f, _ in groups]
+        if not functions:
+            return 0.0
+        if len(functions) == 1 or math.isinf(epsilon):
+            return min(1.0, math.fsum(f(epsilon) for f in functions))
+        fractions = np.linspace(0.0, 1.0, _EPSILON_SPLITS + 1)
+        table = np.array([[f(epsilon * x) for x in fractions] for f in functions])
+        # Min-plus convolution: total[j] = smallest Σ δᵢ with the shares adding up to j steps.
+        total = table[0]
+        for row in table[1:]:
+            total = np.array([np.min(total[: j + 1] + row[j::-1]) for j in range(fractions.size)])
+        best = float(total[-1])
+        if len(functions) > 2 or best == 0.0:
+            return min(1.0, best)
+        first, second = functions
+
+        def split(a):
+            return first(a) + second(max(epsilon - a, 0.0))
+
+        candidates = [a for a in (groups[0][1], epsilon - groups[1][1]) if 0.0 <= a <= epsilon]
+        j = int(np.argmin(table[0] + table[1][::-1]))
+        found = minimize_scalar(
+            split,
+            bounds=(fractions[max(j - 1, 0)] * epsilon, fractions[min(j + 1, _EPSILON_SPLITS)] * epsilon),
+            method="bounded",
+            options={"xatol": 1e-12 * max(epsilon, 1e-300)},
+        )
+        if found.success:
+            candidates.append(float(found.x))
+        return min(1.0, best, *(split(a) for a in candidates))
+
+
+#: Steps of the grid on which :meth:`LedgerState._split_delta` splits ε between groups.
+_EPSILON_SPLITS = 32
 
 #: Fractions of δ_c tried for each group in :meth:`LedgerState._split`.
 _SHARES = np.array([0.0, 1e-4, 1e-3, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999, 1.0])
@@ -905,6 +1166,10 @@ def get_epsilon(event, delta, *, method="tightest"):
     -------
     epsilon : float
         Rounded up: never below the guarantee the method certifies.
+
+    See Also
+    --------
+    get_delta : the inverse, the event's privacy profile δ(ε).
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -916,3 +1181,65 @@ def get_epsilon(event, delta, *, method="tightest"):
     if method == "pld" and not _pld_module().available():
         raise ImportError("method='pld' needs the optional dp-accounting package: pip install dpsk[accounting]")
     return LedgerState.from_counts(normalize(event)).epsilon(delta, method=method)
+
+
+def get_delta(event, epsilon, *, method="tightest"):
+    """The δ at which ``event`` is (ε, δ)-DP, by the given composition method.
+
+    The inverse of :func:`get_epsilon`, computed by the same accountant in the other
+    direction: δ(ε) is the event's *privacy profile*, the curve of all the (ε, δ)
+    guarantees it gives at once.
+
+    Parameters
+    ----------
+    event : PrivacyEvent
+        A single release or any combination of releases.
+    epsilon : float or array-like of float
+        Target ε >= 0 (``inf`` allowed), or several.
+    method : {"tightest", "basic", "advanced", "gaussian", "rdp", "pld"}, default="tightest"
+        As for :func:`get_epsilon`. A method that does not apply to ``event`` gives 1.
+
+    Returns
+    -------
+    delta : float or ndarray
+        Rounded up: never below the δ the method certifies, hence never below the true δ
+        of the event. An ndarray of the shape of ``epsilon`` if it is an array.
+
+    See Also
+    --------
+    get_epsilon : the inverse, ε at a given δ.
+
+    Notes
+    -----
+    Single releases get their exact profile where one is known: Laplace
+    (1 - e^{(ε - ε₀)/2}), discrete Laplace, Gaussian (Balle & Wang 2018), discrete
+    Gaussian (Canonne, Kamath & Steinke 2020), k-ary randomized response, the
+    exponential mechanism (the tight bound for ε₀-bounded range: tanh(ε₀/4) at ε = 0),
+    and randomized response's curve for a bare ε-DP release. Compositions use the same
+    theorems as :func:`get_epsilon`, each inverted exactly, so that
+    ``get_delta(event, get_epsilon(event, d)) <= d`` (up to the 2⁻⁴⁰ relative margin by
+    which both round outward). One exception: where releases of different kinds are
+    combined by basic composition, ``get_delta`` splits ε between them where
+    ``get_epsilon`` splits δ, each on its own search grid; the two then agree up to the
+    resolution of the grids.
+
+    Examples
+    --------
+    >>> from dpsk.accounting import GaussianEvent, LaplaceEvent, get_delta
+    >>> round(get_delta(LaplaceEvent(1.0), 0.0), 6)  # total variation: 1 - e^{-1/2}
+    0.393469
+    >>> round(get_delta(GaussianEvent(1.0), 0.0), 6)  # total variation: 2Φ(1/2) - 1
+    0.382925
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if not isinstance(event, PrivacyEvent):
+        raise TypeError(f"event must be a PrivacyEvent, got {type(event).__name__}")
+    epsilons = np.asarray(epsilon, dtype=np.float64)
+    if np.any(np.isnan(epsilons)) or np.any(epsilons < 0.0):
+        raise ValueError("epsilon must be >= 0 (inf allowed), not NaN")
+    if method == "pld" and not _pld_module().available():
+        raise ImportError("method='pld' needs the optional dp-accounting package: pip install dpsk[accounting]")
+    state = LedgerState.from_counts(normalize(event))
+    deltas = np.array([state.delta(e, method=method) for e in epsilons.ravel()]).reshape(epsilons.shape)
+    return float(deltas) if deltas.ndim == 0 else deltas

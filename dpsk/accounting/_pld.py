@@ -17,7 +17,7 @@ import math
 
 from dpsk.accounting import _calibration as cal
 
-__all__ = ["available", "ledger_epsilon"]
+__all__ = ["available", "ledger_delta", "ledger_epsilon"]
 
 
 @functools.cache
@@ -121,24 +121,22 @@ def _gaussian(mu2, interval):
     return gaussian_factory(1.0 / math.sqrt(mu2))(interval)
 
 
-def ledger_epsilon(state, delta, hint):
-    """ε of the whole ledger at total ``delta`` by PLD, or None if some atom has no PLD.
+def _ledger_pld(state, interval):
+    """The PLD of the whole ledger at this discretisation interval, or None if some atom has none.
 
-    ``hint`` (an ε already certified by another method) sets the discretisation
-    interval: 1e-4, or hint / 1e5 for large ε, so the cost stays bounded.
+    Kept in the ledger state's cache (emptied whenever the ledger changes).
     """
-    if not available():
-        return None
     from dpsk.accounting._composition import _cost
 
-    interval = 1e-4
-    if hint is not None and math.isfinite(hint):
-        interval = max(interval, hint / 1e5)
+    key = ("pld", interval)
+    if key in state._cache:
+        return state._cache[key]
     gaussians = []
     others = []
     for atom, count in state.counts.items():
         cost = _cost(atom)
         if cost.pld is None:
+            state._cache[key] = None
             return None
         if cost.family == "gaussian":
             gaussians.append(atom)
@@ -151,4 +149,35 @@ def ledger_epsilon(state, delta, hint):
     composed = plds[0]
     for pld in plds[1:]:
         composed = composed.compose(pld)
-    return cal.round_up(composed.get_epsilon_for_delta(delta))
+    state._cache[key] = composed
+    return composed
+
+
+def _interval(epsilon):
+    """Discretisation interval for a ledger whose ε is about ``epsilon``: 1e-4, or ε / 1e5
+    for large ε, so the cost stays bounded."""
+    if epsilon is not None and math.isfinite(epsilon):
+        return max(1e-4, epsilon / 1e5)
+    return 1e-4
+
+
+def ledger_epsilon(state, delta, hint):
+    """ε of the whole ledger at total ``delta`` by PLD, or None if some atom has no PLD.
+
+    ``hint`` (an ε already certified by another method) sets the discretisation interval.
+    """
+    if not available():
+        return None
+    composed = _ledger_pld(state, _interval(hint))
+    return None if composed is None else cal.round_up(composed.get_epsilon_for_delta(delta))
+
+
+def ledger_delta(state, epsilon):
+    """δ of the whole ledger at ``epsilon`` by PLD (not rounded), or None if some atom has no PLD.
+
+    dp-accounting's pessimistic discretisation makes it an upper bound.
+    """
+    if not available():
+        return None
+    composed = _ledger_pld(state, _interval(epsilon))
+    return None if composed is None else float(composed.get_delta_for_epsilon(epsilon))

@@ -35,6 +35,7 @@ __all__ = [
     "rdp_poisson_subsampled",
     "rdp_pure",
     "rdp_randomized_response",
+    "rdp_to_delta",
     "rdp_to_epsilon",
     "rdp_zcdp",
 ]
@@ -288,3 +289,23 @@ def rdp_to_epsilon(rdp, delta, orders=ORDERS):
     if eps.size == 0:
         return math.inf
     return max(0.0, float(eps.min()))
+
+
+def rdp_to_delta(rdp, epsilon, orders=ORDERS):
+    """The smallest δ over ``orders`` such that the RDP curve implies (ε, δ)-DP: the inverse of
+    :func:`rdp_to_epsilon` [CKS20, Prop. 12].
+
+    δ = min_α exp((α-1)(ε(α) + log(1 - 1/α) - ε) - log α), at most 1. Not rounded.
+    """
+    rdp = np.asarray(rdp, dtype=float)
+    if np.all(rdp == 0.0):
+        return 0.0
+    if math.isinf(epsilon):
+        return 0.0 if np.any(np.isfinite(rdp)) else 1.0
+    a = np.asarray(orders, dtype=float)
+    with np.errstate(invalid="ignore", over="ignore"):
+        log_delta = (a - 1.0) * (rdp + np.log1p(-1.0 / a) - float(epsilon)) - np.log(a)
+    log_delta = log_delta[~np.isnan(log_delta)]
+    if log_delta.size == 0:
+        return 1.0
+    return min(1.0, math.exp(min(0.0, float(log_delta.min()))))

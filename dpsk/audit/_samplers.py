@@ -15,27 +15,49 @@ from joblib import Parallel, delayed
 from sklearn.base import clone
 
 from dpsk.accounting._context import BOUND_ATTRIBUTE
-
 from dpsk.audit._audit import audit
+from dpsk.mechanisms._base import DPMechanism
 
 __all__ = ["audit_estimator", "declared_cost", "estimator_sampler", "mechanism_sampler"]
 
 
 class _MechanismSampler:
-    def __init__(self, make_mechanism, method):
+    def __init__(self, make_mechanism, method, vectorised):
         self.make_mechanism = make_mechanism
         self.method = method
+        self.vectorised = vectorised
 
     def __call__(self, value, size, rng):
-        value = np.asarray(value, dtype=np.float64)
-        # One call on `size` copies of the input: mechanisms are vectorised elementwise.
-        batch = np.broadcast_to(value, (size, *value.shape)).copy()
         mechanism = self.make_mechanism(random_state=rng)
-        return np.asarray(getattr(mechanism, self.method)(batch))
+        release = getattr(mechanism, self.method)
+        if not self.vectorised:
+            return np.array([release(value) for _ in range(size)])
+        value = np.asarray(value)
+        batch = np.broadcast_to(value, (size, *value.shape)).copy()
+        if isinstance(mechanism, DPMechanism) and self.method == "randomise":
+            return _independent_releases(mechanism, value, batch)
+        # One call on `size` copies of the input: the method acts elementwise.
+        return np.asarray(release(batch.astype(np.float64, copy=False)))
 
 
-def mechanism_sampler(make_mechanism, *, method="randomise"):
-    """Sampler of a vectorised mechanism, for :func:`audit`.
+def _independent_releases(mechanism, value, batch):
+    """``len(batch)`` independent releases of ``value``, drawn in one kernel call.
+
+    ``DPMechanism.randomise`` treats an array as ONE vector-valued query, calibrated for
+    its size, so it cannot draw many releases at once. This draws every copy with the
+    calibration of a single release of ``value`` (the one ``privacy_event(value.shape)``
+    declares): each row is distributed exactly as ``randomise(value)``, which
+    tests/audit/test_samplers.py checks draw for draw on the first row.
+    """
+    _, work = mechanism._values(batch)
+    params = mechanism._calibration(max(value.size, 1)).params
+    if params and work.size:
+        mechanism._add_noise(work.reshape(-1), params)
+    return work
+
+
+def mechanism_sampler(make_mechanism, *, method="randomise", vectorised=True):
+    """Sampler of a mechanism, for :func:`audit`.
 
     Parameters
     ----------
@@ -43,14 +65,21 @@ def mechanism_sampler(make_mechanism, *, method="randomise"):
         Builds the mechanism with the audit's Generator, e.g.
         ``functools.partial(Laplace, epsilon=1.0, sensitivity=1.0)``.
     method : str, default="randomise"
-        Method applied to an array holding ``size`` copies of the input value (a scalar
-        or an array); it must act elementwise along the first axis.
+        The release method, called with the input value (a scalar or an array).
+    vectorised : bool, default=True
+        Whether all runs can be drawn in one call. For the value-perturbing mechanisms
+        of :mod:`dpsk.mechanisms`, ``size`` independent releases of the input are drawn
+        at once, each with the calibration of one release of the input's shape. Other
+        mechanisms get one call on an array holding ``size`` copies of the input, and
+        ``method`` must act elementwise along its first axis (e.g. randomized response,
+        one release per respondent). ``False``: one call per run (e.g. the selection
+        mechanisms, which release one index per call).
 
     Returns
     -------
     sampler : callable ``sampler(value, size, rng) -> ndarray``
     """
-    return _MechanismSampler(make_mechanism, method)
+    return _MechanismSampler(make_mechanism, method, vectorised)
 
 
 def _fit_and_project(estimator, data, projection, seeds):

@@ -136,3 +136,17 @@ def test_fits_run_in_an_empty_context():
 
     estimator_sampler(Probe(**TOY.get_params()), project_attribute("means_"))(worst_case_neighbours(TOY)[0], 2, np.random.default_rng(0))
     assert seen == [None, None]
+
+
+def test_mechanism_sampler_one_call_per_run_when_not_vectorised():
+    class Counter:
+        def __init__(self, random_state):
+            self.rng = random_state
+
+        def randomise(self, scores):
+            return int(np.argmax(scores + self.rng.gumbel(size=len(scores))))
+
+    sampler = mechanism_sampler(Counter, vectorised=False)
+    out = sampler(np.array([0.0, 50.0, 0.0]), 7, np.random.default_rng(0))
+    assert out.shape == (7,)
+    np.testing.assert_array_equal(out, 1)

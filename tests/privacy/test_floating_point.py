@@ -15,18 +15,20 @@ the same libm ``log``). It is a post-processing of the release, so a mechanism t
 *support* of the textbook noise, not its grid: statistics of the low-order bits alone,
 such as trailing zeros, do not separate the two inputs — we tried.)
 
-The naive implementation must fail; dpsk's default ``Laplace`` mechanism (branch
-``accounting``) must pass. Until it exists, that half is reported as skipped, with the
-reason.
+The attack must succeed against the naive numpy implementation and against
+:class:`dpsk.mechanisms.UnsafeLaplace` (the same textbook sampler), and fail against
+dpsk's default :class:`dpsk.mechanisms.Laplace`, whose outputs lie on a lattice that does
+not depend on the input.
 """
 
 import math
 from functools import partial
 
 import numpy as np
-import pytest
 
+from dpsk.accounting._calibration import laplace_noise_multiplier
 from dpsk.audit import audit, mechanism_sampler
+from dpsk.mechanisms import Laplace, UnsafeLaplace
 
 EPS = math.log(3)
 SCALE = 1.0 / EPS
@@ -96,24 +98,27 @@ def test_naive_laplace_passes_without_the_attack():
     assert audit(naive_laplace, (0.0, 1.0), epsilon=EPS, n_samples=N_SAMPLES, random_state=0).passed
 
 
-def _dpsk_laplace():
-    mechanisms = pytest.importorskip(
-        "dpsk.mechanisms", reason="dpsk.mechanisms does not exist yet (branch `accounting`): attack not yet run"
-    )
-    laplace = getattr(mechanisms, "Laplace", None)
-    if laplace is None:
-        pytest.skip("dpsk.mechanisms.Laplace does not exist yet: floating-point attack not yet run")
-    return mechanism_sampler(partial(laplace, epsilon=EPS, sensitivity=1.0))
+def test_attack_breaks_dpsk_unsafe_laplace():
+    """Check that the attack proves dpsk's textbook sampler is not ln(3)-DP in floating point.
+
+    The attacker knows the public calibration: scale = sensitivity / ε, rounded up.
+    """
+    sampler = mechanism_sampler(partial(UnsafeLaplace, epsilon=EPS, sensitivity=1.0))
+    attack = partial(textbook_support_attack, scale=laplace_noise_multiplier(EPS))
+    result = audit(_Attacked(sampler, attack), (0.0, 1.0), epsilon=EPS, n_samples=N_SAMPLES, random_state=0)
+    assert not result.passed
+    assert result.epsilon_lower_bound > 2 * EPS, str(result)
 
 
 def test_attack_fails_against_dpsk_laplace():
-    """Check that dpsk's default Laplace mechanism survives the attack that breaks the naive one."""
-    sampler = _dpsk_laplace()
-    attacked = _Attacked(sampler, textbook_support_attack)
-    result = audit(attacked, (0.0, 1.0), epsilon=EPS, n_samples=N_SAMPLES, random_state=0)
-    assert result.passed, str(result)
+    """Check that dpsk's default Laplace mechanism survives the attack that breaks the textbook one."""
+    sampler = mechanism_sampler(partial(Laplace, epsilon=EPS, sensitivity=1.0))
+    for scale in (SCALE, laplace_noise_multiplier(EPS)):
+        attacked = _Attacked(sampler, partial(textbook_support_attack, scale=scale))
+        result = audit(attacked, (0.0, 1.0), epsilon=EPS, n_samples=N_SAMPLES, random_state=0)
+        assert result.passed, str(result)
 
 
 def test_dpsk_laplace_passes_the_plain_audit():
-    sampler = _dpsk_laplace()
+    sampler = mechanism_sampler(partial(Laplace, epsilon=EPS, sensitivity=1.0))
     assert audit(sampler, (0.0, 1.0), epsilon=EPS, n_samples=N_SAMPLES, random_state=0).passed

@@ -24,6 +24,7 @@ from dpsk.utils._testing import (
     ToyDPMeanClassifier,
     ToyGaussianMechanism,
     ToyLaplaceMechanism,
+    check_audit_rate,
 )
 
 EPS = math.log(3)
@@ -77,26 +78,15 @@ def test_estimator_audit_accepts_correct_and_rejects_bugs(bug):
     assert result.passed == (bug is None), str(result)
 
 
-def _check_rate(label, bug, results):
-    accepted = sum(r.passed for r in results)
-    rate = accepted / len(results) if bug is None else 1 - accepted / len(results)
-    lbs = sorted(r.epsilon_lower_bound for r in results)
-    print(
-        f"\n{label:28s} {_ids(bug):18s} {'accepted' if bug is None else 'rejected'} "
-        f"{rate:.2f} over {len(results)} seeds; median epsilon lower bound {lbs[len(lbs) // 2]:.3f}"
-    )
-    assert rate >= 0.9
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name, bug", MECHANISM_VARIANTS, ids=[f"{n}-{_ids(b)}" for n, b in MECHANISM_VARIANTS])
 def test_mechanism_audit_rates(name, bug):
     """Check acceptance ≥ 0.9 (correct) and rejection ≥ 0.9 (broken) over 50 seeds."""
-    _check_rate(name, bug, [run_mechanism_audit(name, bug, seed) for seed in SLOW_SEEDS])
+    check_audit_rate(name, bug, [run_mechanism_audit(name, bug, seed) for seed in SLOW_SEEDS])
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("bug", ESTIMATOR_VARIANTS, ids=_ids)
 def test_estimator_audit_rates(bug):
     """Check acceptance ≥ 0.9 (correct) and rejection ≥ 0.9 (broken) over 8 seeds."""
-    _check_rate("ToyDPMeanClassifier", bug, [run_estimator_audit(bug, seed, n_jobs=2) for seed in SLOW_ESTIMATOR_SEEDS])
+    check_audit_rate("ToyDPMeanClassifier", bug, [run_estimator_audit(bug, seed, n_jobs=2) for seed in SLOW_ESTIMATOR_SEEDS])
