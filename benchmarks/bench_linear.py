@@ -53,6 +53,7 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 from sklearn.svm import LinearSVC as SkLinearSVC
 
+from bench_noise import best_times  # the interleaved best-of-N timer shared by the benchmarks
 from dpsk.datasets import load_adult
 from dpsk.exceptions import PrivacyLeakWarning
 from dpsk.linear_model import LinearRegression, LogisticRegression
@@ -204,16 +205,6 @@ def regression_rows(seeds):
     return rows
 
 
-def _best_times(candidates, repeats):
-    best = {name: float("inf") for name in candidates}
-    for _ in range(repeats):
-        for name, run in candidates.items():
-            start = time.perf_counter()
-            run()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
-
-
 def timing_rows(n, repeats=3):
     rng = np.random.default_rng(0)
     d = 20
@@ -225,7 +216,7 @@ def timing_rows(n, repeats=3):
     dp_clf.fit(X, y_class)  # warm-up; also gives the C the non-private solvers use
     C = float(dp_clf.C_)
     bounds = dict(bounds_X=(-5.0, 5.0), bounds_y=(-30.0, 30.0))
-    times = _best_times({
+    times = best_times({
         "dpsk LogisticRegression": lambda: dp_clf.fit(X, y_class),
         "scikit-learn LogisticRegression (newton-cholesky)":
             lambda: SkLogisticRegression(solver="newton-cholesky", C=C, max_iter=100).fit(X, y_class),

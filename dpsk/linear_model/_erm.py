@@ -89,7 +89,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit
 
 from dpsk._core._clip import clipped_gram
 from dpsk._core._noise import add_gaussian, gamma_norm_vector
@@ -133,13 +132,17 @@ class LogisticLoss:
 
     curvature = 0.25
 
-    def value(self, z):
-        return float(np.sum(np.logaddexp(0.0, -z)))
+    def evaluate(self, z):
+        """(Σ ℓ(z), ℓ′(z), ℓ″(z)) from one exponential per element."""
+        e = np.exp(-np.abs(z))
+        value = float(np.sum(np.log1p(e)) + np.sum(np.maximum(-z, 0.0)))
+        inverse = 1.0 / (1.0 + e)
+        p = np.where(z >= 0, e * inverse, inverse)  # σ(−z) = −ℓ′(z), accurate to a few ulps
+        return value, -p, e * inverse * inverse
 
     def derivatives(self, z):
         """(ℓ′(z), ℓ″(z)) elementwise."""
-        p = expit(-z)
-        return -p, p * (1.0 - p)
+        return self.evaluate(z)[1:]
 
 
 class HuberizedHinge:
@@ -152,18 +155,18 @@ class HuberizedHinge:
         self.h = float(h)
         self.curvature = 1.0 / (2.0 * self.h)
 
-    def value(self, z):
+    def evaluate(self, z):
+        """(Σ ℓ(z), ℓ′(z), ℓ″(z))."""
         h = self.h
         gap = 1.0 + h - z
         quad = np.clip(gap, 0.0, 2.0 * h)  # the quadratic zone, saturated at both ends
-        return float(np.sum(quad * quad / (4.0 * h) + np.maximum(gap - 2.0 * h, 0.0)))
+        value = float(np.sum(quad * quad) / (4.0 * h) + np.sum(np.maximum(gap - 2.0 * h, 0.0)))
+        second = np.where((gap > 0.0) & (gap < 2.0 * h), self.curvature, 0.0)
+        return value, -quad / (2.0 * h), second
 
     def derivatives(self, z):
-        h = self.h
-        gap = 1.0 + h - z
-        first = -np.clip(gap, 0.0, 2.0 * h) / (2.0 * h)
-        second = np.where((gap > 0.0) & (gap < 2.0 * h), 1.0 / (2.0 * h), 0.0)
-        return first, second
+        """(ℓ′(z), ℓ″(z)) elementwise."""
+        return self.evaluate(z)[1:]
 
 
 # ------------------------------------------------------------------------ the objective
@@ -194,8 +197,10 @@ class _Objective:
             m += self.kappa * w[-1]
         return self.y * m
 
-    def value(self, v, z):
-        return self.loss.value(z) + 0.5 * self.mu * float(v @ v) + float(self.linear @ v)
+    def evaluate(self, v, z):
+        """(F(v), ℓ′, ℓ″) at the margins z = y ⊙ (Z v)."""
+        value, first, second = self.loss.evaluate(z)
+        return value + 0.5 * self.mu * float(v @ v) + float(self.linear @ v), first, second
 
     def _data_part(self, s):
         """Σ s_i z_i for per-row coefficients s (fast path: one BLAS call)."""
@@ -269,10 +274,8 @@ def _minimize(objective, n_params, *, tol, max_iter):
     """
     n = objective.X.shape[0]
     v = np.zeros(n_params)
-    z = objective.margins(v)
-    f = objective.value(v, z)
+    f, first, second = objective.evaluate(v, objective.margins(v))
     for n_iter in range(max_iter + 1):
-        first, second = objective.loss.derivatives(z)
         grad = objective.gradient(v, first)
         if float(np.linalg.norm(grad)) <= tol / 2 and objective.certified_gradient_norm(v) <= tol:
             return v, n_iter
@@ -287,12 +290,11 @@ def _minimize(objective, n_params, *, tol, max_iter):
         t = 1.0
         for _ in range(60):
             v_new = v + t * step
-            z_new = objective.margins(v_new)
-            f_new = objective.value(v_new, z_new)
+            f_new, first, second = objective.evaluate(v_new, objective.margins(v_new))
             if f_new <= f + 1e-4 * t * slope + noise:
                 break
             t *= 0.5
-        v, z, f = v_new, z_new, f_new
+        v, f = v_new, f_new
     raise RuntimeError(
         f"the solver did not certify tol={tol} within max_iter={max_iter} Newton steps; "
         "increase max_iter or tol (the privacy budget of this fit is spent)"

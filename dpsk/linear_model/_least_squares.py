@@ -108,7 +108,9 @@ LEAST_SQUARES_DOCS = {
 
 
 # Ridge added after the PSD projection, as a multiple of the expected spectral norm of the
-# noise matrix (2·sd·sqrt(p) for p×p symmetric noise with entry sd).
+# noise matrix (2·sd·sqrt(p) for p×p symmetric noise with entry sd). 0.5 was the best
+# multiple of {1/8, ..., 2} on synthetic correlated-Gaussian regressions (d = 5 to 40,
+# n = 5000 and 50000, ε-DP and (ε, δ)-DP), and never gave a negative median R² there.
 _NOISE_RIDGE = 0.5
 
 
