@@ -126,7 +126,7 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
         "method": [StrOptions({"objective", "output"})],
         "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
         "classes": ["array-like", None],
     }
 

@@ -200,3 +200,14 @@ def test_noise_shrinks_with_epsilon_for_each_method():
                 ]
                 spread.append(np.var(coefs, axis=0).sum())
             assert spread[1] < 0.01 * spread[0]
+
+
+def test_uncertified_solution_is_never_returned():
+    """Check that a fit whose solver cannot certify tol raises instead of releasing an uncovered model."""
+    X, y = _data()
+    clf = LogisticRegression(epsilon=1.0, data_norm=3.0, classes=[0, 1], max_iter=1, random_state=0)
+    with record_releases() as drawn, pytest.raises(RuntimeError, match="did not certify"):
+        clf.fit(X, y)
+    # The objective noise was drawn (and the budget spent), but no output noise, no model.
+    assert len(drawn) == 1
+    assert not hasattr(clf, "coef_")
