@@ -19,7 +19,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from dpsk.accounting._context import resolve_accountant
+from dpsk.accounting._context import BOUND_ATTRIBUTE, accountant_for_clone, resolve_accountant
 from dpsk.utils._sklearn_compat import HasMethods, Interval
 
 __all__ = ["DPEstimatorMixin"]
@@ -47,6 +47,23 @@ class DPEstimatorMixin:
     """
 
     _dpsk_estimator = True
+
+    def __sklearn_clone__(self):
+        """Clone as scikit-learn does, remembering the accountant active at clone time.
+
+        ``with acc: GridSearchCV(est, ..., n_jobs=2).fit(X, y)`` clones ``est`` in this
+        process and fits the clones in worker processes, where the ``with`` block does
+        not exist. Binding ``acc`` (a private attribute, not a parameter) makes each
+        clone spend on it there, or fail loudly if ``acc`` cannot be reached from the
+        worker: a spend never vanishes silently.
+        """
+        clone = super().__sklearn_clone__()
+        accountant = accountant_for_clone()
+        if accountant is None:
+            accountant = getattr(self, BOUND_ATTRIBUTE, None)
+        if accountant is not None and getattr(clone, "accountant", None) is None:
+            setattr(clone, BOUND_ATTRIBUTE, accountant)
+        return clone
 
     def _check_privacy_budget(self, cost):
         """Dry run: raise BudgetExceededError if ``cost`` does not fit the accountant's budget.

@@ -3,10 +3,15 @@
 """Immutable privacy events: *what* a release cost, as plain data.
 
 An event describes a mechanism (Laplace with a noise multiplier, Gaussian, ...) or how
-mechanisms were combined (composed, repeated, run on disjoint partitions). It does not
-say how to account for it: accountants read events and compose them with the tightest
-method they support. Events are frozen, hashable and comparable, so a fitted estimator can
-keep its cost as a fitted attribute and tests can compare declared and drawn costs.
+mechanisms were combined (composed, repeated, subsampled, run on disjoint partitions).
+It does not say how to account for it: accountants read events and compose them with the
+tightest method they support (``dpsk.accounting._composition``). Events are frozen,
+hashable and comparable, so a fitted estimator can keep its cost as a fitted attribute,
+a ledger can count repeated events, and tests can compare declared and drawn costs.
+
+Neighbouring relation: add/remove one privacy unit (a row, or a user with ``groups=``),
+unless an event's docstring says otherwise. Sensitivities are those of the query under
+that relation.
 
 Stability rules (as in Google's dp_accounting): events are never removed, new fields are
 optional, and the meaning of a field never changes.
@@ -19,12 +24,21 @@ from dataclasses import dataclass, field
 __all__ = [
     "ApproxDPEvent",
     "ComposedEvent",
+    "DiscreteGaussianEvent",
+    "DiscreteLaplaceEvent",
+    "ExponentialEvent",
     "GaussianEvent",
     "LaplaceEvent",
     "ParallelEvent",
+    "PoissonSampledEvent",
     "PrivacyEvent",
+    "PrivacyProfileEvent",
     "PureDPEvent",
+    "RDPEvent",
+    "RandomizedResponseEvent",
+    "SampledWithoutReplacementEvent",
     "SelfComposedEvent",
+    "ZCDPEvent",
 ]
 
 
@@ -37,6 +51,33 @@ def _positive(value, name, *, allow_zero=False, allow_inf=False):
         raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value}")
 
 
+def _probability(value, name, *, allow_zero=True, allow_one=True):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
+        raise ValueError(f"{name} must be a real number")
+    low_ok = value > 0 or (allow_zero and value == 0)
+    high_ok = value < 1 or (allow_one and value == 1)
+    if not (low_ok and high_ok):
+        lo, hi = "[" if allow_zero else "(", "]" if allow_one else ")"
+        raise ValueError(f"{name} must be in {lo}0, 1{hi}, got {value}")
+
+
+def _integer(value, name, *, minimum):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def _event(value, name):
+    if not isinstance(value, PrivacyEvent):
+        raise TypeError(f"{name} must be a PrivacyEvent, got {type(value).__name__}")
+
+
+def _events_tuple(instance):
+    events = tuple(instance.events)
+    for event in events:
+        _event(event, "events")
+    object.__setattr__(instance, "events", events)
+
+
 @dataclass(frozen=True)
 class PrivacyEvent:
     """Base class of all privacy events."""
@@ -45,9 +86,15 @@ class PrivacyEvent:
         """The leaf mechanism events of this event, as a tuple, repeating self-compositions.
 
         Used by the release-recording tests: the mechanisms a fit actually invoked must
-        be exactly the leaves of the cost it declared.
+        be exactly the leaves of the cost it declared. Subsampled events are leaves: the
+        sampling is part of the release.
         """
         return (self,)
+
+
+# ----------------------------------------------------------------------------------------
+# Generic guarantees
+# ----------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -74,6 +121,90 @@ class ApproxDPEvent(PrivacyEvent):
 
 
 @dataclass(frozen=True)
+class ZCDPEvent(PrivacyEvent):
+    """A release that is ρ-zero-concentrated DP (Bun & Steinke 2016): (α, ρα)-RDP for all α > 1."""
+
+    rho: float
+
+    def __post_init__(self):
+        _positive(self.rho, "rho", allow_zero=True)
+
+
+@dataclass(frozen=True)
+class RDPEvent(PrivacyEvent):
+    """Extension point: a release described by its Rényi-DP curve.
+
+    The release satisfies (α, ε(α))-RDP for each pair of ``orders`` and ``epsilons``
+    (Mironov 2017). Between and above the given orders the accountant uses only what
+    follows from monotonicity of ε(α) in α, so give the orders you care about (a grid
+    such as 1.5, 2, 3, ..., 64 is typical). Use this for mechanisms dpsk does not know
+    (e.g. a PATE aggregator with a data-independent RDP bound).
+
+    Parameters
+    ----------
+    orders : tuple of float
+        Rényi orders, each > 1.
+    epsilons : tuple of float
+        The RDP guarantee at each order, >= 0 (``inf`` allowed).
+    """
+
+    orders: tuple
+    epsilons: tuple
+
+    def __post_init__(self):
+        orders = tuple(float(a) for a in self.orders)
+        epsilons = tuple(float(e) for e in self.epsilons)
+        if not orders or len(orders) != len(epsilons):
+            raise ValueError("orders and epsilons must be non-empty and of equal length")
+        for order in orders:
+            if not (math.isfinite(order) and order > 1):
+                raise ValueError(f"every order must be finite and > 1, got {order}")
+        for eps in epsilons:
+            _positive(eps, "epsilons", allow_zero=True, allow_inf=True)
+        pairs = sorted(zip(orders, epsilons))
+        object.__setattr__(self, "orders", tuple(a for a, _ in pairs))
+        object.__setattr__(self, "epsilons", tuple(e for _, e in pairs))
+
+
+@dataclass(frozen=True)
+class PrivacyProfileEvent(PrivacyEvent):
+    """Extension point: a release described by points of its privacy profile.
+
+    The release is (``epsilons[i]``, ``deltas[i]``)-DP for *every* i at once (e.g. a
+    few points of an ε(δ) curve computed elsewhere). The accountant charges it at the
+    cheapest point that fits the δ it can give it.
+
+    Parameters
+    ----------
+    epsilons : tuple of float
+        Each >= 0 and finite.
+    deltas : tuple of float
+        Each in [0, 1].
+    """
+
+    epsilons: tuple
+    deltas: tuple
+
+    def __post_init__(self):
+        epsilons = tuple(float(e) for e in self.epsilons)
+        deltas = tuple(float(d) for d in self.deltas)
+        if not epsilons or len(epsilons) != len(deltas):
+            raise ValueError("epsilons and deltas must be non-empty and of equal length")
+        for eps in epsilons:
+            _positive(eps, "epsilons", allow_zero=True)
+        for delta in deltas:
+            _probability(delta, "deltas")
+        pairs = sorted(zip(deltas, epsilons))
+        object.__setattr__(self, "epsilons", tuple(e for _, e in pairs))
+        object.__setattr__(self, "deltas", tuple(d for d, _ in pairs))
+
+
+# ----------------------------------------------------------------------------------------
+# Mechanisms
+# ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
 class LaplaceEvent(PrivacyEvent):
     """Laplace noise of scale ``noise_multiplier × Δ₁`` on a query of L1 sensitivity Δ₁.
 
@@ -89,12 +220,134 @@ class LaplaceEvent(PrivacyEvent):
 
 @dataclass(frozen=True)
 class GaussianEvent(PrivacyEvent):
-    """Gaussian noise of std ``noise_multiplier × Δ₂`` on a query of L2 sensitivity Δ₂."""
+    """Gaussian noise of std ``noise_multiplier × Δ₂`` on a query of L2 sensitivity Δ₂.
+
+    Gaussian releases compose exactly: k of them with multipliers σᵢ are one Gaussian
+    release with multiplier (Σ σᵢ⁻²)^(-1/2).
+    """
 
     noise_multiplier: float
 
     def __post_init__(self):
         _positive(self.noise_multiplier, "noise_multiplier")
+
+
+@dataclass(frozen=True)
+class DiscreteLaplaceEvent(PrivacyEvent):
+    """Discrete Laplace (two-sided geometric) noise, P(k) ∝ exp(-|k| / scale), on an integer query.
+
+    ``sensitivity`` is the query's integer L1 sensitivity; the release is ε-DP with
+    ε = sensitivity / scale.
+    """
+
+    scale: float
+    sensitivity: int = 1
+
+    def __post_init__(self):
+        _positive(self.scale, "scale")
+        _integer(self.sensitivity, "sensitivity", minimum=1)
+
+
+@dataclass(frozen=True)
+class DiscreteGaussianEvent(PrivacyEvent):
+    """Discrete Gaussian noise, P(k) ∝ exp(-k² / (2 sigma²)), on an integer query (CKS 2020).
+
+    ``sensitivity`` is the query's integer L2 sensitivity. The release is
+    (sensitivity² / (2 sigma²))-zCDP, and its (ε, δ) profile is known exactly.
+    """
+
+    sigma: float
+    sensitivity: int = 1
+
+    def __post_init__(self):
+        _positive(self.sigma, "sigma")
+        _integer(self.sensitivity, "sensitivity", minimum=1)
+
+
+@dataclass(frozen=True)
+class RandomizedResponseEvent(PrivacyEvent):
+    """k-ary randomized response: keep the true category with probability e^ε / (e^ε + k - 1).
+
+    ε-DP for changing one respondent's category (local DP: the relation is *replace*
+    the value of one unit). The accountant uses the exact privacy loss of k-ary RR,
+    which composes better than ε alone when k > 2.
+    """
+
+    epsilon: float
+    num_categories: int = 2
+
+    def __post_init__(self):
+        _positive(self.epsilon, "epsilon")
+        _integer(self.num_categories, "num_categories", minimum=2)
+
+
+@dataclass(frozen=True)
+class ExponentialEvent(PrivacyEvent):
+    """The exponential mechanism with P(r) ∝ exp(ε · score(r) / (2Δ)), Δ the score sensitivity.
+
+    It is ε-DP and, more precisely, ε-*bounded range* (Durfee & Rogers 2019), hence
+    (ε²/8)-zCDP (Cesar & Rogers 2021): many exponential-mechanism selections compose
+    four times better in zCDP than generic ε-DP releases. Only use this event for a
+    mechanism that samples this exact distribution (report-noisy-max with Gumbel noise
+    does; permute-and-flip and Laplace/exponential noisy max do not: use PureDPEvent).
+    """
+
+    epsilon: float
+
+    def __post_init__(self):
+        _positive(self.epsilon, "epsilon")
+
+
+# ----------------------------------------------------------------------------------------
+# Sampling
+# ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoissonSampledEvent(PrivacyEvent):
+    """``event`` run on a Poisson subsample: each unit kept independently with probability q.
+
+    Privacy amplification by subsampling applies (add/remove relation): e.g. an ε-DP
+    release becomes log(1 + q(e^ε - 1))-DP; a Gaussian release is accounted with the
+    exact RDP of the sampled Gaussian mechanism (Mironov, Talwar & Zhang 2019). The
+    sampling must use secure randomness and must not be visible in the output.
+    """
+
+    sampling_probability: float
+    event: PrivacyEvent
+
+    def __post_init__(self):
+        _probability(self.sampling_probability, "sampling_probability", allow_zero=False)
+        _event(self.event, "event")
+
+
+@dataclass(frozen=True)
+class SampledWithoutReplacementEvent(PrivacyEvent):
+    """``event`` run on a uniformly random subset of exactly ``sample_size`` units.
+
+    ``source_size`` is the number of units sampled from. ``event`` must state the
+    inner release's guarantee for *replacing* one unit of its fixed-size input (for a
+    sum with per-unit L2 bound C that is sensitivity 2C, not C). Under dpsk's add/remove
+    relation the release is then amplified with q = sample_size / source_size:
+    an (ε, δ) inner guarantee becomes (log(1 + q(e^ε - 1)), qδ) (Balle, Barthe &
+    Gaboardi 2018).
+    """
+
+    source_size: int
+    sample_size: int
+    event: PrivacyEvent
+
+    def __post_init__(self):
+        _integer(self.source_size, "source_size", minimum=1)
+        _integer(self.sample_size, "sample_size", minimum=0)
+        if self.sample_size > self.source_size:
+            raise ValueError("sample_size must not exceed source_size")
+        _event(self.event, "event")
+
+
+# ----------------------------------------------------------------------------------------
+# Combinations
+# ----------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -104,11 +357,7 @@ class ComposedEvent(PrivacyEvent):
     events: tuple = field(default=())
 
     def __post_init__(self):
-        events = tuple(self.events)
-        for event in events:
-            if not isinstance(event, PrivacyEvent):
-                raise TypeError(f"events must be PrivacyEvent instances, got {type(event).__name__}")
-        object.__setattr__(self, "events", events)
+        _events_tuple(self)
 
     def flatten(self):
         return tuple(leaf for event in self.events for leaf in event.flatten())
@@ -122,8 +371,7 @@ class SelfComposedEvent(PrivacyEvent):
     count: int
 
     def __post_init__(self):
-        if not isinstance(self.event, PrivacyEvent):
-            raise TypeError("event must be a PrivacyEvent")
+        _event(self.event, "event")
         if isinstance(self.count, bool) or not isinstance(self.count, numbers.Integral) or self.count < 0:
             raise ValueError("count must be a non-negative integer")
 
@@ -142,11 +390,7 @@ class ParallelEvent(PrivacyEvent):
     events: tuple = field(default=())
 
     def __post_init__(self):
-        events = tuple(self.events)
-        for event in events:
-            if not isinstance(event, PrivacyEvent):
-                raise TypeError(f"events must be PrivacyEvent instances, got {type(event).__name__}")
-        object.__setattr__(self, "events", events)
+        _events_tuple(self)
 
     def flatten(self):
         return tuple(leaf for event in self.events for leaf in event.flatten())

@@ -1,0 +1,420 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Privacy formulas of single releases, in both directions: noise → guarantee → noise.
+
+This is the one place where each formula is written. Mechanisms call the *calibration*
+direction (ε, δ, sensitivity → noise scale); the accountant calls the *guarantee*
+direction (noise scale → ε at a given δ). Composition theorems live in
+``_composition``, Rényi-DP curves in ``_rdp``.
+
+Rounding policy (so that a mechanism calibrated to a budget always fits that budget, and
+no reported figure is ever below the true guarantee):
+
+* guarantees are rounded **up**: exactly where the formula is exact in rationals
+  (``laplace_epsilon``), otherwise by a relative margin ``NUMERIC_MARGIN`` (2⁻⁴⁰) that is
+  far larger than the numerical error of the evaluation;
+* calibrations aim ``CALIBRATION_MARGIN`` (2⁻³⁰, about 1e-9 relative) *inside* the target,
+  and round noise scales up, so the accountant's rounded-up figure still fits;
+* budget splits are rounded **down** (``split_epsilon``).
+
+References
+----------
+.. [BW18] B. Balle and Y.-X. Wang. "Improving the Gaussian mechanism for differential
+   privacy: analytical calibration and optimal denoising." ICML 2018.
+.. [CKS20] C. Canonne, G. Kamath and T. Steinke. "The discrete Gaussian for differential
+   privacy." NeurIPS 2020.
+.. [DRS19] J. Dong, A. Roth and W. Su. "Gaussian differential privacy." 2019.
+.. [BBG18] B. Balle, G. Barthe and M. Gaboardi. "Privacy amplification by subsampling:
+   tight analyses via couplings and divergences." NeurIPS 2018.
+"""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import log_ndtr
+
+__all__ = [
+    "CALIBRATION_MARGIN",
+    "NUMERIC_MARGIN",
+    "amplified_epsilon",
+    "classic_gaussian_sigma",
+    "delta_compose",
+    "delta_remove",
+    "discrete_gaussian_delta",
+    "discrete_gaussian_epsilon",
+    "discrete_gaussian_sigma",
+    "discrete_laplace_epsilon",
+    "discrete_laplace_scale",
+    "gaussian_delta",
+    "gaussian_epsilon",
+    "gaussian_sigma",
+    "laplace_epsilon",
+    "laplace_noise_multiplier",
+    "randomized_response_keep_probability",
+    "round_down",
+    "round_up",
+    "split_epsilon",
+    "zcdp_rho",
+]
+
+#: Relative margin by which numerically evaluated guarantees are rounded up.
+NUMERIC_MARGIN = 2.0**-40
+#: Relative margin by which calibrations aim inside their target (>> NUMERIC_MARGIN).
+CALIBRATION_MARGIN = 2.0**-30
+
+
+def round_up(value):
+    """``value`` rounded up by the numeric margin (0 and inf are kept)."""
+    value = float(value)
+    if value == 0.0 or not math.isfinite(value):
+        return value
+    return math.nextafter(value + abs(value) * NUMERIC_MARGIN, math.inf)
+
+
+def round_down(value):
+    """``value`` rounded down by the numeric margin, never below 0."""
+    value = float(value)
+    if value == 0.0 or not math.isfinite(value):
+        return value
+    return max(0.0, math.nextafter(value - abs(value) * NUMERIC_MARGIN, -math.inf))
+
+
+def _reciprocal_up(value):
+    """The smallest float r with r >= 1/value exactly."""
+    r = 1.0 / value
+    if Fraction(r) * Fraction(value) < 1:
+        r = math.nextafter(r, math.inf)
+    return r
+
+
+def _ratio_up(numerator, denominator):
+    """The smallest float >= numerator / denominator exactly."""
+    r = numerator / denominator
+    if Fraction(r) * Fraction(denominator) < Fraction(numerator):
+        r = math.nextafter(r, math.inf)
+    return r
+
+
+def delta_compose(a, b):
+    """a ⊕ b = 1 - (1 - a)(1 - b): the δ of two releases with δ's a and b (rounded up)."""
+    if a == 0.0 or b == 0.0:
+        return max(a, b)
+    return min(1.0, round_up(a + b - a * b))
+
+
+def delta_remove(a, b):
+    """a ⊖ b: the δ x with b ⊕ x = a, i.e. (a - b)/(1 - b) (rounded down); None if a < b."""
+    if a < b:
+        return None
+    if b == 0.0:
+        return a
+    if b >= 1.0:
+        return 0.0
+    return round_down((a - b) / (1.0 - b))
+
+
+def split_epsilon(epsilon, parts):
+    """The largest float e such that ``parts`` releases of e sum to at most ``epsilon`` exactly.
+
+    Use it to divide a budget between the steps of an algorithm (split rounded down).
+    """
+    e = float(epsilon) / parts
+    while Fraction(e) * parts > Fraction(epsilon):
+        e = math.nextafter(e, 0.0)
+    return e
+
+
+# ----------------------------------------------------------------------------------------
+# Laplace and discrete Laplace
+# ----------------------------------------------------------------------------------------
+
+
+def laplace_epsilon(noise_multiplier):
+    """ε of Laplace noise with scale ``noise_multiplier × Δ₁``: ε = 1 / noise_multiplier (rounded up)."""
+    return _reciprocal_up(float(noise_multiplier))
+
+
+def laplace_noise_multiplier(epsilon):
+    """The noise multiplier b = 1/ε, rounded up so that ``laplace_epsilon(b) <= epsilon``."""
+    return _reciprocal_up(float(epsilon))
+
+
+def discrete_laplace_epsilon(scale, sensitivity=1):
+    """ε of discrete Laplace noise P(k) ∝ exp(-|k|/scale) on an integer query: Δ/scale (rounded up)."""
+    return _ratio_up(float(sensitivity), float(scale))
+
+
+def discrete_laplace_scale(epsilon, sensitivity=1):
+    """The scale Δ/ε, rounded up so that ``discrete_laplace_epsilon(scale, Δ) <= epsilon``."""
+    return _ratio_up(float(sensitivity), float(epsilon))
+
+
+# ----------------------------------------------------------------------------------------
+# Gaussian: the exact (ε, δ) profile [BW18, Thm 8; DRS19, Cor 2.13]
+# ----------------------------------------------------------------------------------------
+
+
+def _log_gaussian_delta(epsilon, mu):
+    """log δ(ε) of a Gaussian release with μ = Δ₂/σ; -inf if δ(ε) = 0 numerically."""
+    a = -epsilon / mu + mu / 2.0
+    b = -epsilon / mu - mu / 2.0
+    log_pa = log_ndtr(a)
+    gap = epsilon + log_ndtr(b) - log_pa  # log of e^ε Φ(b) / Φ(a), always < 0
+    if gap >= 0.0:  # cancellation below float resolution
+        return -math.inf
+    return log_pa + math.log(-math.expm1(gap))
+
+
+def gaussian_delta(epsilon, mu):
+    """δ(ε) of the Gaussian mechanism with μ = Δ₂/σ (equivalently of μ-GDP).
+
+    δ(ε) = Φ(μ/2 - ε/μ) - e^ε Φ(-μ/2 - ε/μ), evaluated in log space (exact, not a bound).
+    """
+    return math.exp(_log_gaussian_delta(float(epsilon), float(mu)))
+
+
+def _smallest_root(fn, lo, hi):
+    """The smallest x in [lo, hi] with fn(x) <= 0, for fn decreasing with fn(hi) <= 0 < fn(lo)."""
+    x = brentq(fn, lo, hi, xtol=1e-14 * (1.0 + abs(hi)), rtol=8.9e-16, maxiter=300)
+    step = 4e-14 * (1.0 + abs(x))
+    while fn(x) > 0.0:
+        x += step
+        step *= 2.0
+    return x
+
+
+def _largest_root(fn):
+    """The largest x > 0 with fn(x) <= 0, for fn increasing and crossing 0 once."""
+    hi = 1.0
+    while fn(hi) <= 0.0:
+        hi *= 2.0
+    lo = hi / 2.0
+    while fn(lo) > 0.0:
+        lo /= 2.0
+    x = brentq(fn, lo, hi, xtol=1e-15 * hi, rtol=8.9e-16, maxiter=300)
+    step = 4e-15 * x
+    while fn(x) > 0.0:
+        x -= step
+        step *= 2.0
+    return x
+
+
+def gaussian_epsilon(delta, mu):
+    """The smallest ε >= 0 at which a Gaussian release with μ = Δ₂/σ is (ε, δ)-DP (rounded up).
+
+    Parameters
+    ----------
+    delta : float
+        In [0, 1].
+    mu : float
+        Δ₂/σ, >= 0. Gaussian releases compose exactly: use μ = sqrt(Σ μᵢ²).
+    """
+    delta, mu = float(delta), float(mu)
+    if mu == 0.0 or delta >= 1.0:
+        return 0.0
+    if delta <= 0.0:
+        return math.inf
+    log_delta = math.log(delta)
+    if _log_gaussian_delta(0.0, mu) <= log_delta:
+        return 0.0
+    # ρ-zCDP bound (ρ = μ²/2): a valid epsilon, so the root lies below it.
+    rho = mu * mu / 2.0
+    hi = rho + 2.0 * math.sqrt(rho * -log_delta) + 1.0
+    while _log_gaussian_delta(hi, mu) > log_delta:
+        hi *= 2.0
+    eps = _smallest_root(lambda e: _log_gaussian_delta(e, mu) - log_delta, 0.0, hi)
+    return round_up(eps)
+
+
+def gaussian_sigma(epsilon, delta, sensitivity=1.0):
+    """Analytic Gaussian calibration [BW18]: the smallest σ giving (ε, δ)-DP, rounded up.
+
+    Valid for every ε > 0 (unlike the classic bound). ε=1, δ=1e-5, Δ₂=1 gives σ ≈ 3.7306.
+    """
+    epsilon, delta, sensitivity = float(epsilon), float(delta), float(sensitivity)
+    if sensitivity == 0.0:
+        return 0.0
+    target = epsilon * (1.0 - CALIBRATION_MARGIN)
+    log_delta = math.log(delta)
+    mu = _largest_root(lambda m: _log_gaussian_delta(target, m) - log_delta)
+    return round_up(sensitivity / mu)
+
+
+def classic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
+    """The classic bound σ = sqrt(2 ln(1.25/δ)) Δ₂ / ε (Dwork & Roth 2014, Thm A.1), rounded up.
+
+    Only valid for ε < 1, and noisier than :func:`gaussian_sigma` everywhere.
+    """
+    epsilon = float(epsilon)
+    if not 0.0 < epsilon < 1.0:
+        raise ValueError(f"the classic Gaussian bound requires 0 < epsilon < 1, got {epsilon}")
+    return round_up(math.sqrt(2.0 * math.log(1.25 / float(delta))) * float(sensitivity) / epsilon)
+
+
+# ----------------------------------------------------------------------------------------
+# Discrete Gaussian [CKS20, Thm 7]
+# ----------------------------------------------------------------------------------------
+
+_DIRECT_SUM_MAX_TERMS = 2_000_000
+_TAIL_SIGMAS = 40.0  # beyond 40 sigma the mass is below e^-800: nothing at double precision
+
+
+def _log_tail_direct(threshold, sigma):
+    """log Σ_{k > threshold} exp(-k²/(2σ²)) by direct summation (threshold may be negative)."""
+    start = math.floor(threshold) + 1
+    if start < 0:
+        # Σ_{k >= start} = Σ_{k >= 0} + Σ_{k=start}^{-1}; both by symmetry over k >= 0 terms.
+        ks = np.arange(0, math.ceil(_TAIL_SIGMAS * sigma) + 1 - start, dtype=np.float64)
+        logs = -(ks * ks) / (2.0 * sigma * sigma)
+        pos = np.logaddexp.reduce(logs)
+        neg = np.logaddexp.reduce(logs[1 : -start + 1])
+        return float(np.logaddexp(pos, neg))
+    ks = np.arange(start, start + math.ceil(_TAIL_SIGMAS * sigma) + 1, dtype=np.float64)
+    return float(np.logaddexp.reduce(-(ks * ks) / (2.0 * sigma * sigma)))
+
+
+def _log_normaliser_direct(sigma):
+    """log Σ_{k ∈ Z} exp(-k²/(2σ²)) by direct summation."""
+    ks = np.arange(1, math.ceil(_TAIL_SIGMAS * sigma) + 2, dtype=np.float64)
+    return float(np.logaddexp(0.0, math.log(2.0) + np.logaddexp.reduce(-(ks * ks) / (2.0 * sigma * sigma))))
+
+
+def _log_tail_bounds(threshold, sigma):
+    """(lower, upper) bounds on log Σ_{k > threshold} exp(-k²/(2σ²)) by integral comparison.
+
+    For f decreasing on [m, ∞): ∫_m^∞ f <= Σ_{k>=m} f(k) <= f(m) + ∫_m^∞ f. Where f is
+    also convex (beyond σ), the trapezoid and midpoint rules give the much tighter
+    ∫_m^∞ f + f(m)/2 <= Σ_{k>=m} f(k) <= ∫_{m-1/2}^∞ f.
+    """
+    log_norm = math.log(sigma) + 0.5 * math.log(2.0 * math.pi)
+    m = math.floor(threshold) + 1
+    if m >= 0:
+        integral = log_norm + log_ndtr(-m / sigma)
+        log_fm = -(m * m) / (2.0 * sigma * sigma)
+        if m - 0.5 >= sigma:
+            lower = float(np.logaddexp(integral, log_fm - math.log(2.0)))
+            return lower, log_norm + log_ndtr(-(m - 0.5) / sigma)
+        return integral, float(np.logaddexp(integral, log_fm))
+    # Σ_{k>=m} = Z - Σ_{k >= 1-m} by symmetry (1-m >= 1), with Z within (1 ± 3e^{-2π²σ²}).
+    lo_rest, hi_rest = _log_tail_bounds(-m, sigma)  # Σ_{k > -m} = Σ_{k >= 1-m}
+    z_lo, z_hi = log_norm, log_norm + math.log1p(3.0 * math.exp(-2.0 * math.pi**2 * sigma**2))
+    return (
+        z_lo + math.log(-math.expm1(min(hi_rest - z_lo, -1e-300))),
+        z_hi + math.log(-math.expm1(min(lo_rest - z_hi, -1e-300))),
+    )
+
+
+def _log_discrete_gaussian_delta(epsilon, sigma, sensitivity):
+    """log of an upper bound on δ(ε) of the discrete Gaussian (exact up to rounding when summed)."""
+    t1 = epsilon * sigma * sigma / sensitivity - sensitivity / 2.0
+    t2 = epsilon * sigma * sigma / sensitivity + sensitivity / 2.0
+    if 2.0 * _TAIL_SIGMAS * sigma < _DIRECT_SUM_MAX_TERMS:
+        log_z = _log_normaliser_direct(sigma)
+        plus = _log_tail_direct(t1, sigma) - log_z
+        minus = epsilon + _log_tail_direct(t2, sigma) - log_z
+    else:
+        log_norm = math.log(sigma) + 0.5 * math.log(2.0 * math.pi)
+        z_lo = log_norm
+        z_hi = log_norm + math.log1p(3.0 * math.exp(-2.0 * math.pi**2 * sigma**2))
+        plus = _log_tail_bounds(t1, sigma)[1] - z_lo
+        minus = epsilon + _log_tail_bounds(t2, sigma)[0] - z_hi
+    gap = minus - plus
+    if gap >= 0.0:
+        return -math.inf
+    return plus + math.log(-math.expm1(gap))
+
+
+def discrete_gaussian_delta(epsilon, sigma, sensitivity=1):
+    """δ(ε) of discrete Gaussian noise N_Z(0, σ²) on an integer query of L2 sensitivity Δ [CKS20].
+
+    δ = P[X > εσ²/Δ - Δ/2] - e^ε P[X > εσ²/Δ + Δ/2] with X ~ N_Z(0, σ²); summed
+    directly for moderate σ, bounded from above by integral comparison for large σ.
+    """
+    return math.exp(_log_discrete_gaussian_delta(float(epsilon), float(sigma), float(sensitivity)))
+
+
+def discrete_gaussian_epsilon(delta, sigma, sensitivity=1):
+    """The smallest ε at which discrete Gaussian noise is (ε, δ)-DP (rounded up)."""
+    delta, sigma, sensitivity = float(delta), float(sigma), float(sensitivity)
+    if delta >= 1.0:
+        return 0.0
+    if delta <= 0.0:
+        return math.inf
+    log_delta = math.log(delta)
+
+    def excess(eps):
+        return _log_discrete_gaussian_delta(eps, sigma, sensitivity) - log_delta
+
+    if excess(0.0) <= 0.0:
+        return 0.0
+    rho = sensitivity**2 / (2.0 * sigma**2)  # ρ-zCDP: a valid upper bracket
+    hi = rho + 2.0 * math.sqrt(rho * -log_delta) + 1.0
+    while excess(hi) > 0.0:
+        hi *= 2.0
+    return round_up(_smallest_root(excess, 0.0, hi))
+
+
+def discrete_gaussian_sigma(epsilon, delta, sensitivity=1):
+    """The smallest σ for which discrete Gaussian noise is (ε, δ)-DP [CKS20, Thm 7], rounded up."""
+    epsilon, delta, sensitivity = float(epsilon), float(delta), float(sensitivity)
+    target = epsilon * (1.0 - CALIBRATION_MARGIN)
+    log_delta = math.log(delta)
+
+    def excess(sigma):  # decreasing in sigma
+        return _log_discrete_gaussian_delta(target, sigma, sensitivity) - log_delta
+
+    guess = gaussian_sigma(epsilon, delta, sensitivity)
+    lo, hi = guess / 1.5, guess * 1.5
+    while excess(hi) > 0.0:
+        hi *= 2.0
+    while lo > 1e-3 and excess(lo) <= 0.0:
+        lo /= 2.0
+    if excess(lo) <= 0.0:
+        return round_up(lo)
+    return round_up(_smallest_root(excess, lo, hi))
+
+
+# ----------------------------------------------------------------------------------------
+# zCDP
+# ----------------------------------------------------------------------------------------
+
+
+def zcdp_rho(epsilon, delta):
+    """The largest ρ such that ρ-zCDP implies (ε, δ)-DP by the accountant's RDP conversion.
+
+    Used to calibrate releases accounted in zCDP (e.g. vector-valued discrete Gaussian
+    noise): σ = Δ₂ / sqrt(2ρ). Aims ``CALIBRATION_MARGIN`` inside ε, like every calibration.
+    """
+    from dpsk.accounting._rdp import ORDERS, rdp_to_epsilon
+
+    target = float(epsilon) * (1.0 - CALIBRATION_MARGIN)
+
+    rho = _largest_root(lambda r: rdp_to_epsilon(r * ORDERS, delta) - target)
+    return rho
+
+
+# ----------------------------------------------------------------------------------------
+# Randomized response and subsampling
+# ----------------------------------------------------------------------------------------
+
+
+def randomized_response_keep_probability(epsilon, num_categories=2):
+    """P(report the true category) of ε-DP k-ary randomized response: e^ε / (e^ε + k - 1)."""
+    # 1 / (1 + (k-1) e^{-ε}) avoids overflow for large ε.
+    return 1.0 / (1.0 + (num_categories - 1) * math.exp(-float(epsilon)))
+
+
+def amplified_epsilon(epsilon, sampling_probability):
+    """ε after subsampling with probability q [BBG18]: log(1 + q(e^ε - 1)), rounded up.
+
+    Holds for Poisson sampling under add/remove neighbours and for sampling without
+    replacement under substitution (q = sample size / population size); δ becomes qδ.
+    """
+    epsilon, q = float(epsilon), float(sampling_probability)
+    if q >= 1.0 or epsilon == 0.0:
+        return epsilon
+    if epsilon > 700.0:  # e^ε overflows; log(q e^ε (1 + (1-q)/(q e^ε))) <= ε + log q + 1e-300
+        return round_up(epsilon + math.log(q) + math.log1p((1.0 - q) * math.exp(-epsilon) / q))
+    return min(epsilon, round_up(math.log1p(q * math.expm1(epsilon))))
