@@ -25,6 +25,7 @@ from dpsk.audit import audit_estimator, project_attribute, worst_case_neighbours
 from dpsk.utils import all_estimators
 from dpsk.utils._test_common import REFERENCE_ESTIMATORS
 from dpsk.utils._testing import ToyDPMeanClassifier
+from dpsk.utils._testing_family import AUDITS as FAMILY_AUDITS
 
 
 @dataclass
@@ -43,6 +44,11 @@ ESTIMATOR_AUDITS = {
         ToyDPMeanClassifier(epsilon=2.0, bounds=(-1.0, 1.0), classes=[0, 1]), project_attribute("means_", (1, 0))
     ),
 }
+
+# Naive Bayes, PCA, k-means, scalers: configurations in dpsk/utils/_testing_family.py.
+ESTIMATOR_AUDITS.update(
+    {name: EstimatorAudit(a.estimator, a.projection, a.neighbours, a.n_samples) for name, a in FAMILY_AUDITS.items()}
+)
 
 #: Estimators that are deliberately not audited here, by class name, with the reason.
 NOT_AUDITED = {}
