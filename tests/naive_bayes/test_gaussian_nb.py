@@ -10,12 +10,14 @@ from scipy import stats
 from sklearn.datasets import load_iris
 from sklearn.naive_bayes import GaussianNB as SkGaussianNB
 
-from dpsk.accounting import BudgetAccountant, PureDPEvent, ZCDPEvent, record_releases
+from dpsk.accounting import BudgetAccountant, GaussianEvent, PureDPEvent, ZCDPEvent, record_releases
+from dpsk.audit import audit, estimator_sampler
 from dpsk.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpsk.naive_bayes import GaussianNB
 from dpsk.naive_bayes._gaussian import BUDGET_SHARES
 from dpsk.utils._bounded import Box
 from dpsk.utils._testing import assert_fit_with_power, ks_pvalue
+from dpsk.utils._testing_family import AUDITS, GaussianNBEpsilonX2
 
 
 @pytest.fixture(scope="module")
@@ -126,3 +128,22 @@ def test_classes_derived_from_y_warn():
     X = np.zeros((4, 1))
     with pytest.warns(PrivacyLeakWarning, match="classes"):
         GaussianNB(bounds=(-1, 1)).fit(X, [0, 1, 0, 1])
+
+
+@pytest.mark.parametrize(
+    "cls", [GaussianNB, pytest.param(GaussianNBEpsilonX2, marks=pytest.mark.slow)], ids=["correct", "epsilon_x2"]
+)
+def test_gaussian_noise_audit(cls):
+    """Audit of ``delta > 0`` (zCDP-calibrated lattice Gaussian noise) against its Gaussian profile.
+
+    dpsk.audit has no zCDP profile; the noise is Gaussian with σ = Δ₂/√(2ρ), whose exact
+    profile (multiplier 1/√(2ρ)) the audit tests along the whole curve.
+    """
+    config = AUDITS["GaussianNB"]
+    # ε = 8: a larger μ than at ε = 2, so that 3000 fits separate μ from 2μ.
+    params = {**config.params, "epsilon": 8.0, "delta": 1e-5}
+    neighbours = config.neighbours()
+    rho = GaussianNB(random_state=0, **params).fit(**neighbours[0]).privacy_spent_.rho
+    claim = GaussianEvent(1.0 / math.sqrt(2.0 * rho))
+    result = audit(estimator_sampler(cls(**params), config.projection), neighbours, event=claim, n_samples=3_000, random_state=0)
+    assert result.passed == (cls is GaussianNB), str(result)
