@@ -25,8 +25,10 @@ INIT_PARAMS = {
     "CategoricalNB": dict(epsilon=1.0),
     "GaussianNB": dict(epsilon=1e4),
     "KMeans": dict(n_clusters=3, epsilon=1e4, max_iter=3),
+    "MinMaxScaler": dict(epsilon=1.0),   # integer noise: see BernoulliNB
     "MultinomialNB": dict(epsilon=1e4),
     "PCA": dict(epsilon=1e4, delta=1e-5),
+    "StandardScaler": dict(epsilon=1e4),
 }
 
 #: scikit-learn checks expected to fail, by class name: {check name: reason}.

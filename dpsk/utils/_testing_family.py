@@ -14,8 +14,8 @@ Broken variants still *declare* the correct cost; only their noise or clipping i
 
 * ``...EpsilonX2``: noise calibrated for twice the declared ε;
 * ``...NoClipping``: a row may move the statistics by more than the declared sensitivity;
-* ``BernoulliNBFeaturesOnly``, ``CategoricalNBOneFeature``: a sensitivity that forgets
-  part of a row's contribution.
+* ``BernoulliNBFeaturesOnly``, ``CategoricalNBOneFeature``, ``MinMaxScalerOneFeature``: a
+  sensitivity that forgets part of a row's contribution.
 """
 
 from dataclasses import dataclass, field
@@ -28,6 +28,7 @@ from dpsk.audit import canary_neighbours, project_attribute
 from dpsk.cluster import KMeans
 from dpsk.decomposition import PCA
 from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB, MultinomialNB
+from dpsk.preprocessing import MinMaxScaler, StandardScaler
 from dpsk.utils._bounded import Box
 
 __all__ = ["AUDITS", "BROKEN_VARIANTS", "FamilyAudit"]
@@ -74,6 +75,13 @@ def project_cluster_sum(est):
     return np.array([est.cluster_sizes_[0], est.cluster_centers_[0, 0] * n])
 
 
+def project_scaler_moments(est):
+    """Noisy n, Σz and Σ(z² − 1/2) of a one-feature StandardScaler on the box (-1, 1)."""
+    n = max(est.n_samples_seen_, 1.0)
+    mean = float(est.mean_[0])
+    return np.array([est.n_samples_seen_, mean * n, (float(est.var_[0]) + mean**2 - 0.5) * n])
+
+
 @dataclass
 class FamilyAudit:
     """What ``ESTIMATOR_AUDITS`` needs: the estimator's class and parameters, projection, neighbours."""
@@ -115,6 +123,21 @@ AUDITS = {
         dict(n_clusters=1, epsilon=2.0, bounds=(-1.0, 1.0), init=[[0.0]], max_iter=1),
         project_cluster_sum,
         _Neighbours([[0.0]], [4.0], False),
+    ),
+    # Rows at z = ±1/√2: E[z²] = 1/2, so neither the mean nor the second moment is clipped.
+    # Three Laplace coordinates each carry part of the loss: 6000 fits (as MultinomialNB).
+    "StandardScaler": FamilyAudit(
+        StandardScaler,
+        dict(epsilon=2.0, bounds=(-1.0, 1.0)),
+        project_scaler_moments,
+        _Neighbours([[-(0.5**0.5)], [0.5**0.5]], [4.0], False),
+        n_samples=6_000,
+    ),
+    "MinMaxScaler": FamilyAudit(
+        MinMaxScaler,
+        dict(epsilon=2.0, bounds=(-1.0, 1.0), bins=4),
+        project_attribute("histogram_", (slice(None), -1)),
+        _Neighbours([[0.9, 0.9]], [4.0, 4.0], False),
     ),
 }
 
@@ -216,6 +239,27 @@ class KMeansNoClipping(KMeans):
         return super()._cluster_sums(X, centres, Box(box.lower - HUGE, box.upper + HUGE))
 
 
+class StandardScalerEpsilonX2(_EpsilonX2, StandardScaler):
+    pass
+
+
+class StandardScalerNoClipping(StandardScaler):
+    def _sums(self, X, box):
+        return super()._sums(X, Box(box.lower - HUGE, box.upper + HUGE))
+
+
+class MinMaxScalerEpsilonX2(MinMaxScaler):
+    def _mechanism(self, n_features, rng):
+        return _Lying(super()._mechanism(n_features, rng), super()._mechanism(n_features / 2, rng))
+
+
+class MinMaxScalerOneFeature(MinMaxScaler):
+    """Counts one feature's bin in the sensitivity (1 instead of d)."""
+
+    def _mechanism(self, n_features, rng):
+        return _Lying(super()._mechanism(n_features, rng), super()._mechanism(1, rng))
+
+
 #: (name of the audited estimator, broken variant)
 BROKEN_VARIANTS = [
     ("GaussianNB", GaussianNBEpsilonX2),
@@ -230,4 +274,8 @@ BROKEN_VARIANTS = [
     ("PCA", PCANoClipping),
     ("KMeans", KMeansEpsilonX2),
     ("KMeans", KMeansNoClipping),
+    ("StandardScaler", StandardScalerEpsilonX2),
+    ("StandardScaler", StandardScalerNoClipping),
+    ("MinMaxScaler", MinMaxScalerEpsilonX2),
+    ("MinMaxScaler", MinMaxScalerOneFeature),
 ]
