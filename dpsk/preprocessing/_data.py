@@ -266,9 +266,12 @@ class MinMaxScaler(_BaseScaler):
 
     {bounds}
 
-    bins : int, default=128
+    bins : int, default=32
         Equal bins per feature between the bounds: the resolution of the noisy minimum
-        and maximum (more bins, finer edges, but each needs more rows to stand out).
+        and maximum. More bins give finer edges, but each bin then needs more rows to
+        stand out of the noise, so more of the data falls outside the estimated range
+        (with 20 features at ε = 1: about 3% of 10⁴ rows, 0.2% of 10⁵ rows at 32 bins;
+        19% and 1.3% at 128).
 
     copy : bool, default=True
         If False, ``transform`` scales float arrays in place.
@@ -328,7 +331,7 @@ class MinMaxScaler(_BaseScaler):
     >>> X = np.random.default_rng(0).uniform(2.0, 6.0, size=(10000, 2))
     >>> scaler = MinMaxScaler(epsilon=1.0, bounds=(0, 10), random_state=0).fit(X)
     >>> scaler.data_min_, scaler.data_max_
-    (array([1.953125, 1.953125]), array([6.015625, 6.015625]))
+    (array([1.875, 1.875]), array([6.25, 6.25]))
     """
 
     _parameter_constraints = {
@@ -346,7 +349,7 @@ class MinMaxScaler(_BaseScaler):
         *,
         epsilon=1.0,
         bounds=None,
-        bins=128,
+        bins=32,
         copy=True,
         clip=False,
         accountant=None,

@@ -1,0 +1,75 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Helpers of the naive Bayes, PCA, k-means and scaler benchmarks (bench_naive_bayes.py, ...).
+
+* :func:`best_times` — interleaved best-of-N wall times, so that ratios measured in one run
+  stay meaningful on a busy machine;
+* :func:`run_diffprivlib` — runs a snippet in diffprivlib's own environment
+  (``/work/.venv-dpl``, diffprivlib 0.6.6 with scikit-learn 1.7.2) on arrays saved to a
+  temporary folder, with a time limit, and returns what the snippet prints as JSON;
+* :func:`markdown` — rows (dicts) as a markdown table.
+"""
+
+import json
+import os
+import subprocess
+import tempfile
+import textwrap
+import time
+
+import numpy as np
+
+DPL_PYTHON = os.environ.get("DPSK_DIFFPRIVLIB_PYTHON", "/work/.venv-dpl/bin/python")
+
+
+def best_times(candidates, repeats):
+    """Best wall time (s) of each callable, interleaved over ``repeats`` rounds."""
+    times = {name: [] for name in candidates}
+    for _ in range(repeats):
+        for name, func in candidates.items():
+            start = time.perf_counter()
+            func()
+            times[name].append(time.perf_counter() - start)
+    return {name: min(values) for name, values in times.items()}
+
+
+def run_diffprivlib(code, arrays, timeout):
+    """Run ``code`` with diffprivlib; ``arrays`` are loaded as variables; returns its JSON output.
+
+    The snippet sees ``np``, the arrays by name and must ``print(json.dumps(...))`` once.
+    Returns None if diffprivlib is unavailable, and ``{"timeout": timeout}`` if the snippet
+    did not finish in time.
+    """
+    if not os.path.exists(DPL_PYTHON):
+        return None
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "data.npz")
+        np.savez(path, **arrays)
+        prelude = (
+            "import json, time, warnings\nimport numpy as np\nwarnings.filterwarnings('ignore')\n"
+            f"_data = np.load({path!r}, allow_pickle=False)\n"
+            + "".join(f"{name} = _data[{name!r}]\n" for name in arrays)
+        )
+        try:
+            done = subprocess.run(
+                [DPL_PYTHON, "-c", prelude + textwrap.dedent(code)],
+                capture_output=True, text=True, timeout=timeout, check=True,
+            )
+        except subprocess.TimeoutExpired:
+            return {"timeout": timeout}
+        except subprocess.CalledProcessError as exc:
+            return {"error": exc.stderr.strip().splitlines()[-1] if exc.stderr else "failed"}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def mean_std(values):
+    values = np.asarray(values, dtype=np.float64)
+    return f"{values.mean():.3f} ± {values.std():.3f}"
+
+
+def markdown(rows):
+    """A markdown table of dicts sharing their keys (missing cells are blank)."""
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(str(row.get(c, "")) for c in columns) + " |" for row in rows]
+    return "\n".join(lines)
