@@ -2,35 +2,32 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Helpers of the naive Bayes, PCA, k-means and scaler benchmarks (bench_naive_bayes.py, ...).
 
-* :func:`best_times` — interleaved best-of-N wall times, so that ratios measured in one run
-  stay meaningful on a busy machine;
+* :func:`best_seconds` — interleaved best-of-N wall times (``bench_clip.best_times``, in
+  seconds), so that ratios measured in one run stay meaningful on a busy machine;
 * :func:`run_diffprivlib` — runs a snippet in diffprivlib's own environment
   (``/work/.venv-dpl``, diffprivlib 0.6.6 with scikit-learn 1.7.2) on arrays saved to a
   temporary folder, with a time limit, and returns what the snippet prints as JSON;
-* :func:`markdown` — rows (dicts) as a markdown table.
+* :func:`markdown` — rows (dicts) as a markdown table; :func:`main` — the command line of
+  every benchmark (``--quick``).
 """
 
+import argparse
 import json
 import os
 import subprocess
 import tempfile
 import textwrap
-import time
 
 import numpy as np
+
+from bench_clip import best_times
 
 DPL_PYTHON = os.environ.get("DPSK_DIFFPRIVLIB_PYTHON", "/work/.venv-dpl/bin/python")
 
 
-def best_times(candidates, repeats):
+def best_seconds(candidates, repeats):
     """Best wall time (s) of each callable, interleaved over ``repeats`` rounds."""
-    times = {name: [] for name in candidates}
-    for _ in range(repeats):
-        for name, func in candidates.items():
-            start = time.perf_counter()
-            func()
-            times[name].append(time.perf_counter() - start)
-    return {name: min(values) for name, values in times.items()}
+    return {name: ms / 1e3 for name, ms in best_times(candidates, repeats).items()}
 
 
 def run_diffprivlib(code, arrays, timeout):
@@ -73,3 +70,11 @@ def markdown(rows):
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(str(row.get(c, "")) for c in columns) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def main(run, description):
+    """Command line of a benchmark: print ``run(quick=...)`` as a markdown table."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="fewer seeds and rows (under a minute)")
+    args = parser.parse_args()
+    print(markdown(run(quick=args.quick)))

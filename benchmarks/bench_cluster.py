@@ -14,7 +14,6 @@
 Run: ``python benchmarks/bench_cluster.py [--quick]``.
 """
 
-import argparse
 import os
 import sys
 
@@ -23,7 +22,7 @@ from sklearn.cluster import KMeans as SkKMeans
 from sklearn.datasets import make_blobs
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # _family_common, next to this file
-from _family_common import best_times, markdown, mean_std, run_diffprivlib  # noqa: E402
+from _family_common import best_seconds, main, mean_std, run_diffprivlib  # noqa: E402
 
 from dpsk.cluster import KMeans  # noqa: E402
 
@@ -63,7 +62,7 @@ def timing_rows(n, repeats, iterations=5):
     X, _ = make_blobs(n, centers=8, n_features=20, random_state=0)
     ours = KMeans(8, epsilon=1.0, bounds=(-15.0, 15.0), max_iter=iterations, random_state=0)
     theirs = SkKMeans(8, n_init=1, max_iter=iterations, tol=0.0, random_state=0)
-    times = best_times({"dpsk": lambda: ours.fit(X), "sklearn": lambda: theirs.fit(X)}, repeats)
+    times = best_seconds({"dpsk": lambda: ours.fit(X), "sklearn": lambda: theirs.fit(X)}, repeats)
     ratio = times["dpsk"] / times["sklearn"]
     return [{
         "benchmark": f"KMeans fit time, {n:.0e} x 20, k=8, {iterations} Lloyd iterations", "dpsk": f"{times['dpsk']:.3f} s",
@@ -80,12 +79,5 @@ def run(quick=False):
     return rows
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer seeds and rows (under a minute)")
-    args = parser.parse_args()
-    print(markdown(run(quick=args.quick)))
-
-
 if __name__ == "__main__":
-    main()
+    main(run, __doc__.splitlines()[0])

@@ -9,8 +9,8 @@
   public bound √13 on row norms). dpsk's Analyze Gauss (δ = 1e-5) and symmetric Laplace
   (pure ε), and diffprivlib's PCA (pure ε, same ``data_norm``, ``bounds`` of the box
   [-8, 8] or [0, 1]) in the same run, 10 seeds. diffprivlib's PCA samples with a
-  rejection sampler whose time grows with n·ε; it gets ``--dpl-timeout`` seconds per
-  dataset and is reported as not finished beyond.
+  rejection sampler whose time grows with n·ε; it gets ``dpl_timeout`` seconds (300, or
+  5 with ``--quick``) per dataset and is reported as not finished beyond.
 * Fit time on 10⁶ × 20 standard normal rows (``data_norm = 8``) against scikit-learn's
   ``PCA(5)`` (interleaved, best of ``repeats``). Targets: at most 1.2× scikit-learn, and
   under one second.
@@ -18,7 +18,6 @@
 Run: ``python benchmarks/bench_decomposition.py [--quick]``.
 """
 
-import argparse
 import os
 import sys
 
@@ -27,7 +26,7 @@ from sklearn.datasets import make_classification
 from sklearn.decomposition import PCA as SkPCA
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # _family_common, next to this file
-from _family_common import best_times, markdown, mean_std, run_diffprivlib  # noqa: E402
+from _family_common import best_seconds, main, mean_std, run_diffprivlib  # noqa: E402
 
 from dpsk.datasets import load_adult  # noqa: E402
 from dpsk.decomposition import PCA  # noqa: E402
@@ -75,7 +74,7 @@ def captured_rows(name, X, data_norm, lower, upper, seeds, dpl_timeout):
 def timing_rows(n, repeats):
     X = np.random.default_rng(0).normal(size=(n, 20))
     ours = PCA(5, epsilon=1.0, delta=1e-5, data_norm=8.0, random_state=0)
-    times = best_times({"dpsk": lambda: ours.fit(X), "sklearn": lambda: SkPCA(5).fit(X)}, repeats)
+    times = best_seconds({"dpsk": lambda: ours.fit(X), "sklearn": lambda: SkPCA(5).fit(X)}, repeats)
     ratio = times["dpsk"] / times["sklearn"]
     met = ratio <= 1.2 and times["dpsk"] < 1.0
     return [{
@@ -85,10 +84,11 @@ def timing_rows(n, repeats):
     }]
 
 
-def run(quick=False, dpl_timeout=300):
+def run(quick=False, dpl_timeout=None):
     """Rows of the PCA benchmark (``quick``: 2 seeds, 10⁴ rows, 10⁵ rows for timing)."""
     seeds = list(range(2 if quick else 10))
     n = 10_000 if quick else 100_000
+    dpl_timeout = dpl_timeout or (5 if quick else 300)
     X, _ = make_classification(n, 20, random_state=0)
     rows = captured_rows(f"make_classification({n}, 20)", X, 8.0, -8.0, 8.0, seeds, dpl_timeout)
     adult = load_adult()
@@ -97,13 +97,5 @@ def run(quick=False, dpl_timeout=300):
     return rows
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer seeds and rows (under a minute)")
-    parser.add_argument("--dpl-timeout", type=float, default=300, help="seconds allowed to diffprivlib per dataset")
-    args = parser.parse_args()
-    print(markdown(run(quick=args.quick, dpl_timeout=args.dpl_timeout if not args.quick else 5)))
-
-
 if __name__ == "__main__":
-    main()
+    main(run, __doc__.splitlines()[0])

@@ -17,7 +17,6 @@
 Run: ``python benchmarks/bench_naive_bayes.py [--quick]``.
 """
 
-import argparse
 import os
 import re
 import sys
@@ -30,7 +29,7 @@ from sklearn.naive_bayes import CategoricalNB as SkCategoricalNB
 from sklearn.naive_bayes import GaussianNB as SkGaussianNB
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # _family_common, next to this file
-from _family_common import best_times, markdown, mean_std, run_diffprivlib  # noqa: E402
+from _family_common import best_seconds, main, mean_std, run_diffprivlib  # noqa: E402
 
 from dpsk.datasets import load_adult  # noqa: E402
 from dpsk.datasets._adult import ADULT_SCHEMA  # noqa: E402
@@ -134,7 +133,7 @@ def timing_rows(n, repeats):
     X = rng.normal(size=(n, 20))
     y = (X[:, 0] + rng.normal(size=n) > 0).astype(int)
     ours = GaussianNB(epsilon=1.0, bounds=(-5.0, 5.0), classes=[0, 1], random_state=0)
-    times = best_times({"dpsk": lambda: ours.fit(X, y), "sklearn": lambda: SkGaussianNB().fit(X, y)}, repeats)
+    times = best_seconds({"dpsk": lambda: ours.fit(X, y), "sklearn": lambda: SkGaussianNB().fit(X, y)}, repeats)
     ratio = times["dpsk"] / times["sklearn"]
     return [{
         "benchmark": f"GaussianNB fit time, {n:.0e} x 20", "dpsk": f"{times['dpsk']:.3f} s",
@@ -152,12 +151,5 @@ def run(quick=False):
     return rows
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer seeds and rows (under a minute)")
-    args = parser.parse_args()
-    print(markdown(run(quick=args.quick)))
-
-
 if __name__ == "__main__":
-    main()
+    main(run, __doc__.splitlines()[0])

@@ -16,7 +16,6 @@
 Run: ``python benchmarks/bench_preprocessing.py [--quick]``.
 """
 
-import argparse
 import os
 import sys
 
@@ -25,7 +24,7 @@ from sklearn.preprocessing import MinMaxScaler as SkMinMaxScaler
 from sklearn.preprocessing import StandardScaler as SkStandardScaler
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # _family_common, next to this file
-from _family_common import best_times, markdown, mean_std, run_diffprivlib  # noqa: E402
+from _family_common import best_seconds, main, mean_std, run_diffprivlib  # noqa: E402
 
 from dpsk.preprocessing import MinMaxScaler, StandardScaler  # noqa: E402
 
@@ -78,7 +77,7 @@ def timing_rows(n, repeats):
         ("StandardScaler", StandardScaler(epsilon=1.0, bounds=(-5.0, 5.0), random_state=0), SkStandardScaler()),
         ("MinMaxScaler", MinMaxScaler(epsilon=1.0, bounds=(-5.0, 5.0), random_state=0), SkMinMaxScaler()),
     ]:
-        times = best_times({"dpsk": lambda: ours.fit(X), "sklearn": lambda: theirs.fit(X)}, repeats)
+        times = best_seconds({"dpsk": lambda: ours.fit(X), "sklearn": lambda: theirs.fit(X)}, repeats)
         ratio = times["dpsk"] / times["sklearn"]
         rows.append({
             "benchmark": f"{name} fit time, {n:.0e} x 20", "dpsk": f"{times['dpsk']:.3f} s",
@@ -94,12 +93,5 @@ def run(quick=False):
     return accuracy_rows(seeds) + timing_rows(100_000 if quick else 1_000_000, 3 if quick else 7)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer seeds and rows (under a minute)")
-    args = parser.parse_args()
-    print(markdown(run(quick=args.quick)))
-
-
 if __name__ == "__main__":
-    main()
+    main(run, __doc__.splitlines()[0])
