@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from sklearn.decomposition import PCA as SkPCA
 
-from dpsk.accounting import GaussianEvent, PureDPEvent, ZCDPEvent, record_releases
+from dpsk.accounting import CalibratedEvent, GaussianEvent, PureDPEvent, ZCDPEvent, record_releases
 from dpsk.audit import audit, estimator_sampler
 from dpsk.decomposition import PCA
 from dpsk.decomposition._pca import _Geometry
@@ -45,11 +45,13 @@ def test_huge_epsilon_matches_scikit_learn(data, params, delta):
     assert ours.noise_variance_ == pytest.approx(reference.noise_variance_, rel=1e-4)
 
 
-@pytest.mark.parametrize("delta, event_type", [(0.0, PureDPEvent), (1e-6, ZCDPEvent)])
+@pytest.mark.parametrize("delta, event_type", [(0.0, PureDPEvent), (1e-6, CalibratedEvent)])
 def test_private_subspace_is_close_at_epsilon_one(data, delta, event_type):
     with record_releases() as drawn:
         ours = PCA(2, epsilon=1.0, delta=delta, data_norm=15.0, random_state=0).fit(data)
     assert drawn == [ours.privacy_spent_] and isinstance(drawn[0], event_type)
+    if delta:   # zCDP noise, calibrated for the δ asked for
+        assert isinstance(drawn[0].event, ZCDPEvent)
     assert _subspace_match(ours.components_, SkPCA(2).fit(data).components_).min() > 0.99
 
 
@@ -140,7 +142,7 @@ def test_both_bounds_clip_to_the_box_then_the_ball():
 
 def _gaussian_claim(estimator, neighbours):
     fitted = estimator.set_params(random_state=0).fit(**neighbours[0])
-    return GaussianEvent(1.0 / math.sqrt(2.0 * fitted.privacy_spent_.rho))
+    return GaussianEvent(1.0 / math.sqrt(2.0 * fitted.privacy_spent_.event.rho))
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from scipy import stats
 from sklearn.datasets import load_iris
 from sklearn.naive_bayes import GaussianNB as SkGaussianNB
 
-from dpsk.accounting import BudgetAccountant, GaussianEvent, PureDPEvent, ZCDPEvent, record_releases
+from dpsk.accounting import BudgetAccountant, CalibratedEvent, GaussianEvent, PureDPEvent, ZCDPEvent, record_releases
 from dpsk.audit import audit, estimator_sampler
 from dpsk.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpsk.naive_bayes import GaussianNB
@@ -95,13 +95,15 @@ def test_priors_are_used_as_given(iris):
         GaussianNB(bounds=bounds, priors=[0.5, 0.5, 0.5], classes=[0, 1, 2]).fit(X, y)
 
 
-@pytest.mark.parametrize("delta, event_type", [(0.0, PureDPEvent), (1e-5, ZCDPEvent)])
+@pytest.mark.parametrize("delta, event_type", [(0.0, PureDPEvent), (1e-5, CalibratedEvent)])
 def test_one_release_within_the_budget(iris, delta, event_type):
     X, y, bounds = iris
     accountant = BudgetAccountant(epsilon=1.0, delta=delta)
     with record_releases() as drawn:
         clf = GaussianNB(epsilon=1.0, delta=delta, bounds=bounds, classes=[0, 1, 2], accountant=accountant).fit(X, y)
     assert drawn == [clf.privacy_spent_] and isinstance(clf.privacy_spent_, event_type)
+    if delta:   # zCDP noise, calibrated for the δ asked for
+        assert isinstance(clf.privacy_spent_.event, ZCDPEvent) and clf.privacy_spent_.delta == delta
     assert accountant.total().epsilon <= 1.0 + 1e-12
     with pytest.raises(BudgetExceededError):
         GaussianNB(epsilon=0.01, bounds=bounds, classes=[0, 1, 2], accountant=accountant).fit(X, y)
@@ -143,7 +145,7 @@ def test_gaussian_noise_audit(cls):
     # ε = 8: a larger μ than at ε = 2, so that 3000 fits separate μ from 2μ.
     params = {**config.params, "epsilon": 8.0, "delta": 1e-5}
     neighbours = config.neighbours()
-    rho = GaussianNB(random_state=0, **params).fit(**neighbours[0]).privacy_spent_.rho
+    rho = GaussianNB(random_state=0, **params).fit(**neighbours[0]).privacy_spent_.event.rho
     claim = GaussianEvent(1.0 / math.sqrt(2.0 * rho))
     result = audit(estimator_sampler(cls(**params), config.projection), neighbours, event=claim, n_samples=3_000, random_state=0)
     assert result.passed == (cls is GaussianNB), str(result)

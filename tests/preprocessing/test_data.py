@@ -10,7 +10,7 @@ from scipy import stats
 from sklearn.preprocessing import MinMaxScaler as SkMinMaxScaler
 from sklearn.preprocessing import StandardScaler as SkStandardScaler
 
-from dpsk.accounting import ComposedEvent, PureDPEvent, ZCDPEvent, record_releases
+from dpsk.accounting import CalibratedEvent, ComposedEvent, PureDPEvent, record_releases
 from dpsk.exceptions import PrivacyLeakWarning
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
 from dpsk.preprocessing._data import BUDGET_SHARES
@@ -78,7 +78,7 @@ def test_standard_scaler_options(data, with_mean, with_std, n_releases):
         assert scaler.privacy_spent_ == ComposedEvent(()) and scaler.mean_ is None
 
 
-@pytest.mark.parametrize("delta, event_type", [(0.0, PureDPEvent), (1e-5, ZCDPEvent)])
+@pytest.mark.parametrize("delta, event_type", [(0.0, PureDPEvent), (1e-5, CalibratedEvent)])
 def test_standard_scaler_releases_once(data, delta, event_type):
     with record_releases() as drawn:
         scaler = StandardScaler(epsilon=1.0, delta=delta, bounds=BOUNDS, random_state=0).fit(data)

@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dpsk.accounting import ApproxDPEvent, GaussianEvent, LaplaceEvent, PureDPEvent, ZCDPEvent, record_releases
+from dpsk.accounting import ApproxDPEvent, CalibratedEvent, GaussianEvent, LaplaceEvent, PureDPEvent, ZCDPEvent, record_releases
 from dpsk.audit import audit
 from dpsk.utils._bounded import Box, JointRelease, budget_bound, split_by_weights
 from dpsk.utils._testing import assert_fit_with_power, ks_pvalue
@@ -84,7 +84,10 @@ def test_joint_release_is_one_release_of_the_declared_event(delta):
     with record_releases() as drawn:
         noisy = release.randomise(values)
     assert drawn == [release.privacy_event(SIZES)]
-    assert isinstance(drawn[0], ZCDPEvent if delta else PureDPEvent)
+    if delta:   # zCDP noise, calibrated for the δ asked for
+        assert isinstance(drawn[0], CalibratedEvent) and isinstance(drawn[0].event, ZCDPEvent)
+    else:
+        assert isinstance(drawn[0], PureDPEvent)
     assert [v.shape for v in noisy] == [(3,), (3, 4), (3, 4)]
     # The whole vector has sensitivity 1 after scaling: the budget split is in the weights.
     norm = 1 if delta else 0
