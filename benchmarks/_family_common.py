@@ -33,9 +33,10 @@ def best_seconds(candidates, repeats):
 def run_diffprivlib(code, arrays, timeout):
     """Run ``code`` with diffprivlib; ``arrays`` are loaded as variables; returns its JSON output.
 
-    The snippet sees ``np``, the arrays by name and must ``print(json.dumps(...))`` once.
-    Returns None if diffprivlib is unavailable, and ``{"timeout": timeout}`` if the snippet
-    did not finish in time.
+    The snippet sees ``np``, the arrays by name and must print its result as JSON on its
+    last line (earlier lines may report progress, one JSON value each, flushed). Returns
+    None if diffprivlib is unavailable, and ``{"timeout": timeout, "partial": [...]}`` (the
+    progress lines printed in time) if the snippet did not finish.
     """
     if not os.path.exists(DPL_PYTHON):
         return None
@@ -52,8 +53,9 @@ def run_diffprivlib(code, arrays, timeout):
                 [DPL_PYTHON, "-c", prelude + textwrap.dedent(code)],
                 capture_output=True, text=True, timeout=timeout, check=True,
             )
-        except subprocess.TimeoutExpired:
-            return {"timeout": timeout}
+        except subprocess.TimeoutExpired as exc:
+            printed = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+            return {"timeout": timeout, "partial": [json.loads(line) for line in printed.split("\n") if line.strip()]}
         except subprocess.CalledProcessError as exc:
             return {"error": exc.stderr.strip().splitlines()[-1] if exc.stderr else "failed"}
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -40,6 +40,7 @@ start = time.perf_counter()
 for seed in seeds:
     pca = PCA(5, epsilon=1.0, data_norm=float(data_norm), bounds=(lower, upper), random_state=int(seed)).fit(X)
     out.append(captured(pca.components_))
+    print(json.dumps(out[-1]), flush=True)   # progress, in case the time limit stops us
 print(json.dumps({"captured": out, "seconds_per_fit": (time.perf_counter() - start) / len(seeds)}))
 """
 
@@ -59,7 +60,8 @@ def captured_rows(name, X, data_norm, lower, upper, seeds, dpl_timeout):
     if dpl is None:
         dpl_cell = "unavailable"
     elif "timeout" in dpl:
-        dpl_cell = f"did not finish {len(seeds)} fits in {dpl_timeout} s"
+        done = dpl["partial"]
+        dpl_cell = f"{len(done)} of {len(seeds)} fits in {dpl_timeout:g} s" + (f": {mean_std(done)}" if done else "")
     elif "error" in dpl:
         dpl_cell = f"error: {dpl['error']}"
     else:
