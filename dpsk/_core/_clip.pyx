@@ -104,6 +104,18 @@ over rows.
     (float; distances recomputed directly, not from the expansion). Each row adds to
     exactly one cluster, whatever the assignment.
 
+Histograms
+==========
+
+``clipped_histogram(X, lower, upper, n_bins, *, n_threads=None) -> counts``
+    Per-feature counts of the clipped values in ``n_bins`` equal bins of ``[lower[j],
+    upper[j]]``: ``counts[j, k]`` (int64, shape ``(n_features, n_bins)``) is the number of
+    rows whose ``c(x)[j]`` has ``floor((c(x)[j] − lower[j]) · n_bins / (upper[j] −
+    lower[j])) = k`` (computed in float64, the last bin closed: ``upper[j]`` falls in bin
+    ``n_bins − 1``; a feature with ``lower[j] == upper[j]`` puts every row in bin 0). A
+    value at a bin edge may fall on either side after rounding, but **every row adds
+    exactly 1 to exactly one bin of each feature**. DP quantiles, min/max scaling.
+
 What is guaranteed, and what is not
 ===================================
 
@@ -144,6 +156,7 @@ __all__ = [
     "clip_rows_l2",
     "clipped_class_sums",
     "clipped_gram",
+    "clipped_histogram",
     "clipped_kmeans_sums",
     "clipped_linear_stats",
     "clipped_sums",
@@ -1136,3 +1149,70 @@ def clipped_kmeans_sums(X, centers, lower, upper, *, n_threads=None):
         return np.zeros(centers.shape[0]), np.zeros(centers.shape), 0.0
     count, total = (_add_in_order([part[i] for part in parts]) for i in (1, 2))
     return count, total, float(_add_in_order([part[3] for part in parts]))
+
+
+# ---------------------------------------------------------------------------------------
+# Histograms
+# ---------------------------------------------------------------------------------------
+
+cdef void _histogram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const double* lo,
+                          const double* scale, Py_ssize_t n_bins, long long* counts,
+                          double* flag) noexcept nogil:
+    """counts[j * n_bins + k] += 1 for the bin k of each clipped value (scale = n_bins / width)."""
+    cdef Py_ssize_t i, j, k
+    cdef double v, t
+    cdef const floating* x
+    for i in range(n):
+        x = X + i * d
+        for j in range(d):
+            v = x[j]
+            flag[j] += v * 0.0
+            t = (v - lo[j]) * scale[j]   # the clip to [0, n_bins - 1] below is the clip to the bounds
+            if t < 1.0:                  # also catches t < 0 and NaN (flagged above)
+                k = 0
+            elif t >= n_bins - 1:
+                k = n_bins - 1
+            else:
+                k = <Py_ssize_t> t
+            counts[j * n_bins + k] += 1
+
+
+def _histogram_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop,
+                     double[::1] lo, double[::1] scale, Py_ssize_t n_bins):
+    cdef Py_ssize_t d = X.shape[1]
+    counts = np.zeros((d, n_bins), dtype=np.int64)
+    cdef long long[:, ::1] c = counts
+    cdef double[::1] flag = np.zeros(max(d, 1))
+    cdef const floating* x = _row(X, start)
+    cdef long long* cp = &c[0, 0] if d > 0 else NULL
+    cdef const double* lop = _vec(lo)
+    cdef const double* sp = _vec(scale)
+    cdef double bad
+    with nogil:
+        _histogram_pass(x, stop - start, d, lop, sp, n_bins, cp, &flag[0])
+        bad = _sum(&flag[0], d)
+    return bad, counts
+
+
+def clipped_histogram(X, lower, upper, n_bins, *, n_threads=None):
+    """Per-feature counts of the clipped values in equal bins; see the module docstring."""
+    X = _check_array(X, "X", 2)
+    n, d = X.shape
+    lower, upper = _check_bounds(lower, upper, d)
+    if isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral) or not 1 <= n_bins <= 2 ** 31:
+        raise ValueError(f"n_bins must be an int in [1, 2**31], got {n_bins!r}")
+    n_bins = int(n_bins)
+    width = upper - lower
+    # Bins per unit; 0 for a constant feature (every value lands in bin 0). The width is
+    # computed in float64 and may overflow to inf for huge bounds: the scale is then 0 too
+    # and all rows fall in bin 0, which is still one bin per row.
+    with np.errstate(over="ignore", divide="ignore"):
+        scale = np.where((width > 0) & np.isfinite(width), n_bins / np.where(width > 0, width, 1.0), 0.0)
+    scale = np.ascontiguousarray(scale, dtype=np.float64)
+    parts = _map_chunks(lambda start, stop: _histogram_chunk(X, start, stop, lower, scale, n_bins), n, n_threads)
+    if any(part[0] != 0 for part in parts):
+        _raise_nonfinite()
+    counts = np.zeros((d, n_bins), dtype=np.int64)
+    for _, part in parts:
+        counts += part
+    return counts

@@ -24,10 +24,24 @@ INIT_PARAMS = {
     "LinearSVC": dict(epsilon=1e4),
     "LogisticRegression": dict(epsilon=1e4),
     "Ridge": dict(epsilon=1e4),
+    # Integer noise at ε = 1e4 is almost always 0: fits would not differ between seeds.
+    "BernoulliNB": dict(epsilon=1.0),
+    "CategoricalNB": dict(epsilon=1.0),
+    "GaussianNB": dict(epsilon=1e4),
+    "KMeans": dict(n_clusters=3, epsilon=1e4, max_iter=3),
+    "MinMaxScaler": dict(epsilon=1.0),   # integer noise: see BernoulliNB
+    "MultinomialNB": dict(epsilon=1e4),
+    "PCA": dict(epsilon=1e4, delta=1e-5),
+    "StandardScaler": dict(epsilon=1e4),
 }
 
 #: scikit-learn checks expected to fail, by class name: {check name: reason}.
-EXPECTED_FAILED_CHECKS = {}
+EXPECTED_FAILED_CHECKS = {
+    "KMeans": {
+        "check_clustering": "labels_ (the cluster of each training row) is not stored: it is a "
+        "function of individual rows that the noise does not protect",
+    },
+}
 
 #: Estimators run by the common tests although they are not public.
 REFERENCE_ESTIMATORS = [("ToyDPMeanClassifier", ToyDPMeanClassifier)]

@@ -24,11 +24,17 @@ Third-party DP estimators can run them too::
     def test_dp_contract(estimator, check):
         check(estimator)
 
-Each check builds its own small data in [-1, 1] (classes 0 and 1 for classifiers, targets
-in [-1, 1] for regressors, users of four rows when ``fit`` takes ``groups``) and sets the
-estimator's public sensitivity parameters to match (``bounds``, ``bounds_X``,
-``bounds_y``, ``data_norm``, ``classes``), so that no check depends on a data-derived value
-unless it tests exactly that.
+Each check builds its own small data in [-1, 1] (in [0, 1] for estimators tagged
+``positive_only``, integer codes 0, 1, 2 for those tagged ``categorical``; classes 0 and 1
+for classifiers, targets in [-1, 1] for regressors, users of four rows when ``fit`` takes
+``groups``) and sets the estimator's public sensitivity parameters to match (``bounds``,
+``bounds_X``, ``bounds_y``, ``data_norm``, ``classes``, ``n_categories``), so that no check
+depends on a data-derived value unless it tests exactly that.
+
+An estimator whose sensitivity parameters are *alternatives* (any one of them is enough,
+e.g. PCA's ``bounds`` or ``data_norm``) lists them in a class attribute
+``_alternative_sensitivity_params = (("bounds", "data_norm"),)``: the leak-warning check
+then expects the warning when all of a group are None, not when one of them is.
 """
 
 import functools
@@ -40,6 +46,7 @@ from collections import Counter
 
 import numpy as np
 from sklearn.base import clone, is_classifier, is_regressor
+from sklearn.utils import get_tags
 
 from dpsk.accounting import PrivacyEvent, record_releases
 from dpsk.exceptions import BudgetExceededError, PrivacyLeakWarning
@@ -62,7 +69,10 @@ __all__ = [
 ]
 
 #: Sensitivity hyper-parameters that, left to None, are derived from the data with a warning.
-SENSITIVITY_PARAMS = ("bounds", "bounds_X", "bounds_y", "data_norm", "classes")
+SENSITIVITY_PARAMS = ("bounds", "bounds_X", "bounds_y", "data_norm", "classes", "n_categories")
+
+# Categories of the check data of estimators tagged ``categorical``.
+_N_CHECK_CATEGORIES = 3
 
 # A value that must never appear in an error message (messages name shapes, not data).
 _MARKER = 987654.321
@@ -77,9 +87,19 @@ def _takes_groups(estimator):
 
 
 def make_check_data(estimator, *, n_samples=40, n_features=3, dtype=np.float64, seed=0):
-    """Fit arguments for the checks: X in [-1, 1]; y and groups when the estimator needs them."""
+    """Fit arguments for the checks: X in [-1, 1]; y and groups when the estimator needs them.
+
+    X follows the estimator's input tags: in [0, 1] when ``positive_only``, integer codes
+    in [0, 3) when ``categorical``.
+    """
     rng = np.random.default_rng(seed)
-    data = {"X": rng.uniform(-1.0, 1.0, (n_samples, n_features)).astype(dtype)}
+    X = rng.uniform(-1.0, 1.0, (n_samples, n_features))
+    input_tags = get_tags(estimator).input_tags
+    if input_tags.categorical:
+        X = np.floor((X + 1.0) / 2.0 * _N_CHECK_CATEGORIES)
+    elif input_tags.positive_only:
+        X = np.abs(X)
+    data = {"X": X.astype(dtype)}
     if is_classifier(estimator):
         data["y"] = np.arange(n_samples) % 2
     elif is_regressor(estimator):
@@ -97,6 +117,7 @@ def public_params(estimator, n_features):
         "bounds_y": (-1.0, 1.0),
         "data_norm": math.sqrt(n_features),
         "classes": np.array([0, 1]),
+        "n_categories": _N_CHECK_CATEGORIES,
     }
     params = estimator.get_params()
     return {k: v for k, v in values.items() if k in params}
@@ -367,7 +388,7 @@ def check_inputs_not_mutated(name, estimator):
 
 
 def check_privacy_leak_warning(name, estimator):
-    """Each sensitivity parameter left to None warns PrivacyLeakWarning; all given: no warning."""
+    """Each sensitivity parameter (or group of alternatives) left to None warns PrivacyLeakWarning; all given: none."""
     data = make_check_data(estimator)
     given = public_params(estimator, data["X"].shape[1])
 
@@ -379,16 +400,21 @@ def check_privacy_leak_warning(name, estimator):
 
     if leak_warnings(_prepared(estimator, data)):
         raise AssertionError(f"{name}: PrivacyLeakWarning although every sensitivity parameter was given")
-    for param in given:
-        est = _prepared(estimator, data, **{param: None})
+    # Alternatives (any one suffices) are left out together; other parameters one at a time.
+    groups = [tuple(p for p in group if p in given) for group in getattr(estimator, "_alternative_sensitivity_params", ())]
+    grouped = {p for group in groups for p in group}
+    groups += [(param,) for param in given if param not in grouped]
+    for group in filter(None, groups):
+        est = _prepared(estimator, data, **dict.fromkeys(group))
         try:
             caught = leak_warnings(est)
         except ValueError:
             continue  # the estimator requires this parameter: nothing is derived from data
         if not caught:
-            raise AssertionError(f"{name}: {param}=None derives it from the data without a PrivacyLeakWarning")
-        if est.get_params()[param] is not None:
-            raise AssertionError(f"{name}: fit overwrote the hyper-parameter {param}")
+            raise AssertionError(f"{name}: {' and '.join(group)}=None derives it from the data without a PrivacyLeakWarning")
+        overwritten = [p for p in group if est.get_params()[p] is not None]
+        if overwritten:
+            raise AssertionError(f"{name}: fit overwrote the hyper-parameter {overwritten[0]}")
 
 
 def check_bad_input_releases_nothing(name, estimator):

@@ -28,6 +28,7 @@ from dpsk.svm import LinearSVC
 from dpsk.utils import all_estimators
 from dpsk.utils._test_common import REFERENCE_ESTIMATORS
 from dpsk.utils._testing import ToyDPMeanClassifier
+from dpsk.utils._testing_family import AUDITS as FAMILY_AUDITS
 
 
 @dataclass
@@ -82,6 +83,11 @@ ESTIMATOR_AUDITS = {
         Ridge(alpha=1.0, epsilon=1.0, bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0)), project_attribute("coef_", 0)
     ),
 }
+
+# Naive Bayes, PCA, k-means, scalers: configurations in dpsk/utils/_testing_family.py.
+ESTIMATOR_AUDITS.update(
+    {name: EstimatorAudit(a.estimator, a.projection, a.neighbours, a.n_samples) for name, a in FAMILY_AUDITS.items()}
+)
 
 #: Estimators that are deliberately not audited here, by class name, with the reason.
 NOT_AUDITED = {}

@@ -1,0 +1,365 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Principal component analysis with differential privacy (noisy second-moment matrix)."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+
+from dpsk._core._clip import clip_bounds, clipped_gram
+from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.utils._bounded import JointRelease, budget_bound
+from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
+from dpsk.utils.validation import check_bounds, check_data_norm, check_random_state, resolve_data_norm
+
+__all__ = ["PCA"]
+
+#: Budget shares of the count, the sum and the second-moment matrix (uncentred data).
+#: The matrix is the output; the count and the sum only centre it, and their noise
+#: enters the covariance divided by n.
+BUDGET_SHARES = (0.05, 0.15, 0.8)
+
+
+class _Geometry:
+    """Where clipped rows lie, and about which centre the statistics are summed.
+
+    Rows are clipped to the box ``bounds`` and/or the ball ``‖x‖ <= data_norm``; the
+    statistics are sums of ``y = c(x) − centre`` and ``y yᵀ``. ``l2``/``l1`` bound
+    ``‖y‖₂`` and ``‖y‖₁`` for every clipped row.
+    """
+
+    def __init__(self, lower, upper, data_norm, n_features, allow_midpoint=True):
+        self.lower, self.upper, self.data_norm = lower, upper, data_norm
+        self.centre = np.zeros(n_features)
+        inf = np.inf
+        l2 = l1 = inf
+        if data_norm is not None:   # the ball about the origin
+            l2, l1 = data_norm, np.sqrt(n_features) * data_norm
+        if lower is not None:
+            corner = np.maximum(np.abs(lower), np.abs(upper))
+            l2, l1 = min(l2, np.linalg.norm(corner)), min(l1, corner.sum())
+            half = upper / 2 - lower / 2
+            # About the box's midpoint rows are within the half-widths, as long as they
+            # stay in the box: always with the box alone; with the ball too only when
+            # the box contains the origin (scaling towards the origin keeps rows inside).
+            inside = data_norm is None or (np.all(lower <= 0) and np.all(upper >= 0))
+            if allow_midpoint and inside:
+                if np.linalg.norm(half) < l2:
+                    self.centre = lower / 2 + upper / 2
+                    l2, l1 = np.linalg.norm(half), half.sum()
+        self.l2, self.l1 = float(l2), float(l1)
+
+    def statistics(self, X):
+        """(count, Σc(x), Σc(x)c(x)ᵀ) of the clipped rows, in one pass when one rule applies."""
+        if self.data_norm is None:
+            return clipped_gram(X, lower=self.lower, upper=self.upper)
+        if self.lower is not None:  # both rules: clip to the box first (a copy), then the ball
+            X = clip_bounds(X, self.lower, self.upper)
+        return clipped_gram(X, max_norm=self.data_norm)
+
+    def centred(self, count, total, gram):
+        """Σy and Σyyᵀ for y = c(x) − centre, from the uncentred sums."""
+        t = self.centre
+        centred_total = total - count * t
+        return centred_total, gram - np.outer(t, total) - np.outer(centred_total, t)
+
+
+@Substitution(
+    epsilon=_shared_docs["epsilon"],
+    delta=_shared_docs["delta"],
+    accountant=_shared_docs["accountant"],
+    random_state=_shared_docs["random_state"],
+    privacy_spent_=_shared_docs["privacy_spent_"],
+)
+class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Principal component analysis with differential privacy.
+
+    The covariance of the data is estimated from a noisy second-moment matrix, a noisy
+    sum and a noisy count, computed in one pass over X; the principal axes are its
+    eigenvectors. With ``delta > 0`` the noise is Gaussian ("Analyze Gauss", Dwork,
+    Talwar, Thakurta & Zhang 2014); with ``delta = 0`` it is Laplace, added to the
+    upper triangle of the matrix and mirrored (symmetric Laplace noise, as in Imtiaz &
+    Sarwate 2016's pure-ε baseline). Either way the running time does not depend on ε
+    or on the number of samples beyond the one pass (no rejection sampling).
+
+    Parameters
+    ----------
+    n_components : int, float or None, default=None
+        Number of components to keep: an int in [1, n_features]; a float in (0, 1), the
+        smallest number of components whose (noisy) explained variance ratio exceeds it;
+        or None for all features.
+
+    {epsilon}
+
+    {delta}
+
+    data_norm : float or None, default=None
+        Public bound on the L2 norm of each row of X (rows are scaled down to it).
+
+    centered : bool, default=False
+        If True, the data are assumed to be centred already: the mean is taken as 0 and
+        only the count and the second-moment matrix about the origin are released.
+
+    bounds : tuple (lower, upper) or None, default=None
+        Public bounds on each feature, as scalars or arrays of shape (n_features,);
+        values outside are clipped.
+
+        At least one of ``bounds`` and ``data_norm`` must be given for a guarantee: with
+        both, rows are clipped to the box and then to the ball. If both are None,
+        ``data_norm`` is derived from the data with a
+        :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``data_norm_``), which
+        breaks the guarantee.
+
+    copy : bool, default=True
+        Kept for compatibility with scikit-learn; X is never modified.
+
+    whiten : bool, default=False
+        Scale the projections to unit (noisy) variance.
+
+    {accountant}
+
+    {random_state}
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components_, n_features)
+        Principal axes, by decreasing explained variance (sign: largest entry positive).
+    explained_variance_ : ndarray of shape (n_components_,)
+        Noisy variance along each axis (clamped at 0).
+    explained_variance_ratio_ : ndarray of shape (n_components_,)
+    singular_values_ : ndarray of shape (n_components_,)
+    mean_ : ndarray of shape (n_features,)
+        Noisy mean (zeros when ``centered=True``).
+    n_components_ : int
+    noise_variance_ : float
+        Mean of the discarded noisy eigenvalues (probabilistic PCA).
+    n_samples_ : float
+        Noisy number of rows.
+    data_norm_ : float or None
+        The row-norm bound used (None if only ``bounds`` were given).
+    bounds_ : tuple of ndarray or None
+        The bounds used (None if not given).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has string feature names.
+    {privacy_spent_}
+
+    See Also
+    --------
+    sklearn.decomposition.PCA : the non-private estimator.
+
+    Notes
+    -----
+    **Privacy.** ε-DP (``delta=0``) or (ε, δ)-DP under add/remove-one-row. Rows are
+    clipped (box and/or ball), then summed about a centre t: the midpoint of the box when
+    that gives the smaller row norm (only bounds, or a box containing the origin),
+    otherwise the origin. With y = c(x) − t and B₂, B₁ public bounds on ‖y‖₂, ‖y‖₁
+    (the ball's radius and √d times it; the box's half-widths or largest corner; the
+    smaller of the two when both apply), one row changes:
+
+    ===========================  =================  ===============  ============
+    statistic                    L1 sensitivity     L2 sensitivity   budget share
+    ===========================  =================  ===============  ============
+    count n                      1                  1                0.05
+    Σ y                          B₁                 B₂               0.15
+    upper triangle of Σ y yᵀ     (B₁² + B₂²)/2      B₂²              0.80
+    ===========================  =================  ===============  ============
+
+    (the upper triangle, diagonal included, of y yᵀ has L2 norm
+    √((‖y‖⁴ + Σyⱼ⁴)/2) <= ‖y‖² and L1 norm (‖y‖₁² + ‖y‖₂²)/2). The three are released as
+    one vector (``dpsk.utils._bounded.JointRelease``), with lattice Laplace noise (shares
+    of ε) or lattice Gaussian noise (shares of the zCDP budget); the noisy triangle is
+    mirrored into a symmetric matrix. With ``centered=True`` the centre is the origin and
+    the sum is not released (the count and the matrix share the budget 0.05 : 0.8).
+    The covariance Ĉ = Σyyᵀ/n − ȳȳᵀ, its eigen-decomposition, ``mean_ = t + ȳ`` (clipped
+    to the box) and everything else are post-processing. Released: ``components_``,
+    ``explained_variance_``, ``singular_values_``, ``mean_``, ``n_samples_``,
+    ``noise_variance_``. Floating-point safe, up to the rounding of the float64 sums.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpsk.decomposition import PCA
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(10000, 3)) * [3.0, 1.0, 0.1]
+    >>> pca = PCA(1, epsilon=1.0, delta=1e-6, bounds=(-10, 10), random_state=0).fit(X)
+    >>> np.round(np.abs(pca.components_), 1)
+    array([[1., 0., 0.]])
+    """
+
+    # Either bound gives a guarantee (see dpsk.utils.estimator_checks).
+    _alternative_sensitivity_params = (("bounds", "data_norm"),)
+
+    _parameter_constraints = {
+        **DP_PARAMETER_CONSTRAINTS,
+        "n_components": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="neither"), None],
+        "data_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "centered": ["boolean"],
+        "bounds": [tuple, None],
+        "copy": ["boolean"],
+        "whiten": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        n_components=None,
+        *,
+        epsilon=1.0,
+        delta=0.0,
+        data_norm=None,
+        centered=False,
+        bounds=None,
+        copy=True,
+        whiten=False,
+        accountant=None,
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.epsilon = epsilon
+        self.delta = delta
+        self.data_norm = data_norm
+        self.centered = centered
+        self.bounds = bounds
+        self.copy = copy
+        self.whiten = whiten
+        self.accountant = accountant
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the principal axes on X with differential privacy.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+        """
+        self._check_privacy_budget(budget_bound(self.epsilon, self.delta))
+        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C")
+        n_features = X.shape[1]
+        if isinstance(self.n_components, Integral) and self.n_components > n_features:
+            raise ValueError(f"n_components={self.n_components} must be <= n_features={n_features}")
+        lower = upper = data_norm = None
+        if self.bounds is not None:
+            lower, upper = check_bounds(self.bounds, n_features)
+        if self.data_norm is not None:
+            data_norm = check_data_norm(self.data_norm)
+        elif self.bounds is None:
+            data_norm = resolve_data_norm(self, None, X)
+        # Centred data: the second moment about the origin is the covariance.
+        geometry = _Geometry(lower, upper, data_norm, n_features, allow_midpoint=not self.centered)
+        rng = check_random_state(self.random_state)
+        release = self._release(geometry, rng)
+        n_triangle = n_features * (n_features + 1) // 2
+        sizes = (1, n_triangle) if self.centered else (1, n_features, n_triangle)
+        self._spend_privacy_budget(release.privacy_event(sizes))
+
+        count, total, gram = self._statistics(geometry, X)
+        total, gram = geometry.centred(count, total, gram)
+        upper_index = np.triu_indices(n_features)
+        if self.centered:
+            count, triangle = release.randomise((np.array([count]), gram[upper_index]))
+            total = np.zeros(n_features)
+        else:
+            count, total, triangle = release.randomise((np.array([count]), total, gram[upper_index]))
+        noisy = np.zeros((n_features, n_features))
+        noisy[upper_index] = triangle
+        noisy = noisy + np.triu(noisy, 1).T
+
+        self.bounds_ = None if lower is None else (lower, upper)
+        self.data_norm_ = data_norm
+        self._set_components(noisy, count, total, geometry, X.dtype)
+        return self
+
+    def _statistics(self, geometry, X):
+        return geometry.statistics(X)
+
+    def _release(self, geometry, rng):
+        """The joint release of the fit (count and matrix only when ``centered``)."""
+        b2, b1 = geometry.l2, geometry.l1
+        sensitivities = ((1.0, 1.0), (b1, b2), ((b1 * b1 + b2 * b2) / 2.0, b2 * b2))
+        shares = BUDGET_SHARES
+        if self.centered:
+            sensitivities, shares = sensitivities[::2], shares[::2]
+        return JointRelease(sensitivities, shares, epsilon=self.epsilon, delta=self.delta, random_state=rng)
+
+    def _set_components(self, second_moment, count, total, geometry, dtype):
+        """Eigen-decomposition of the noisy covariance and the fitted attributes (post-processing)."""
+        n_features = second_moment.shape[0]
+        n = max(float(count[0]), 2.0)
+        mean_y = total / n
+        covariance = second_moment / n - np.outer(mean_y, mean_y)
+        mean = geometry.centre + mean_y
+        if geometry.lower is not None:
+            mean = np.clip(mean, geometry.lower, geometry.upper)
+        eigenvalues, eigenvectors = np.linalg.eigh(covariance)
+        order = np.argsort(eigenvalues)[::-1]
+        eigenvalues = np.maximum(eigenvalues[order], 0.0) * (n / (n - 1.0))
+        components = eigenvectors[:, order].T
+        # Deterministic signs (largest entry positive), as scikit-learn's svd_flip.
+        signs = np.sign(components[np.arange(n_features), np.argmax(np.abs(components), axis=1)])
+        components *= np.where(signs == 0, 1.0, signs)[:, None]
+        total_variance = eigenvalues.sum()
+        ratio = eigenvalues / total_variance if total_variance > 0 else np.zeros(n_features)
+
+        if self.n_components is None:
+            k = n_features
+        elif isinstance(self.n_components, Integral):
+            k = int(self.n_components)
+        else:
+            k = int(np.searchsorted(np.cumsum(ratio), self.n_components, side="right")) + 1
+            k = min(k, n_features)
+        self.n_components_ = k
+        self.n_samples_ = n
+        self.mean_ = mean.astype(dtype)
+        self.components_ = components[:k].astype(dtype)
+        self.explained_variance_ = eigenvalues[:k].astype(dtype)
+        self.explained_variance_ratio_ = ratio[:k].astype(dtype)
+        self.singular_values_ = np.sqrt(eigenvalues[:k] * (n - 1.0)).astype(dtype)
+        self.noise_variance_ = float(eigenvalues[k:].mean()) if k < n_features else 0.0
+
+    def transform(self, X):
+        """Project X on the principal axes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components_)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
+        projected = (X - self.mean_) @ self.components_.T
+        if self.whiten:
+            projected /= np.sqrt(np.maximum(self.explained_variance_, np.finfo(self.explained_variance_.dtype).tiny))
+        return projected
+
+    def inverse_transform(self, X):
+        """Map projections back to the feature space.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components_)
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self)
+        X = np.asarray(X, dtype=self.components_.dtype)
+        if self.whiten:
+            X = X * np.sqrt(self.explained_variance_)
+        return X @ self.components_ + self.mean_
+
+    @property
+    def _n_features_out(self):
+        return self.components_.shape[0]

@@ -1,0 +1,574 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Naive Bayes on counts with differential privacy: multinomial, Bernoulli and categorical.
+
+Each model is a table of counts (rows of a class, and per-class feature counts). One row
+of the data adds to one class and, per feature, to at most one cell (or a bounded amount),
+so the whole table is released at once with one noisy vector whose L1 sensitivity is one
+row's total contribution; probabilities are post-processing of the noisy counts (which are
+clamped at 0 and smoothed with ``alpha``). Counts of integers get exact discrete Laplace
+noise; sums of clipped real values get lattice Laplace noise.
+"""
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+
+from dpsk._core._clip import clip_rows_l1
+from dpsk.mechanisms import DiscreteLaplace, Laplace
+from dpsk.naive_bayes._base import DISCRETE_NB_CONSTRAINTS, BaseDPNB, check_priors, priors_from_counts
+from dpsk.utils._bounded import budget_bound
+from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
+from dpsk.utils.validation import check_data_norm, check_random_state, resolve_classes, warn_data_derived
+
+__all__ = ["BernoulliNB", "CategoricalNB", "MultinomialNB"]
+
+_ALPHA_MIN = 1e-10
+
+_DISCRETE_DOCS = {
+    "alpha": """alpha : float or array-like of shape (n_features,), default=1.0
+        Additive (Laplace/Lidstone) smoothing of the noisy counts (0 for none).""",
+    "force_alpha": """force_alpha : bool, default=True
+        If False and alpha is below 1e-10, alpha is set to 1e-10.""",
+    "fit_prior": """fit_prior : bool, default=True
+        Whether to learn the class priors from the noisy class counts; if False, uniform
+        priors are used.""",
+    "class_prior": """class_prior : array-like of shape (n_classes,) or None, default=None
+        Public prior probabilities of the classes; overrides ``fit_prior``.""",
+    "common_attributes": """class_count_ : ndarray of shape (n_classes,)
+        Noisy number of training rows per class (clamped at 0).
+    class_log_prior_ : ndarray of shape (n_classes,)
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has string feature names.""",
+}
+
+
+class _BaseDiscreteNB(BaseDPNB):
+    """Smoothing and priors shared by the count-based models (as in scikit-learn)."""
+
+    def _mechanism(self, sensitivity, rng):
+        """The noise of the count table (integer counts: exact discrete Laplace)."""
+        return DiscreteLaplace(epsilon=self.epsilon, sensitivity=sensitivity, random_state=rng)
+
+    def _check_alpha(self, n_features):
+        alpha = np.asarray(self.alpha, dtype=np.float64)
+        if alpha.ndim == 1 and alpha.shape[0] != n_features:
+            raise ValueError(f"alpha must be a scalar or have shape ({n_features},), got {alpha.shape}")
+        if np.any(alpha < 0):
+            raise ValueError("alpha must be non-negative")
+        if np.min(alpha) < _ALPHA_MIN and not self.force_alpha:
+            warnings.warn(f"alpha too small will result in numeric errors, setting alpha = {_ALPHA_MIN:.1e}")
+            alpha = np.maximum(alpha, _ALPHA_MIN)
+        return alpha
+
+    def _set_class_log_prior(self, counts, n_classes):
+        if self.class_prior is not None:
+            prior = check_priors(self.class_prior, n_classes, "class_prior")
+            with np.errstate(divide="ignore"):
+                self.class_log_prior_ = np.log(prior)
+        elif self.fit_prior:
+            self.class_log_prior_ = np.log(priors_from_counts(counts))
+        else:
+            self.class_log_prior_ = np.full(n_classes, -np.log(n_classes))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.poor_score = True
+        return tags
+
+    def _prepare(self, X, y, **validate_params):
+        """Budget check, validation and classes (the part of ``fit`` before any release)."""
+        self._check_privacy_budget(budget_bound(self.epsilon))
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", **validate_params)
+        classes, y_index = resolve_classes(self, self.classes, y)
+        return X, classes, y_index
+
+
+def _class_indicator(y_index, n_classes, dtype):
+    """One-hot matrix of the classes, shape (n_samples, n_classes)."""
+    indicator = np.zeros((y_index.size, n_classes), dtype=dtype)
+    indicator[np.arange(y_index.size), y_index] = 1
+    return indicator
+
+
+@Substitution(
+    epsilon=_shared_docs["epsilon"],
+    classes=_shared_docs["classes"],
+    accountant=_shared_docs["accountant"],
+    random_state=_shared_docs["random_state"],
+    privacy_spent_=_shared_docs["privacy_spent_"],
+    **_DISCRETE_DOCS,
+)
+class MultinomialNB(_BaseDiscreteNB):
+    """Multinomial naive Bayes (e.g. word counts) with differential privacy.
+
+    Parameters
+    ----------
+    {epsilon}
+
+    data_norm : float or None, default=None
+        Public bound on the **L1 norm** of each row of X (its total count, e.g. the
+        length of a document). Rows with a larger sum are scaled down to it. ``None``
+        derives it from the data with a :class:`~dpsk.exceptions.PrivacyLeakWarning`
+        (stored in ``data_norm_``), which breaks the guarantee.
+
+    {alpha}
+
+    {force_alpha}
+
+    {fit_prior}
+
+    {class_prior}
+
+    {classes}
+
+    {accountant}
+
+    {random_state}
+
+    Attributes
+    ----------
+    {common_attributes}
+    feature_count_ : ndarray of shape (n_classes, n_features)
+        Noisy per-class sums of each feature (clamped at 0).
+    feature_log_prob_ : ndarray of shape (n_classes, n_features)
+        Smoothed log-probability of each feature given the class.
+    data_norm_ : float
+        The L1 bound used.
+    {privacy_spent_}
+
+    See Also
+    --------
+    sklearn.naive_bayes.MultinomialNB : the non-private estimator.
+
+    Notes
+    -----
+    **Privacy.** ε-DP under add/remove-one-row, for a public ``data_norm`` (R) and
+    ``classes``. X must be non-negative; each row is scaled to L1 norm at most R. One row
+    adds 1 to its class count and at most R (in L1) to its class's feature sums, so the
+    vector of all class counts and all per-class feature sums has L1 sensitivity 1 + R
+    and is released once with lattice Laplace noise (one ε-DP release: no budget split;
+    every entry gets noise of scale (1 + R)/ε). Released: ``class_count_``,
+    ``feature_count_`` and what is computed from them. Floating-point safe.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpsk.naive_bayes import MultinomialNB
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.poisson([5, 1, 1], (500, 3)), rng.poisson([1, 1, 5], (500, 3))])
+    >>> y = np.repeat([0, 1], 500)
+    >>> clf = MultinomialNB(epsilon=1.0, data_norm=20, classes=[0, 1], random_state=0).fit(X, y)
+    >>> clf.predict([[6, 0, 1], [0, 1, 6]])
+    array([0, 1])
+    """
+
+    _parameter_constraints = {
+        **DISCRETE_NB_CONSTRAINTS,
+        "data_norm": [Interval(Real, 0, None, closed="neither"), None],
+    }
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        data_norm=None,
+        alpha=1.0,
+        force_alpha=True,
+        fit_prior=True,
+        class_prior=None,
+        classes=None,
+        accountant=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.data_norm = data_norm
+        self.alpha = alpha
+        self.force_alpha = force_alpha
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+        self.classes = classes
+        self.accountant = accountant
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the model on non-negative X and labels y with differential privacy.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Non-negative features (counts or frequencies).
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self : object
+        """
+        X, classes, y_index = self._prepare(X, y)
+        if np.any(X < 0):
+            raise ValueError("Negative values in data passed to MultinomialNB (input X)")
+        n_classes, n_features = classes.size, X.shape[1]
+        alpha = self._check_alpha(n_features)
+        if self.data_norm is None:
+            warn_data_derived(self, "data_norm", "data_norm_")
+            data_norm = float(np.max(X.sum(axis=1), initial=0.0)) or 1.0
+        else:
+            data_norm = check_data_norm(self.data_norm)
+        rng = check_random_state(self.random_state)
+        mechanism = self._mechanism(1.0 + data_norm, rng)
+        self._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
+
+        clipped = self._clip(X, data_norm)
+        indicator = _class_indicator(y_index, n_classes, np.float64)
+        table = np.hstack([indicator.sum(axis=0)[:, None], indicator.T @ clipped])
+        table = np.maximum(mechanism.randomise(table), 0.0)
+
+        self.classes_ = classes
+        self.data_norm_ = data_norm
+        self.class_count_ = table[:, 0]
+        self.feature_count_ = table[:, 1:]
+        self._set_class_log_prior(self.class_count_, n_classes)
+        smoothed = self.feature_count_ + alpha
+        self.feature_log_prob_ = np.log(smoothed) - np.log(smoothed.sum(axis=1, keepdims=True))
+        return self
+
+    def _mechanism(self, sensitivity, rng):
+        return Laplace(epsilon=self.epsilon, sensitivity=sensitivity, random_state=rng)
+
+    def _clip(self, X, data_norm):
+        """Rows scaled to L1 norm at most ``data_norm`` (a copy)."""
+        return clip_rows_l1(X, data_norm)
+
+    def _check_X(self, X):
+        return validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
+
+    def _joint_log_likelihood(self, X):
+        return X @ self.feature_log_prob_.T + self.class_log_prior_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        return tags
+
+
+@Substitution(
+    epsilon=_shared_docs["epsilon"],
+    classes=_shared_docs["classes"],
+    accountant=_shared_docs["accountant"],
+    random_state=_shared_docs["random_state"],
+    privacy_spent_=_shared_docs["privacy_spent_"],
+    **_DISCRETE_DOCS,
+)
+class BernoulliNB(_BaseDiscreteNB):
+    """Naive Bayes for binary features with differential privacy.
+
+    Parameters
+    ----------
+    {epsilon}
+
+    {alpha}
+
+    {force_alpha}
+
+    binarize : float, default=0.0
+        Threshold: a feature is "on" when it is strictly greater.
+
+    {fit_prior}
+
+    {class_prior}
+
+    {classes}
+
+    {accountant}
+
+    {random_state}
+
+    Attributes
+    ----------
+    {common_attributes}
+    feature_count_ : ndarray of shape (n_classes, n_features)
+        Noisy number of rows of each class with each feature on (clamped at 0).
+    feature_log_prob_ : ndarray of shape (n_classes, n_features)
+        Smoothed log-probability that each feature is on, given the class.
+    {privacy_spent_}
+
+    See Also
+    --------
+    sklearn.naive_bayes.BernoulliNB : the non-private estimator.
+
+    Notes
+    -----
+    **Privacy.** ε-DP under add/remove-one-row, for public ``classes``. One row adds 1
+    to its class count and at most 1 to each of the d feature counts of its class, so
+    the vector of all counts has L1 sensitivity 1 + d and is released once with exact
+    discrete Laplace noise of scale (1 + d)/ε (no budget split). Released:
+    ``class_count_``, ``feature_count_`` and what is computed from them. Floating-point
+    safe (integer noise on integer counts).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpsk.naive_bayes import BernoulliNB
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.random((500, 3)) < [0.9, 0.1, 0.5], rng.random((500, 3)) < [0.1, 0.9, 0.5]])
+    >>> y = np.repeat([0, 1], 500)
+    >>> clf = BernoulliNB(epsilon=1.0, classes=[0, 1], random_state=0).fit(X, y)
+    >>> clf.predict([[1, 0, 0], [0, 1, 0]])
+    array([0, 1])
+    """
+
+    _parameter_constraints = {**DISCRETE_NB_CONSTRAINTS, "binarize": [Interval(Real, None, None, closed="neither")]}
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        alpha=1.0,
+        force_alpha=True,
+        binarize=0.0,
+        fit_prior=True,
+        class_prior=None,
+        classes=None,
+        accountant=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.alpha = alpha
+        self.force_alpha = force_alpha
+        self.binarize = binarize
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+        self.classes = classes
+        self.accountant = accountant
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the model on X (binarized at ``binarize``) and labels y with differential privacy.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self : object
+        """
+        X, classes, y_index = self._prepare(X, y)
+        n_classes, n_features = classes.size, X.shape[1]
+        alpha = self._check_alpha(n_features)
+        rng = check_random_state(self.random_state)
+        mechanism = self._mechanism(1 + n_features, rng)
+        self._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
+
+        indicator = _class_indicator(y_index, n_classes, np.int64)
+        on = (X > self.binarize).astype(np.int64)
+        table = np.hstack([indicator.sum(axis=0)[:, None], indicator.T @ on])
+        table = np.maximum(mechanism.randomise(table), 0).astype(np.float64)
+
+        self.classes_ = classes
+        self.class_count_ = table[:, 0]
+        self.feature_count_ = table[:, 1:]
+        self._set_class_log_prior(self.class_count_, n_classes)
+        # P(on | class) from the noisy counts; the count of "on" cannot exceed the class count.
+        on_count = np.minimum(self.feature_count_, self.class_count_[:, None])
+        denominator = np.log(self.class_count_ + 2.0 * alpha)[:, None]
+        self.feature_log_prob_ = np.log(on_count + alpha) - denominator
+        self._neg_log_prob = np.log(self.class_count_[:, None] - on_count + alpha) - denominator
+        return self
+
+    def _check_X(self, X):
+        return validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
+
+    def _joint_log_likelihood(self, X):
+        on = (X > self.binarize).astype(np.float64)
+        return on @ (self.feature_log_prob_ - self._neg_log_prob).T + self._neg_log_prob.sum(axis=1) + self.class_log_prior_
+
+
+@Substitution(
+    epsilon=_shared_docs["epsilon"],
+    classes=_shared_docs["classes"],
+    accountant=_shared_docs["accountant"],
+    random_state=_shared_docs["random_state"],
+    privacy_spent_=_shared_docs["privacy_spent_"],
+    **_DISCRETE_DOCS,
+)
+class CategoricalNB(_BaseDiscreteNB):
+    """Naive Bayes for categorical features with differential privacy.
+
+    Each feature holds integer category codes ``0, 1, ..., n_categories_j - 1``.
+
+    Parameters
+    ----------
+    {epsilon}
+
+    n_categories : int, array-like of shape (n_features,) or None, default=None
+        The public number of categories of each feature. Codes at or above it are
+        ignored (the row counts for its class but for no category of that feature).
+        ``None`` derives it from the data (largest code + 1) with a
+        :class:`~dpsk.exceptions.PrivacyLeakWarning`, stored in ``n_categories_``.
+
+    {alpha}
+
+    {force_alpha}
+
+    {fit_prior}
+
+    {class_prior}
+
+    {classes}
+
+    {accountant}
+
+    {random_state}
+
+    Attributes
+    ----------
+    {common_attributes}
+    category_count_ : list of ndarray of shape (n_classes, n_categories_[j])
+        Noisy number of rows of each class with each category, per feature (clamped at 0).
+    feature_log_prob_ : list of ndarray of shape (n_classes, n_categories_[j])
+        Smoothed log-probability of each category given the class, per feature.
+    n_categories_ : ndarray of shape (n_features,)
+    {privacy_spent_}
+
+    See Also
+    --------
+    sklearn.naive_bayes.CategoricalNB : the non-private estimator.
+
+    Notes
+    -----
+    **Privacy.** ε-DP under add/remove-one-row, for public ``n_categories`` and
+    ``classes``. One row adds 1 to one cell of each feature's (class × category) table,
+    so all d tables together have L1 sensitivity d and are released once with exact
+    discrete Laplace noise of scale d/ε (no budget split). The class counts are not
+    released separately: each table's row sums estimate them, and ``class_count_`` is
+    their average over features (post-processing). Released: ``category_count_`` and
+    what is computed from it. Floating-point safe (integer noise on integer counts).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpsk.naive_bayes import CategoricalNB
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1], 500)
+    >>> X = np.column_stack([rng.integers(0, 2, 1000) + 2 * y, rng.integers(0, 4, 1000)])
+    >>> clf = CategoricalNB(epsilon=1.0, n_categories=4, classes=[0, 1], random_state=0).fit(X, y)
+    >>> clf.predict([[0, 1], [3, 1]])
+    array([0, 1])
+    """
+
+    _parameter_constraints = {
+        **DISCRETE_NB_CONSTRAINTS,
+        "n_categories": [Interval(Integral, 1, None, closed="left"), "array-like", None],
+    }
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        n_categories=None,
+        alpha=1.0,
+        force_alpha=True,
+        fit_prior=True,
+        class_prior=None,
+        classes=None,
+        accountant=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.n_categories = n_categories
+        self.alpha = alpha
+        self.force_alpha = force_alpha
+        self.fit_prior = fit_prior
+        self.class_prior = class_prior
+        self.classes = classes
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def _resolve_n_categories(self, X):
+        n_features = X.shape[1]
+        if self.n_categories is None:
+            warn_data_derived(self, "n_categories", "n_categories_")
+            return (np.max(X, axis=0, initial=0).astype(np.int64) + 1) if X.size else np.ones(n_features, np.int64)
+        n_categories = np.asarray(self.n_categories)
+        if n_categories.ndim == 0:
+            n_categories = np.full(n_features, n_categories)
+        if n_categories.shape != (n_features,) or not np.issubdtype(n_categories.dtype, np.integer):
+            raise ValueError(f"n_categories must be an int or integers of shape ({n_features},)")
+        if np.any(n_categories < 1):
+            raise ValueError("n_categories must be >= 1")
+        return n_categories.astype(np.int64)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the model on category codes X and labels y with differential privacy.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Non-negative integer category codes.
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self : object
+        """
+        X, classes, y_index = self._prepare(X, y)
+        codes = self._codes(X)
+        n_classes, n_features = classes.size, X.shape[1]
+        alpha = np.broadcast_to(self._check_alpha(n_features), (n_features,))
+        n_categories = self._resolve_n_categories(codes)
+        rng = check_random_state(self.random_state)
+        mechanism = self._mechanism(n_features, rng)
+        self._spend_privacy_budget(mechanism.privacy_event(n_classes * int(n_categories.sum())))
+
+        tables = []
+        for column, size in zip(codes.T, n_categories):
+            known = column < size   # codes outside the public domain count nowhere
+            cells = y_index[known] * size + column[known]
+            tables.append(np.bincount(cells, minlength=n_classes * size).reshape(n_classes, size))
+        flat = np.concatenate([t.ravel() for t in tables])
+        flat = np.maximum(mechanism.randomise(flat), 0).astype(np.float64)
+        counts = np.split(flat, np.cumsum([t.size for t in tables])[:-1])
+
+        self.classes_ = classes
+        self.n_categories_ = n_categories
+        self.category_count_ = [c.reshape(n_classes, size) for c, size in zip(counts, n_categories)]
+        self.class_count_ = np.mean([c.sum(axis=1) for c in self.category_count_], axis=0)
+        self._set_class_log_prior(self.class_count_, n_classes)
+        self.feature_log_prob_ = [
+            np.log(c + a) - np.log(c.sum(axis=1, keepdims=True) + a * c.shape[1])
+            for c, a in zip(self.category_count_, alpha)
+        ]
+        return self
+
+    def _codes(self, X):
+        """Category codes as int64; raise (without showing values) unless they are integers >= 0."""
+        if np.any(X < 0):
+            raise ValueError("Negative values in data passed to CategoricalNB (input X)")
+        if np.any(X != np.floor(X)):
+            raise ValueError("X must hold integer category codes")
+        return X.astype(np.int64)
+
+    def _check_X(self, X):
+        return self._codes(validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False))
+
+    def _joint_log_likelihood(self, X):
+        jll = np.tile(self.class_log_prior_, (X.shape[0], 1))
+        for column, log_prob in zip(X.T, self.feature_log_prob_):
+            known = column < log_prob.shape[1]   # unknown categories carry no evidence
+            jll[known] += log_prob[:, column[known]].T
+        return jll
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True
+        tags.input_tags.positive_only = True
+        return tags

@@ -1,0 +1,233 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Differentially private Gaussian naive Bayes (noisy class moments, Vaidya et al. 2013)."""
+
+from numbers import Real
+
+import numpy as np
+
+from dpsk._core._clip import clipped_class_sums
+from dpsk.base import DP_PARAMETER_CONSTRAINTS
+from dpsk.naive_bayes._base import NB_CONSTRAINTS, BaseDPNB, check_priors, priors_from_counts
+from dpsk.utils._bounded import Box, JointRelease, budget_bound
+from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
+from dpsk.utils.validation import check_random_state, resolve_bounds, resolve_classes
+
+__all__ = ["GaussianNB"]
+
+#: Budget shares of the three statistics: class counts, sums, sums of squares. Means
+#: matter most for the decision rule; counts least (they are large next to their noise);
+#: variances are shrunk towards their pooled value when noisy (see ``_moments``).
+BUDGET_SHARES = (0.05, 0.8, 0.15)
+
+
+@Substitution(
+    epsilon=_shared_docs["epsilon"],
+    delta=_shared_docs["delta"],
+    bounds=_shared_docs["bounds"],
+    classes=_shared_docs["classes"],
+    accountant=_shared_docs["accountant"],
+    random_state=_shared_docs["random_state"],
+    privacy_spent_=_shared_docs["privacy_spent_"],
+)
+class GaussianNB(BaseDPNB):
+    """Gaussian naive Bayes with differential privacy.
+
+    Class counts, per-class means and per-class variances are computed from noisy sums
+    of the clipped data, made in one pass over X (Vaidya, Shafiq, Basu & Hong 2013).
+
+    Parameters
+    ----------
+    {epsilon}
+
+    {delta}
+
+    {bounds}
+
+    priors : array-like of shape (n_classes,) or None, default=None
+        Prior probabilities of the classes (public). ``None`` estimates them from the
+        noisy class counts.
+
+    var_smoothing : float, default=1e-9
+        Added to every variance, as a fraction of the largest squared half-width of the
+        bounds (scikit-learn uses the largest variance of the data, which is private).
+
+    {classes}
+
+    {accountant}
+
+    {random_state}
+
+    Attributes
+    ----------
+    class_count_ : ndarray of shape (n_classes,)
+        Noisy number of training rows per class (clamped at 0).
+    class_prior_ : ndarray of shape (n_classes,)
+    classes_ : ndarray of shape (n_classes,)
+    epsilon_ : float
+        The absolute value added to the variances.
+    theta_ : ndarray of shape (n_classes, n_features)
+        Noisy mean of each feature per class (inside the bounds).
+    var_ : ndarray of shape (n_classes, n_features)
+        Noisy variance of each feature per class.
+    bounds_ : tuple of ndarray
+        The bounds used (given, or derived from the data with a warning).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has string feature names.
+    {privacy_spent_}
+
+    See Also
+    --------
+    sklearn.naive_bayes.GaussianNB : the non-private estimator.
+
+    Notes
+    -----
+    **Privacy.** ε-DP (``delta=0``) or (ε, δ)-DP under add/remove-one-row, for public
+    ``bounds`` and ``classes``. Each row is clipped to the bounds and standardised by
+    their midpoint ``m`` and half-width ``h``: ``z = (clip(x) − m)/h`` lies in [−1, 1].
+    One pass over X gives, per class, the count, Σz and Σ(z² − 1/2); a row belongs to one
+    class, so one row changes these arrays (over all classes) by at most:
+
+    ========================  ===============  ===============  ============
+    statistic                 L1 sensitivity   L2 sensitivity   budget share
+    ========================  ===============  ===============  ============
+    class counts              1                1                0.05
+    per-class Σ z             d′               √d′              0.80
+    per-class Σ (z² − 1/2)    d′/2             √d′/2            0.15
+    ========================  ===============  ===============  ============
+
+    where d′ is the number of features with ``lower < upper`` (the others are constant
+    after clipping). The three arrays are released as one vector
+    (``dpsk.utils._bounded.JointRelease``) with lattice Laplace noise (shares of ε) or,
+    with ``delta > 0``, lattice Gaussian noise (shares of the zCDP budget ρ).
+    Means, variances and priors are post-processing: counts are clamped at 1, means and
+    second moments into their ranges; variances are floored at the noise of their
+    estimate, shrunk towards the pooled variance when noisy, and widened by the noise
+    of the means. Released: ``theta_``, ``var_``, ``class_count_``, ``class_prior_``.
+    Floating-point safe, up to the rounding of the float64 sums (see
+    ``dpsk._core._clip``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpsk.naive_bayes import GaussianNB
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(-1, 1, (500, 2)), rng.normal(1, 1, (500, 2))])
+    >>> y = np.repeat([0, 1], 500)
+    >>> clf = GaussianNB(epsilon=1.0, bounds=(-4, 4), classes=[0, 1], random_state=0).fit(X, y)
+    >>> clf.predict([[-1.0, -1.0], [1.0, 1.0]])
+    array([0, 1])
+    """
+
+    _parameter_constraints = {
+        **NB_CONSTRAINTS,
+        "delta": DP_PARAMETER_CONSTRAINTS["delta"],
+        "bounds": [tuple, None],
+        "priors": ["array-like", None],
+        "var_smoothing": [Interval(Real, 0, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        delta=0.0,
+        bounds=None,
+        priors=None,
+        var_smoothing=1e-9,
+        classes=None,
+        accountant=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds = bounds
+        self.priors = priors
+        self.var_smoothing = var_smoothing
+        self.classes = classes
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def _release(self, box, rng):
+        """The joint release of the fit: class counts, Σz and Σ(z² − 1/2) of every class."""
+        d = box.n_active
+        sensitivities = ((1.0, 1.0), (d, np.sqrt(d)), (d / 2.0, np.sqrt(d) / 2.0))
+        return JointRelease(sensitivities, BUDGET_SHARES, epsilon=self.epsilon, delta=self.delta, random_state=rng)
+
+    def _class_sums(self, X, y_index, n_classes, box):
+        """Per-class count, Σc(x) and Σc(x)² of the rows clipped to the box (one pass)."""
+        return clipped_class_sums(X, y_index, n_classes, box.lower, box.upper)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the model on X, y with differential privacy.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self : object
+        """
+        self._check_privacy_budget(budget_bound(self.epsilon, self.delta))
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
+        lower, upper = resolve_bounds(self, self.bounds, X)
+        classes, y_index = resolve_classes(self, self.classes, y)
+        n_classes, n_features = classes.size, X.shape[1]
+        priors = None if self.priors is None else check_priors(self.priors, n_classes, "priors")
+        box = Box(lower, upper)
+        rng = check_random_state(self.random_state)
+        release = self._release(box, rng)
+        sizes = (n_classes, n_classes * n_features, n_classes * n_features)
+        self._spend_privacy_budget(release.privacy_event(sizes))
+
+        counts, total, total_sq = self._class_sums(X, y_index, n_classes, box)
+        sum_z, sum_sq = box.standardised_sums(counts, total, total_sq)
+        counts, sum_z, sum_sq = release.randomise((counts, sum_z, sum_sq))
+        std_sum, std_sq = (release.noise_std(i, sizes) for i in (1, 2))
+        self.theta_, self.var_ = self._moments(box, counts, sum_z, sum_sq, std_sum, std_sq, X.dtype)
+        self.classes_ = classes
+        self.bounds_ = (lower, upper)
+        self.class_count_ = np.maximum(counts, 0.0)
+        self.class_prior_ = priors if priors is not None else priors_from_counts(counts)
+        return self
+
+    def _moments(self, box, counts, sum_z, sum_sq, std_sum, std_sq, dtype):
+        """Means and variances from the noisy releases (post-processing only)."""
+        n = np.maximum(counts, 1.0)[:, None]
+        total = n.sum()
+        mean_z = np.clip(sum_z / n, -1.0, 1.0)
+        # std_sum, std_sq: noise standard deviation of each entry of Σz and Σ(z² − 1/2).
+        var_z = np.clip(np.clip(sum_sq / n + 0.5, 0.0, 1.0) - mean_z**2, 0.0, 1.0)
+        pooled = np.clip(np.sum(sum_sq, axis=0) / total + 0.5, 0.0, 1.0) - np.sum(n * mean_z**2, axis=0) / total
+        pooled = np.maximum(pooled, std_sq / total)
+        # A variance below the noise of its estimate is noise: floor it there, then
+        # shrink each class's variance towards the pooled one, the more so the noisier
+        # it is (empirical Bayes with a prior spread of half the pooled variance).
+        tau = std_sq / n
+        var_z = np.maximum(var_z, tau)
+        prior = (pooled / 2.0) ** 2
+        weight = np.divide(prior, prior + tau**2, out=np.ones_like(var_z), where=(prior + tau**2) > 0)
+        var_z = weight * var_z + (1.0 - weight) * pooled
+        # A row of class k is N(θ̂_k + noise, σ²): the noise of θ̂ adds to the variance.
+        # The same term for every class (computed for equal class sizes), so that the
+        # noise does not tilt the log-determinants towards the larger class.
+        var_z = var_z + (std_sum * n.size / total) ** 2
+        self.epsilon_ = float(self.var_smoothing * max(np.max(box.half_width**2, initial=0.0), 1e-300))
+        theta = box.to_original(mean_z).astype(dtype)
+        var = (box.half_width**2 * var_z + self.epsilon_).astype(dtype)
+        return theta, var
+
+    def _check_X(self, X):
+        return validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
+
+    def _joint_log_likelihood(self, X):
+        log_prior = np.log(np.maximum(self.class_prior_, np.finfo(np.float64).tiny))
+        log_norm = -0.5 * np.sum(np.log(2.0 * np.pi * self.var_), axis=1)
+        # One class at a time: no (n_samples, n_classes, n_features) temporary.
+        quad = np.column_stack([np.sum((X - theta) ** 2 / var, axis=1) for theta, var in zip(self.theta_, self.var_)])
+        return log_prior + log_norm - 0.5 * quad

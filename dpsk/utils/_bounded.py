@@ -1,0 +1,184 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Bounded statistics shared by estimators: box-centred sums and joint releases with a budget split.
+
+Box-centred sums
+================
+
+A row clipped to ``[lower, upper]`` contributes ``c(x)`` to a sum. Under add/remove-one-row
+the sum moves by ``c(x)``, so its sensitivity is ``max(|lower_j|, |upper_j|)`` per feature
+when summed as is, but only the half-width ``h_j = (upper_j - lower_j) / 2`` when summed
+relative to the box's midpoint ``m_j``. Estimators therefore release sums of the
+*standardised* values ``z = (c(x) - m) / h``, which lie in ``[-1, 1]`` whatever the box,
+and of ``z² - 1/2``, which lie in ``[-1/2, 1/2]``; means and variances in the original
+units follow by post-processing with the (noisy) count. Standardising also spends the
+noise evenly over features of different scales: each feature's noise is the same
+fraction of its range.
+
+Features with ``lower_j == upper_j`` are constant after clipping: they carry no
+information, are excluded from the sensitivity, and get ``z = 0``.
+
+Joint releases
+==============
+
+Several statistics of one pass (a count, sums, a second-moment matrix) are released as
+*one* noisy vector, each statistic scaled so that the budget is split as stated
+(:class:`JointRelease`). With Laplace noise, scaling statistic i of L1 sensitivity Δᵢ by
+sᵢ/Δᵢ (shares sᵢ summing to 1) gives the vector L1 sensitivity 1, so statistic i gets
+noise of scale Δᵢ/(sᵢ ε): exactly the sequential split εᵢ = sᵢ ε. With Gaussian noise,
+scaling by √sᵢ/Δᵢ (L2 sensitivities) splits the zCDP budget ρ the same way, which is
+tighter than splitting (ε, δ) between separate Gaussian releases. One mechanism call,
+one privacy event: the split cannot leak out of the accounting.
+"""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from dpsk.accounting import ApproxDPEvent, PureDPEvent
+from dpsk.mechanisms import Gaussian, Laplace
+
+__all__ = ["Box", "JointRelease", "budget_bound", "split_by_weights"]
+
+
+def budget_bound(epsilon, delta=0.0):
+    """An event at least as costly as any fit with this (ε, δ), to check before reading the data.
+
+    A fit's exact event depends on the data's shape (lattice noise is calibrated per
+    vector size), which is unknown until X is read; its cost never exceeds (ε, δ).
+    """
+    return ApproxDPEvent(float(epsilon), float(delta)) if delta > 0 else PureDPEvent(float(epsilon))
+
+
+def split_by_weights(epsilon, weights):
+    """Shares of ``epsilon`` proportional to ``weights``, rounded down so they sum to <= epsilon.
+
+    The sum is checked in exact arithmetic: composing the shares never exceeds the budget.
+
+    Parameters
+    ----------
+    epsilon : float
+    weights : sequence of float
+        Non-negative, not all zero.
+
+    Returns
+    -------
+    shares : list of float
+    """
+    total = math.fsum(weights)
+    shares = [float(epsilon) * (w / total) for w in weights]
+    while sum(map(Fraction, shares)) > Fraction(float(epsilon)):
+        shares = [math.nextafter(s, 0.0) for s in shares]
+    return shares
+
+
+class Box:
+    """Bounds ``(lower, upper)`` as midpoint ``centre`` and half-width ``half_width``.
+
+    Parameters
+    ----------
+    lower, upper : ndarray of shape (n_features,)
+        Validated, finite bounds (see :func:`dpsk.utils.check_bounds`).
+
+    Attributes
+    ----------
+    lower, upper, centre, half_width : ndarray of shape (n_features,)
+    n_active : int
+        Features with ``upper > lower``: those that enter the sensitivity.
+    """
+
+    def __init__(self, lower, upper):
+        self.lower = np.asarray(lower, dtype=np.float64)
+        self.upper = np.asarray(upper, dtype=np.float64)
+        # Halves first: (upper - lower) may overflow for bounds near the float64 range.
+        self.centre = self.lower / 2 + self.upper / 2
+        self.half_width = self.upper / 2 - self.lower / 2
+        active = self.half_width > 0
+        self.n_active = int(np.count_nonzero(active))
+        # Constant features are divided by 1: their centred values are exactly 0.
+        self._scale = np.where(active, self.half_width, 1.0)
+
+    def standardised_sums(self, count, total, total_sq=None):
+        """Σz and Σ(z² − 1/2) from the kernel's Σc(x), Σc(x)² over ``count`` rows.
+
+        Works row-wise on per-class or per-cluster arrays (``count`` of shape (k,),
+        ``total`` of shape (k, n_features)) as well as on single sums.
+
+        Returns
+        -------
+        sum_z : ndarray
+            Σ (c(x) − m) / h: each row contributes a value in [−1, 1] per feature.
+        sum_sq : ndarray or None
+            Σ ((c(x) − m)² / h² − 1/2): each row contributes a value in [−1/2, 1/2].
+        """
+        count = np.asarray(count, dtype=np.float64)[..., None] if np.ndim(count) else float(count)
+        centred = total - count * self.centre
+        sum_z = centred / self._scale
+        if total_sq is None:
+            return sum_z, None
+        # Σ(c − m)² = Σc² − 2mΣc + n m² = Σc² − m(Σc + centred); rounding error is relative
+        # to Σc², negligible next to the noise for any box that is not far from the origin.
+        sum_sq = (total_sq - self.centre * (total + centred)) / self._scale**2 - count / 2.0
+        return sum_z, sum_sq
+
+    def to_original(self, mean_z):
+        """Means in the original units from means of z (clipped to [−1, 1], i.e. into the box)."""
+        return self.centre + self.half_width * np.clip(mean_z, -1.0, 1.0)
+
+
+class JointRelease:
+    """Release several statistics as one noisy vector, with the budget split between them.
+
+    Parameters
+    ----------
+    sensitivities : sequence of (float, float)
+        (L1, L2) sensitivity of each statistic (of the whole array) under the estimator's
+        neighbouring relation. A statistic of sensitivity 0 is released exactly.
+    shares : sequence of float
+        Fraction of the budget of each statistic (ε with Laplace noise, ρ with Gaussian
+        noise); normalised to sum to 1 over the statistics of non-zero sensitivity.
+    epsilon, delta : float
+        ``delta == 0``: lattice Laplace noise, ε-DP. ``delta > 0``: lattice Gaussian
+        noise, (ε, δ)-DP (recorded as zCDP).
+    random_state : numpy.random.Generator
+    """
+
+    def __init__(self, sensitivities, shares, *, epsilon, delta, random_state):
+        self.gaussian = delta > 0
+        norm = 1 if self.gaussian else 0
+        sens = np.array([float(s[norm]) for s in sensitivities])
+        shares = np.where(sens > 0, np.asarray(shares, dtype=np.float64), 0.0)
+        if not shares.sum() > 0:  # every statistic is constant: nothing to hide
+            shares = np.ones_like(shares)
+        shares = shares / shares.sum()
+        # Statistic i is multiplied by weight i before the noise and divided after it.
+        # Both shares and weights are rounded so that the vector's sensitivity is <= 1.
+        power = np.sqrt(shares) if self.gaussian else shares
+        self.weights = np.divide(power, sens, out=np.zeros_like(sens), where=sens > 0) * (1.0 - 1e-12)
+        if self.gaussian:
+            self.mechanism = Gaussian(epsilon=epsilon, delta=delta, sensitivity=1.0, random_state=random_state)
+        else:
+            self.mechanism = Laplace(epsilon=epsilon, sensitivity=1.0, random_state=random_state)
+
+    def privacy_event(self, sizes):
+        """The event of one release of statistics with these numbers of entries."""
+        return self.mechanism.privacy_event(int(sum(sizes)))
+
+    def noise_std(self, index, sizes):
+        """Standard deviation of the noise on each entry of statistic ``index`` (0 if released exactly)."""
+        if self.weights[index] == 0:
+            return 0.0
+        return float(np.sqrt(self.mechanism.variance(np.zeros(int(sum(sizes)))))) / self.weights[index]
+
+    def randomise(self, values):
+        """Noisy copies of ``values`` (arrays, in the order of ``sensitivities``): one release."""
+        values = [np.asarray(v, dtype=np.float64) for v in values]
+        flat = np.concatenate([v.ravel() * w for v, w in zip(values, self.weights)])
+        noisy = self.mechanism.randomise(flat)
+        out, start = [], 0
+        for value, weight in zip(values, self.weights):
+            part = noisy[start : start + value.size].reshape(value.shape)
+            out.append(part / weight if weight > 0 else value.copy())
+            start += value.size
+        return out

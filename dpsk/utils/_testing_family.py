@@ -1,0 +1,281 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Privacy-audit configurations of naive Bayes, PCA, k-means and the scalers, and broken variants.
+
+Shared by ``tests/privacy/test_estimator_privacy.py`` (the audits of the correct
+estimators) and ``tests/privacy/test_family_audit_validity.py`` (the same audits must
+reject deliberately broken variants); test files cannot import each other.
+
+Neighbours put the rows at the centre of the clipping region, so that noisy counts do not
+blur the sums, and a canary 4x beyond a corner; projections recover the released noisy
+statistics from public attributes, so that the audit sees (almost) the whole privacy loss.
+
+Broken variants still *declare* the correct cost; only their noise or clipping is wrong:
+
+* ``...EpsilonX2``: noise calibrated for twice the declared ε;
+* ``...NoClipping``: a row may move the statistics by more than the declared sensitivity;
+* ``BernoulliNBFeaturesOnly``, ``CategoricalNBOneFeature``, ``MinMaxScalerOneFeature``: a
+  sensitivity that forgets part of a row's contribution.
+"""
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from dpsk._core._clip import clipped_gram
+from dpsk.audit import canary_neighbours, project_attribute
+from dpsk.cluster import KMeans
+from dpsk.decomposition import PCA
+from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB, MultinomialNB
+from dpsk.preprocessing import MinMaxScaler, StandardScaler
+from dpsk.utils._bounded import Box
+
+__all__ = ["AUDITS", "BROKEN_VARIANTS", "FamilyAudit"]
+
+HUGE = 1e6   # "bounds" of a variant that does not clip
+
+
+# -- neighbours and projections ---------------------------------------------------------
+
+
+class _Neighbours:
+    """``estimator -> (without, with canary)``: ``rows`` repeated, labels 0/1 alternating if labelled."""
+
+    def __init__(self, rows, canary, labelled, n=100):
+        self.X = np.tile(np.asarray(rows, dtype=np.float64), (n // len(rows), 1))
+        self.y = np.arange(self.X.shape[0]) % 2 if labelled else None
+        self.canary = np.asarray(canary, dtype=np.float64)
+
+    def __call__(self, estimator=None):
+        return canary_neighbours(self.X, self.y, canary_X=self.canary, canary_y=None if self.y is None else 1)
+
+
+def project_class_sum(est):
+    """Noisy count and Σz of class 1 (one feature, bounds (-1, 1)), from ``theta_`` and ``class_count_``."""
+    n = max(est.class_count_[1], 1.0)
+    return np.array([est.class_count_[1], est.theta_[1, 0] * n])
+
+
+def project_counts(est):
+    """Noisy count of class 1 and its count of feature 0 (both move with the canary)."""
+    return np.array([est.class_count_[1], est.feature_count_[1, 0]])
+
+
+def project_moments(est):
+    """Noisy n, Σy and Σy² of a one-feature PCA about the origin, from its attributes."""
+    n = est.n_samples_
+    mean = float(est.mean_[0])
+    return np.array([n, mean * n, (est.explained_variance_[0] * (n - 1) / n + mean**2) * n])
+
+
+def project_cluster_sum(est):
+    """Noisy count and Σz of the one cluster of a one-feature k-means on the box (-1, 1)."""
+    n = max(est.cluster_sizes_[0], 1.0)
+    return np.array([est.cluster_sizes_[0], est.cluster_centers_[0, 0] * n])
+
+
+def project_scaler_moments(est):
+    """Noisy n, Σz and Σ(z² − 1/2) of a one-feature StandardScaler on the box (-1, 1)."""
+    n = max(est.n_samples_seen_, 1.0)
+    mean = float(est.mean_[0])
+    return np.array([est.n_samples_seen_, mean * n, (float(est.var_[0]) + mean**2 - 0.5) * n])
+
+
+@dataclass
+class FamilyAudit:
+    """What ``ESTIMATOR_AUDITS`` needs: the estimator's class and parameters, projection, neighbours."""
+
+    cls: type
+    params: dict
+    projection: Callable
+    neighbours: Callable
+    n_samples: int = 3_000
+    audit_params: dict = field(default_factory=dict)
+
+    @property
+    def estimator(self):
+        return self.cls(**self.params)
+
+
+AUDITS = {
+    "GaussianNB": FamilyAudit(
+        GaussianNB, dict(epsilon=2.0, bounds=(-1.0, 1.0), classes=[0, 1]), project_class_sum, _Neighbours([[0.0]], [4.0], True)
+    ),
+    # Continuous (lattice) noise on two coordinates: 6000 fits to see ε x 2 on every seed tried.
+    "MultinomialNB": FamilyAudit(
+        MultinomialNB,
+        dict(epsilon=2.0, data_norm=1.0, classes=[0, 1]),
+        project_counts,
+        _Neighbours([[1.0]], [4.0], True),
+        n_samples=6_000,
+    ),
+    "BernoulliNB": FamilyAudit(BernoulliNB, dict(epsilon=2.0, classes=[0, 1]), project_counts, _Neighbours([[1.0]], [1.0], True)),
+    "CategoricalNB": FamilyAudit(
+        CategoricalNB,
+        dict(epsilon=2.0, n_categories=2, classes=[0, 1]),
+        project_attribute("category_count_", (slice(None), 1, 1)),
+        _Neighbours([[1.0, 1.0]], [1.0, 1.0], True),
+    ),
+    "PCA": FamilyAudit(PCA, dict(n_components=1, epsilon=2.0, data_norm=1.0), project_moments, _Neighbours([[-1.0], [1.0]], [4.0], False)),
+    "KMeans": FamilyAudit(
+        KMeans,
+        dict(n_clusters=1, epsilon=2.0, bounds=(-1.0, 1.0), init=[[0.0]], max_iter=1),
+        project_cluster_sum,
+        _Neighbours([[0.0]], [4.0], False),
+    ),
+    # Rows at z = ±1/√2: E[z²] = 1/2, so neither the mean nor the second moment is clipped.
+    # Three Laplace coordinates each carry part of the loss: 6000 fits (as MultinomialNB).
+    "StandardScaler": FamilyAudit(
+        StandardScaler,
+        dict(epsilon=2.0, bounds=(-1.0, 1.0)),
+        project_scaler_moments,
+        _Neighbours([[-(0.5**0.5)], [0.5**0.5]], [4.0], False),
+        n_samples=6_000,
+    ),
+    "MinMaxScaler": FamilyAudit(
+        MinMaxScaler,
+        dict(epsilon=2.0, bounds=(-1.0, 1.0), bins=4),
+        project_attribute("histogram_", (slice(None), -1)),
+        _Neighbours([[0.9, 0.9]], [4.0, 4.0], False),
+    ),
+}
+
+
+# -- broken variants ----------------------------------------------------------------------
+
+
+class _Lying:
+    """A release that declares the event of ``honest`` but draws the noise of ``actual``."""
+
+    def __init__(self, honest, actual):
+        self._honest, self._actual = honest, actual
+
+    def privacy_event(self, *args):
+        return self._honest.privacy_event(*args)
+
+    def noise_std(self, *args):
+        return self._honest.noise_std(*args)
+
+    def randomise(self, value):
+        return self._actual.randomise(value)
+
+
+class _EpsilonX2:
+    """Mixin: the estimator's ``_release(*args)`` declares ε but draws the noise of 2ε."""
+
+    def _release(self, *args):
+        honest = super()._release(*args)
+        epsilon = self.epsilon
+        try:
+            self.epsilon = 2 * epsilon
+            actual = super()._release(*args)
+        finally:
+            self.epsilon = epsilon
+        return _Lying(honest, actual)
+
+
+class _SensitivityFactor:
+    """Mixin: the estimator's ``_mechanism(sensitivity, rng)`` declares Δ but draws noise for ``_actual(Δ)``."""
+
+    def _mechanism(self, sensitivity, rng):
+        return _Lying(super()._mechanism(sensitivity, rng), super()._mechanism(self._actual(sensitivity), rng))
+
+
+class GaussianNBEpsilonX2(_EpsilonX2, GaussianNB):
+    pass
+
+
+class GaussianNBNoClipping(GaussianNB):
+    def _class_sums(self, X, y_index, n_classes, box):
+        return super()._class_sums(X, y_index, n_classes, Box(box.lower - HUGE, box.upper + HUGE))
+
+
+class MultinomialNBEpsilonX2(_SensitivityFactor, MultinomialNB):
+    _actual = staticmethod(lambda sensitivity: sensitivity / 2)
+
+
+class MultinomialNBNoClipping(MultinomialNB):
+    def _clip(self, X, data_norm):
+        return X.astype(np.float64)
+
+
+class BernoulliNBEpsilonX2(_SensitivityFactor, BernoulliNB):
+    _actual = staticmethod(lambda sensitivity: sensitivity / 2)
+
+
+class BernoulliNBFeaturesOnly(_SensitivityFactor, BernoulliNB):
+    """Forgets the class count in the sensitivity (d instead of 1 + d)."""
+
+    _actual = staticmethod(lambda sensitivity: sensitivity - 1)
+
+
+class CategoricalNBEpsilonX2(_SensitivityFactor, CategoricalNB):
+    _actual = staticmethod(lambda sensitivity: sensitivity / 2)
+
+
+class CategoricalNBOneFeature(_SensitivityFactor, CategoricalNB):
+    """Counts one feature's cell in the sensitivity (1 instead of d)."""
+
+    _actual = staticmethod(lambda sensitivity: 1)
+
+
+class PCAEpsilonX2(_EpsilonX2, PCA):
+    pass
+
+
+class PCANoClipping(PCA):
+    def _statistics(self, geometry, X):
+        return clipped_gram(X, max_norm=HUGE)
+
+
+class KMeansEpsilonX2(KMeans):
+    def _release(self, box, epsilon, rng):
+        return _Lying(super()._release(box, epsilon, rng), super()._release(box, 2 * epsilon, rng))
+
+
+class KMeansNoClipping(KMeans):
+    def _cluster_sums(self, X, centres, box):
+        return super()._cluster_sums(X, centres, Box(box.lower - HUGE, box.upper + HUGE))
+
+
+class StandardScalerEpsilonX2(_EpsilonX2, StandardScaler):
+    pass
+
+
+class StandardScalerNoClipping(StandardScaler):
+    def _sums(self, X, box):
+        return super()._sums(X, Box(box.lower - HUGE, box.upper + HUGE))
+
+
+class MinMaxScalerEpsilonX2(MinMaxScaler):
+    def _mechanism(self, n_features, rng):
+        return _Lying(super()._mechanism(n_features, rng), super()._mechanism(n_features / 2, rng))
+
+
+class MinMaxScalerOneFeature(MinMaxScaler):
+    """Counts one feature's bin in the sensitivity (1 instead of d)."""
+
+    def _mechanism(self, n_features, rng):
+        return _Lying(super()._mechanism(n_features, rng), super()._mechanism(1, rng))
+
+
+#: (name of the audited estimator, broken variant)
+BROKEN_VARIANTS = [
+    ("GaussianNB", GaussianNBEpsilonX2),
+    ("GaussianNB", GaussianNBNoClipping),
+    ("MultinomialNB", MultinomialNBEpsilonX2),
+    ("MultinomialNB", MultinomialNBNoClipping),
+    ("BernoulliNB", BernoulliNBEpsilonX2),
+    ("BernoulliNB", BernoulliNBFeaturesOnly),
+    ("CategoricalNB", CategoricalNBEpsilonX2),
+    ("CategoricalNB", CategoricalNBOneFeature),
+    ("PCA", PCAEpsilonX2),
+    ("PCA", PCANoClipping),
+    ("KMeans", KMeansEpsilonX2),
+    ("KMeans", KMeansNoClipping),
+    ("StandardScaler", StandardScalerEpsilonX2),
+    ("StandardScaler", StandardScalerNoClipping),
+    ("MinMaxScaler", MinMaxScalerEpsilonX2),
+    ("MinMaxScaler", MinMaxScalerOneFeature),
+]

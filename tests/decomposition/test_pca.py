@@ -1,0 +1,157 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""DP PCA: the ε → ∞ limit, clipping geometry and sensitivities, both noise methods, the API."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from sklearn.decomposition import PCA as SkPCA
+
+from dpsk.accounting import CalibratedEvent, GaussianEvent, PureDPEvent, ZCDPEvent, record_releases
+from dpsk.audit import audit, estimator_sampler
+from dpsk.decomposition import PCA
+from dpsk.decomposition._pca import _Geometry
+from dpsk.exceptions import PrivacyLeakWarning
+from dpsk.utils._testing_family import AUDITS, PCAEpsilonX2
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 4)) * [3.0, 2.0, 1.0, 0.5] @ np.linalg.qr(rng.normal(size=(4, 4)))[0] + [1.0, -1.0, 0.0, 2.0]
+    return X
+
+
+def _subspace_match(A, B):
+    """|cos| of the principal angles between the row spaces of A and B (1 = same subspace)."""
+    return np.linalg.svd(A @ B.T, compute_uv=False)
+
+
+@pytest.mark.parametrize("params", [dict(bounds=(-20, 20)), dict(data_norm=30.0), dict(bounds=(-20, 20), data_norm=30.0)])
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_huge_epsilon_matches_scikit_learn(data, params, delta):
+    ours = PCA(3, epsilon=1e9, delta=delta, random_state=0, **params).fit(data)
+    reference = SkPCA(3).fit(data)
+    np.testing.assert_allclose(np.abs(np.sum(ours.components_ * reference.components_, axis=1)), 1.0, atol=1e-6)
+    np.testing.assert_allclose(ours.explained_variance_, reference.explained_variance_, rtol=1e-5)
+    np.testing.assert_allclose(ours.explained_variance_ratio_, reference.explained_variance_ratio_, rtol=1e-5)
+    np.testing.assert_allclose(ours.singular_values_, reference.singular_values_, rtol=1e-5)
+    np.testing.assert_allclose(ours.mean_, reference.mean_, atol=1e-5)
+    np.testing.assert_allclose(np.abs(ours.transform(data)), np.abs(reference.transform(data)), atol=1e-4)
+    assert ours.noise_variance_ == pytest.approx(reference.noise_variance_, rel=1e-4)
+
+
+@pytest.mark.parametrize("delta, event_type", [(0.0, PureDPEvent), (1e-6, CalibratedEvent)])
+def test_private_subspace_is_close_at_epsilon_one(data, delta, event_type):
+    with record_releases() as drawn:
+        ours = PCA(2, epsilon=1.0, delta=delta, data_norm=15.0, random_state=0).fit(data)
+    assert drawn == [ours.privacy_spent_] and isinstance(drawn[0], event_type)
+    if delta:   # zCDP noise, calibrated for the δ asked for
+        assert isinstance(drawn[0].event, ZCDPEvent)
+    assert _subspace_match(ours.components_, SkPCA(2).fit(data).components_).min() > 0.99
+
+
+def test_centered_uses_the_origin_and_releases_no_sum(data):
+    X = data - data.mean(axis=0)
+    with record_releases() as drawn:
+        ours = PCA(2, epsilon=1e9, centered=True, bounds=(-20, 20), random_state=0).fit(X)
+    assert len(drawn) == 1
+    np.testing.assert_array_equal(ours.mean_, 0.0)
+    np.testing.assert_allclose(np.abs(np.sum(ours.components_ * SkPCA(2).fit(X).components_, axis=1)), 1, atol=1e-6)
+
+
+def test_geometry_picks_the_cheaper_centre():
+    lower, upper = np.array([-1.0, -1.0]), np.array([3.0, 1.0])
+    box = _Geometry(lower, upper, None, 2)   # box only: about the midpoint, half-widths (2, 1)
+    np.testing.assert_array_equal(box.centre, [1.0, 0.0])
+    assert box.l2 == pytest.approx(math.sqrt(5)) and box.l1 == pytest.approx(3.0)
+    ball = _Geometry(None, None, 2.0, 2)   # ball only: about the origin
+    assert ball.l2 == 2.0 and ball.l1 == pytest.approx(2 * math.sqrt(2))
+    np.testing.assert_array_equal(ball.centre, 0.0)
+    both = _Geometry(lower, upper, 2.0, 2)   # ball (2) smaller than the box (√5): origin
+    assert both.l2 == 2.0 and np.all(both.centre == 0.0)
+    both = _Geometry(lower, upper, 5.0, 2)   # box smaller, and it contains the origin: midpoint
+    assert both.l2 == pytest.approx(math.sqrt(5)) and both.centre[0] == 1.0
+    away = _Geometry(np.array([1.0, 1.0]), np.array([2.0, 2.0]), 5.0, 2)   # box without the origin
+    np.testing.assert_array_equal(away.centre, 0.0)   # scaling towards 0 may leave the box
+    assert away.l2 == pytest.approx(math.sqrt(8))
+    fixed = _Geometry(lower, upper, None, 2, allow_midpoint=False)   # centered=True
+    np.testing.assert_array_equal(fixed.centre, 0.0)
+    assert fixed.l2 == pytest.approx(math.sqrt(10))
+
+
+@settings(max_examples=200, deadline=None)
+@given(arrays(np.float64, st.integers(1, 6), elements=st.floats(-1e3, 1e3)))
+def test_sensitivity_of_the_upper_triangle(y):
+    """Check the stated bounds: ‖triu(yyᵀ)‖₂ <= ‖y‖₂² and ‖triu(yyᵀ)‖₁ = (‖y‖₁² + ‖y‖₂²)/2."""
+    triangle = np.outer(y, y)[np.triu_indices(y.size)]
+    l2 = float(np.sum(y * y))
+    assert np.linalg.norm(triangle) <= l2 * (1 + 1e-12) + 1e-300
+    assert np.abs(triangle).sum() == pytest.approx((np.abs(y).sum() ** 2 + l2) / 2, rel=1e-9, abs=1e-12)
+
+
+def test_rows_are_clipped_to_the_ball():
+    X = np.array([[100.0, 0.0], [0.0, 1.0], [-100.0, 0.0], [0.0, -1.0]])
+    ours = PCA(2, epsilon=1e9, data_norm=1.0, random_state=0).fit(X)
+    np.testing.assert_allclose(ours.explained_variance_, [2 / 3, 2 / 3], rtol=1e-5)   # all rows on the unit circle
+
+
+def test_whiten_inverse_transform_and_feature_names(data):
+    pca = PCA(2, epsilon=1e9, whiten=True, bounds=(-20, 20), random_state=0).fit(data)
+    Z = pca.transform(data)
+    np.testing.assert_allclose(Z.var(axis=0, ddof=1), 1.0, rtol=1e-3)
+    full = PCA(4, epsilon=1e9, bounds=(-20, 20), random_state=0).fit(data)
+    np.testing.assert_allclose(full.inverse_transform(full.transform(data)), data, atol=1e-6)
+    assert list(pca.get_feature_names_out()) == ["pca0", "pca1"]
+
+
+def test_n_components_as_a_fraction_and_errors(data):
+    pca = PCA(0.9, epsilon=1e9, bounds=(-20, 20), random_state=0).fit(data)
+    ratios = np.cumsum(SkPCA().fit(data).explained_variance_ratio_)
+    assert pca.n_components_ == np.searchsorted(ratios, 0.9) + 1
+    with pytest.raises(ValueError, match="n_components=5 must be <= n_features=4"):
+        PCA(5, bounds=(-1, 1)).fit(data)
+
+
+def test_float32_is_kept(data):
+    pca = PCA(2, epsilon=1.0, bounds=(-20, 20), random_state=0).fit(data.astype(np.float32))
+    assert pca.components_.dtype == np.float32 and pca.transform(data.astype(np.float32)).dtype == np.float32
+
+
+def test_data_derived_norm_warns(data):
+    with pytest.warns(PrivacyLeakWarning, match="data_norm"):
+        pca = PCA(2).fit(data)
+    assert pca.data_norm_ == pytest.approx(np.linalg.norm(data, axis=1).max())
+
+
+def test_both_bounds_clip_to_the_box_then_the_ball():
+    X = np.array([[10.0, 0.0], [0.0, 10.0], [-10.0, 0.0], [0.0, -10.0]])
+    ours = PCA(2, epsilon=1e9, bounds=(-2.0, 2.0), data_norm=1.0, random_state=0).fit(X)
+    np.testing.assert_allclose(ours.explained_variance_, [2 / 3, 2 / 3], rtol=1e-5)
+
+
+# ------------------------------------------------------ privacy of the Gaussian method
+# The declared event of Analyze Gauss is zCDP (vector lattice Gaussian noise). The noise
+# itself is Gaussian with σ = Δ₂/√(2ρ): its exact profile is the Gaussian one with that
+# multiplier, which the audit can test along the whole curve (dpsk.audit has no zCDP profile).
+
+
+def _gaussian_claim(estimator, neighbours):
+    fitted = estimator.set_params(random_state=0).fit(**neighbours[0])
+    return GaussianEvent(1.0 / math.sqrt(2.0 * fitted.privacy_spent_.event.rho))
+
+
+@pytest.mark.parametrize(
+    "cls", [PCA, pytest.param(PCAEpsilonX2, marks=pytest.mark.slow)], ids=["correct", "epsilon_x2"]
+)
+def test_gaussian_method_audit(cls):
+    config = AUDITS["PCA"]
+    params = {**config.params, "delta": 1e-5}
+    neighbours = config.neighbours()
+    claim = _gaussian_claim(PCA(**params), neighbours)
+    result = audit(estimator_sampler(cls(**params), config.projection), neighbours, event=claim, n_samples=3_000, random_state=0)
+    assert result.passed == (cls is PCA), str(result)

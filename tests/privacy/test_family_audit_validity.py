@@ -1,0 +1,38 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The privacy audits of naive Bayes, PCA and k-means reject deliberately broken variants.
+
+Each broken variant (``dpsk/utils/_testing_family.py``) declares the correct cost but adds
+too little noise for it (ε × 2, no clipping, a sensitivity that forgets part of a row); the
+audit configured for the correct estimator in ``test_estimator_privacy.py`` must reject it
+(α = 1e-6, fixed seeds, so deterministic), while it accepts the correct estimator there.
+"""
+
+import pytest
+
+from dpsk.audit import audit_estimator
+from dpsk.utils._testing_family import AUDITS, BROKEN_VARIANTS
+
+
+def run_audit(name, cls, seed=0):
+    config = AUDITS[name]
+    return audit_estimator(
+        cls(**config.params), config.neighbours(), config.projection, n_samples=config.n_samples, random_state=seed
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, cls", BROKEN_VARIANTS, ids=[cls.__name__ for _, cls in BROKEN_VARIANTS])
+def test_audit_rejects_broken_variant(name, cls):
+    result = run_audit(name, cls)
+    assert not result.passed, str(result)
+
+
+@pytest.mark.parametrize("name, cls", BROKEN_VARIANTS, ids=[cls.__name__ for _, cls in BROKEN_VARIANTS])
+def test_broken_variant_declares_the_correct_cost(name, cls):
+    """Check that a broken variant declares what the correct estimator declares: only its noise differs."""
+    config = AUDITS[name]
+    without, _ = config.neighbours()
+    broken = cls(random_state=0, **config.params).fit(**without)
+    correct = config.cls(random_state=0, **config.params).fit(**without)
+    assert broken.privacy_spent_ == correct.privacy_spent_

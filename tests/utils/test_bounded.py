@@ -1,0 +1,184 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Box-centred sums, weighted budget splits and joint releases (dpsk/utils/_bounded.py).
+
+The joint release carries the budget split of GaussianNB, PCA and KMeans, so its split is
+settled here by privacy audits *per statistic*: each statistic, moved by its largest
+per-coordinate change, must satisfy its share of ε, and a release whose shares exceed
+the budget is rejected.
+"""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from dpsk.accounting import ApproxDPEvent, CalibratedEvent, GaussianEvent, LaplaceEvent, PureDPEvent, ZCDPEvent, record_releases
+from dpsk.audit import audit
+from dpsk.utils._bounded import Box, JointRelease, budget_bound, split_by_weights
+from dpsk.utils._testing import assert_fit_with_power, ks_pvalue
+
+
+def test_box_centre_and_half_width():
+    box = Box(np.array([-1.0, 0.0, 2.0, -1e308]), np.array([3.0, 1.0, 2.0, 1e308]))
+    np.testing.assert_array_equal(box.centre, [1.0, 0.5, 2.0, 0.0])
+    np.testing.assert_array_equal(box.half_width, [2.0, 0.5, 0.0, 1e308])  # no overflow
+    assert box.n_active == 3
+
+
+@pytest.mark.parametrize("per_class", [False, True])
+def test_standardised_sums_match_direct_computation(per_class):
+    rng = np.random.default_rng(0)
+    lower, upper = np.array([-2.0, 10.0, 5.0]), np.array([4.0, 11.0, 5.0])
+    box = Box(lower, upper)
+    X = np.clip(rng.uniform(-3, 12, (50, 3)), lower, upper)
+    z = np.where(box.half_width > 0, (X - box.centre) / np.where(box.half_width > 0, box.half_width, 1), 0.0)
+    if per_class:
+        rows = [X[:20], X[20:]]
+        count = np.array([20.0, 30.0])
+        total = np.array([r.sum(axis=0) for r in rows])
+        total_sq = np.array([(r**2).sum(axis=0) for r in rows])
+        expected_z = np.array([z[:20].sum(axis=0), z[20:].sum(axis=0)])
+        expected_sq = np.array([(z[:20] ** 2 - 0.5).sum(axis=0), (z[20:] ** 2 - 0.5).sum(axis=0)])
+    else:
+        count, total, total_sq = 50.0, X.sum(axis=0), (X**2).sum(axis=0)
+        expected_z, expected_sq = z.sum(axis=0), (z**2 - 0.5).sum(axis=0)
+    sum_z, sum_sq = box.standardised_sums(count, total, total_sq)
+    np.testing.assert_allclose(sum_z, expected_z, atol=1e-9)
+    np.testing.assert_allclose(sum_sq, expected_sq, atol=1e-9)
+    # Every row contributes to Σz in [-1, 1] and to Σ(z² − 1/2) in [-1/2, 1/2].
+    assert np.all(np.abs(z) <= 1) and np.all(np.abs(z**2 - 0.5) <= 0.5)
+
+
+def test_to_original_clips_into_the_box():
+    box = Box(np.array([0.0, -2.0]), np.array([2.0, 2.0]))
+    np.testing.assert_array_equal(box.to_original(np.array([[0.5, -3.0]])), [[1.5, -2.0]])
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 0.3, 1e-3, 7.77])
+@pytest.mark.parametrize("weights", [(1, 1, 1), (0.05, 0.8, 0.15), (1, 2**0.5, 3**0.5, 1e-9)])
+def test_split_by_weights_never_exceeds_epsilon(epsilon, weights):
+    shares = split_by_weights(epsilon, weights)
+    assert sum(map(Fraction, shares)) <= Fraction(epsilon)
+    total = sum(weights)
+    np.testing.assert_allclose(shares, [epsilon * w / total for w in weights], rtol=1e-12)
+
+
+def test_budget_bound():
+    assert budget_bound(1.5) == PureDPEvent(1.5)
+    assert budget_bound(1.5, 1e-6) == ApproxDPEvent(1.5, 1e-6)
+
+
+# ------------------------------------------------------------------------ joint release
+
+SENSITIVITIES = ((1.0, 1.0), (4.0, 2.0), (2.0, 1.0))   # (L1, L2): a count, a sum over 4, squares over 4
+SHARES = (0.1, 0.6, 0.3)
+SIZES = (3, 12, 12)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_joint_release_is_one_release_of_the_declared_event(delta):
+    release = JointRelease(SENSITIVITIES, SHARES, epsilon=1.0, delta=delta, random_state=np.random.default_rng(0))
+    values = [np.zeros(3), np.ones((3, 4)), np.full((3, 4), 2.0)]
+    with record_releases() as drawn:
+        noisy = release.randomise(values)
+    assert drawn == [release.privacy_event(SIZES)]
+    if delta:   # zCDP noise, calibrated for the δ asked for
+        assert isinstance(drawn[0], CalibratedEvent) and isinstance(drawn[0].event, ZCDPEvent)
+    else:
+        assert isinstance(drawn[0], PureDPEvent)
+    assert [v.shape for v in noisy] == [(3,), (3, 4), (3, 4)]
+    # The whole vector has sensitivity 1 after scaling: the budget split is in the weights.
+    norm = 1 if delta else 0
+    powers = np.sqrt(SHARES) if delta else np.asarray(SHARES)
+    np.testing.assert_allclose(release.weights * [s[norm] for s in SENSITIVITIES], powers, rtol=1e-9)
+    if delta == 0:
+        assert drawn[0].epsilon <= 1.0
+
+
+def test_joint_release_of_a_constant_statistic_is_exact():
+    release = JointRelease(((1.0, 1.0), (0.0, 0.0)), (0.5, 0.5), epsilon=1.0, delta=0.0, random_state=np.random.default_rng(0))
+    noisy_count, constant = release.randomise([np.zeros(2), np.full(3, 7.0)])
+    np.testing.assert_array_equal(constant, 7.0)
+    assert release.noise_std(1, (2, 3)) == 0.0
+    # The whole budget went to the count.
+    np.testing.assert_allclose(release.weights[0], 1.0, rtol=1e-9)
+
+
+@pytest.mark.parametrize("statistic", [0, 1, 2])
+def test_joint_release_noise_is_laplace_at_the_stated_scale(statistic):
+    """Check that statistic i gets Laplace noise of scale Δᵢ/(sᵢ ε) (KS test with power check)."""
+    rng = np.random.default_rng(statistic)
+    epsilon, n = 0.7, 20_000
+    release = JointRelease(SENSITIVITIES, SHARES, epsilon=epsilon, delta=0.0, random_state=rng)
+    values = [np.zeros((n, 3)), np.zeros((n, 12)), np.zeros((n, 12))]
+    noise = release.randomise(values)[statistic][:, 0]
+    scale = SENSITIVITIES[statistic][0] / (SHARES[statistic] * epsilon)
+    from scipy import stats
+
+    assert_fit_with_power(lambda b: ks_pvalue(noise, stats.laplace(scale=b).cdf), scale)
+    np.testing.assert_allclose(release.noise_std(statistic, (3 * n, 12 * n, 12 * n)), scale * math.sqrt(2), rtol=1e-6)
+
+
+# Per-statistic audits: each statistic's largest per-coordinate change must cost at most
+# its share. Neighbouring values differ by that change in one coordinate of the batch.
+def _sampler(shares, delta, statistic, change):
+    def sampler(shift, size, rng):
+        release = JointRelease(SENSITIVITIES, shares, epsilon=EPS, delta=delta, random_state=rng)
+        values = [np.zeros((size, 3)), np.zeros((size, 12)), np.zeros((size, 12))]
+        values[statistic][:, 0] = shift * change
+        return release.randomise(values)[statistic][:, 0]
+
+    return sampler
+
+
+EPS = 3.0
+PER_COORDINATE = (1.0, 1.0, 0.5)   # largest change of one coordinate: count 1, |z| <= 1, |z² − ½| <= ½
+
+
+def _claim(statistic, delta):
+    l1, l2 = SENSITIVITIES[statistic]
+    change = PER_COORDINATE[statistic]
+    if delta == 0:   # ε share of the statistic, times the coordinate's part of its L1 sensitivity
+        return LaplaceEvent(1.0 / (EPS * SHARES[statistic] * change / l1))
+    rho = _zcdp_rho(EPS, delta)   # the ρ share of the statistic, for the coordinate's change
+    return GaussianEvent(l2 / change / math.sqrt(2.0 * rho * SHARES[statistic]))
+
+
+def _zcdp_rho(epsilon, delta):
+    from dpsk.accounting import zcdp_rho
+
+    return zcdp_rho(epsilon, delta)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+@pytest.mark.parametrize("statistic", [0, 1, 2])
+def test_joint_release_satisfies_each_share(statistic, delta):
+    """Check that each statistic is no less noisy than its share of the budget allows."""
+    sampler = _sampler(SHARES, delta, statistic, PER_COORDINATE[statistic])
+    result = audit(sampler, (0.0, 1.0), event=_claim(statistic, delta), n_samples=200_000, random_state=0)
+    assert result.passed, str(result)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_per_statistic_audit_rejects_shares_summing_above_one(delta):
+    """Check that a release whose shares exceed the budget fails the audit of the overspent statistic.
+
+    The shares (0.1, 1.2, 0.3) are normalised by JointRelease, so this release is made to
+    lie: it claims the shares SHARES but weights the sums as if they had share 1.2.
+    """
+
+    class Overspending(JointRelease):
+        def __init__(self, sensitivities, shares, **kwargs):
+            super().__init__(sensitivities, shares, **kwargs)
+            self.weights = self.weights * np.array([1.0, (1.2 / 0.6) ** (0.5 if delta else 1.0), 1.0])
+
+    def sampler(shift, size, rng):
+        release = Overspending(SENSITIVITIES, SHARES, epsilon=EPS, delta=delta, random_state=rng)
+        values = [np.zeros((size, 3)), np.zeros((size, 12)), np.zeros((size, 12))]
+        values[1][:, 0] = shift
+        return release.randomise(values)[1][:, 0]
+
+    result = audit(sampler, (0.0, 1.0), event=_claim(1, delta), n_samples=200_000, random_state=0)
+    assert not result.passed, str(result)
