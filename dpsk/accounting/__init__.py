@@ -33,6 +33,7 @@ from dpsk.accounting._composition import get_epsilon
 from dpsk.accounting._context import active_accountant, resolve_accountant
 from dpsk.accounting._events import (
     ApproxDPEvent,
+    CalibratedEvent,
     ComposedEvent,
     DiscreteGaussianEvent,
     DiscreteLaplaceEvent,
@@ -56,6 +57,7 @@ __all__ = [
     "ApproxDPEvent",
     "Budget",
     "BudgetAccountant",
+    "CalibratedEvent",
     "ComposedEvent",
     "DiscreteGaussianEvent",
     "DiscreteLaplaceEvent",

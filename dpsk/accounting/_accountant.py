@@ -154,10 +154,13 @@ class BudgetAccountant:
     - with a δ ceiling (``delta < 1``), δ_c is everything the explicit δ's leave:
       δ_fixed ⊕ δ_c = ``delta``. A spend fits if the ledger is then (``epsilon``,
       ``delta``)-DP and δ_fixed ⊕ ``slack`` <= ``delta``;
-    - without (``delta == 1``), δ_c = ``slack``: the ε ceiling applies at δ_fixed ⊕ ``slack``
-      and δ_fixed is not limited (diffprivlib's behaviour). With ``slack=0`` a ledger
-      holding Gaussian-type spends has ε = inf there: give a δ ceiling or a slack (or ask
-      :meth:`get_epsilon` at a δ of your choice).
+    - without (``delta == 1``), δ_c = ``slack`` ⊕ δ_cal, where δ_cal sums the δ's the
+      recorded releases were calibrated for (a Gaussian mechanism fitted with
+      ``delta=1e-6`` contributes 1e-6; see :class:`~dpsk.accounting.CalibratedEvent`): the
+      ε ceiling applies at δ_fixed ⊕ δ_c and δ is not limited (diffprivlib's behaviour).
+      Releases recorded without a calibration δ (a bare ``GaussianEvent``) have ε = inf at
+      δ = 0: give a δ ceiling or a slack (or ask :meth:`get_epsilon` at a δ of your
+      choice).
 
     :meth:`total` returns one point of the curve: ``(ε at δ_c, δ_fixed ⊕ δ_c)`` if
     converting saves at least 1% of ε, else ``(Σε, δ_fixed)`` (e.g. a few pure-DP
@@ -299,7 +302,7 @@ class BudgetAccountant:
         slack = self._slack
         fixed = state.fixed_delta()
         if self._delta >= 1.0:
-            return slack
+            return cal.delta_compose(slack, state.calibration_delta())
         if cal.delta_compose(fixed, slack) > self._delta * (1.0 + _TOLERANCE):
             return None
         return cal.delta_remove(self._delta, fixed) or 0.0
@@ -408,7 +411,7 @@ class BudgetAccountant:
             return Budget(0.0, 0.0), False
         plain = Budget(state.conversion_epsilon(0.0), fixed)
         if self._delta >= 1.0:
-            delta_c = self._slack if slack is None else slack
+            delta_c = cal.delta_compose(self._slack, state.calibration_delta()) if slack is None else slack
         else:
             delta_c = cal.delta_remove(self._delta, fixed)
         if not delta_c:

@@ -52,6 +52,7 @@ from dpsk.accounting import _calibration as cal
 from dpsk.accounting import _rdp
 from dpsk.accounting._events import (
     ApproxDPEvent,
+    CalibratedEvent,
     ComposedEvent,
     DiscreteGaussianEvent,
     DiscreteLaplaceEvent,
@@ -70,7 +71,7 @@ from dpsk.accounting._events import (
     ZCDPEvent,
 )
 
-__all__ = ["METHODS", "LedgerState", "normalize", "get_epsilon"]
+__all__ = ["METHODS", "LedgerState", "calibrated_delta", "normalize", "get_epsilon"]
 
 #: Composition methods that :func:`get_epsilon` can be asked for by name.
 METHODS = ("tightest", "basic", "advanced", "gaussian", "rdp", "pld")
@@ -153,6 +154,8 @@ def _add_leaves(event, count, out):
             _add_leaves(inner, count, out)
     elif isinstance(event, SelfComposedEvent):
         _add_leaves(event.event, count * int(event.count), out)
+    elif isinstance(event, CalibratedEvent):
+        _add_leaves(event.event, count, out)  # the calibration δ is a reporting hint only
     elif isinstance(event, ParallelEvent):
         parts = [normalize(part) for part in event.events]
         parts = [part for part in parts if part]
@@ -181,6 +184,25 @@ def _add_leaves(event, count, out):
         out[event] = out.get(event, 0) + count
     else:
         raise TypeError(f"expected a PrivacyEvent, got {type(event).__name__}")
+
+
+def calibrated_delta(event):
+    """Σ of the δ's that the releases of ``event`` were calibrated for (``CalibratedEvent``).
+
+    Exact (a Fraction). Parallel parts count once (the largest), like their privacy;
+    sampled releases keep their inner release's δ (any δ is a valid reporting point).
+    """
+    if isinstance(event, CalibratedEvent):
+        return Fraction(event.delta)
+    if isinstance(event, ComposedEvent):
+        return sum((calibrated_delta(e) for e in event.events), Fraction(0))
+    if isinstance(event, SelfComposedEvent):
+        return calibrated_delta(event.event) * int(event.count)
+    if isinstance(event, ParallelEvent):
+        return max((calibrated_delta(e) for e in event.events), default=Fraction(0))
+    if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
+        return calibrated_delta(event.event)
+    return Fraction(0)
 
 
 def normalize(event):
@@ -484,6 +506,7 @@ class LedgerState:
         "rdp_rest",
         "rdp_rest_atoms",
         "profile_atoms",
+        "calibrated_delta",
         "_cache",
     )
 
@@ -501,6 +524,7 @@ class LedgerState:
         self.rdp_rest = np.zeros(len(_rdp.ORDERS))
         self.rdp_rest_atoms = {}
         self.profile_atoms = {}
+        self.calibrated_delta = Fraction(0)  # Σ calibration δ's: where to report without a δ ceiling
         self._cache = {}
 
     @classmethod
@@ -525,12 +549,14 @@ class LedgerState:
         new.rdp_rest = self.rdp_rest.copy()
         new.rdp_rest_atoms = dict(self.rdp_rest_atoms)
         new.profile_atoms = dict(self.profile_atoms)
+        new.calibrated_delta = self.calibrated_delta
         new._cache = {}
         return new
 
     def add_event(self, event):
         for atom, count in normalize(event).items():
             self.add_atom(atom, count)
+        self.calibrated_delta += calibrated_delta(event)
 
     def plus(self, event):
         """A new state: this ledger with ``event`` added (this state is unchanged)."""
@@ -541,17 +567,20 @@ class LedgerState:
     def apply(self, event):
         """Add ``event`` in place; returns a token for :meth:`undo` (O(1) in the ledger size)."""
         counts = normalize(event)
+        hint = calibrated_delta(event)
         # Arrays are replaced, never mutated, by add_atom: keeping references is enough.
-        token = (counts, self.pure_rdp, self.rdp_rest, self._cache)
+        token = (counts, hint, self.pure_rdp, self.rdp_rest, self._cache)
         for atom, count in counts.items():
             self.add_atom(atom, count)
+        self.calibrated_delta += hint
         return token
 
     def undo(self, token):
         """Remove an event added by :meth:`apply` (exactly: sums are exact, arrays restored)."""
-        counts, pure_rdp, rdp_rest, cache = token
+        counts, hint, pure_rdp, rdp_rest, cache = token
         for atom, count in counts.items():
             self.add_atom(atom, -count, curves=False)
+        self.calibrated_delta -= hint
         self.pure_rdp, self.rdp_rest, self._cache = pure_rdp, rdp_rest, cache
 
     def add_atom(self, atom, count, curves=True):
@@ -610,6 +639,10 @@ class LedgerState:
             return 0.0
         product = cal.round_up(-math.expm1(self.log_keep.value()))
         return min(_fraction_up(self.delta_sum), product)
+
+    def calibration_delta(self):
+        """Σ of the calibration δ's of the recorded releases (a reporting point), as a float."""
+        return min(float(self.calibrated_delta), 1.0)
 
     def basic_epsilon(self):
         """Σ ε of the pure family, exactly, rounded up (inf if other families are present)."""

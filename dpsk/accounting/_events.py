@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "ApproxDPEvent",
+    "CalibratedEvent",
     "ComposedEvent",
     "DiscreteGaussianEvent",
     "DiscreteLaplaceEvent",
@@ -394,3 +395,27 @@ class ParallelEvent(PrivacyEvent):
 
     def flatten(self):
         return tuple(leaf for event in self.events for leaf in event.flatten())
+
+
+@dataclass(frozen=True)
+class CalibratedEvent(PrivacyEvent):
+    """A release, with the δ its mechanism was calibrated for.
+
+    The privacy of the release is that of ``event`` alone: ``delta`` neither adds to the
+    guarantee nor weakens it. It records *which point* of the release's (ε, δ) curve the
+    user asked for. A Gaussian release calibrated to (ε = 1, δ = 1e-6) is (ε(δ), δ)-DP for
+    every δ, with ε(0) = ∞; an accountant without a δ ceiling (diffprivlib's default
+    ``delta=1``) reports its ledger at the sum of these δ's rather than at δ = 0. Tight
+    composition still uses the whole curve of ``event``.
+
+    Mechanisms calibrated to a target δ (Gaussian, discrete Gaussian) emit this event.
+    """
+
+    event: PrivacyEvent
+    delta: float
+
+    def __post_init__(self):
+        _event(self.event, "event")
+        if isinstance(self.event, CalibratedEvent):
+            raise TypeError("event must not itself be a CalibratedEvent")
+        _probability(self.delta, "delta", allow_one=False)

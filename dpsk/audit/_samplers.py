@@ -14,6 +14,8 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
 
+from dpsk.accounting._context import BOUND_ATTRIBUTE
+
 from dpsk.audit._audit import audit
 
 __all__ = ["audit_estimator", "declared_cost", "estimator_sampler", "mechanism_sampler"]
@@ -61,10 +63,23 @@ def _fit_and_project(estimator, data, projection, seeds):
     return np.array(outputs)
 
 
+def _detached_clone(estimator):
+    """A clone that spends on no accountant: neither a parameter, nor one active or bound.
+
+    Cloned in an empty context, so that ``DPEstimatorMixin.__sklearn_clone__`` does not
+    bind an accountant made active by the caller's ``with accountant:`` block.
+    """
+    fitted = contextvars.Context().run(clone, estimator)
+    if "accountant" in fitted.get_params():
+        fitted.set_params(accountant=None)
+    vars(fitted).pop(BOUND_ATTRIBUTE, None)
+    return fitted
+
+
 def _fit_batch(estimator, data, projection, seeds):
     # A fresh, empty context: no accountant made active by `with accountant:` in the
     # caller is charged for the audit's fits, and no `record_releases` block collects them.
-    return contextvars.Context().run(_fit_and_project, clone(estimator), data, projection, seeds)
+    return contextvars.Context().run(_fit_and_project, _detached_clone(estimator), data, projection, seeds)
 
 
 class _EstimatorSampler:
@@ -75,9 +90,7 @@ class _EstimatorSampler:
         self.batch_size = batch_size
 
     def __call__(self, data, size, rng):
-        estimator = clone(self.estimator)
-        if "accountant" in estimator.get_params():
-            estimator.set_params(accountant=None)
+        estimator = _detached_clone(self.estimator)
         # Seeds drawn up front from the audit's Generator: the outputs do not depend on
         # how the fits are spread over workers.
         seeds = rng.integers(0, 2**63 - 1, size=size, dtype=np.int64)
@@ -131,11 +144,7 @@ def declared_cost(estimator, neighbours):
     """
     events = []
     for data in neighbours:
-        fitted = clone(estimator)
-        params = {"random_state": 0}
-        if "accountant" in fitted.get_params():
-            params["accountant"] = None
-        fitted.set_params(**params)
+        fitted = _detached_clone(estimator).set_params(random_state=0)
         contextvars.Context().run(fitted.fit, **data)
         events.append(fitted.privacy_spent_)
     if events[0] != events[1]:

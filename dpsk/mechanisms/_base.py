@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dpsk.accounting import PureDPEvent, note_release
+from dpsk.accounting import CalibratedEvent, PureDPEvent, note_release
 from dpsk.utils.validation import check_privacy_params, check_random_state
 
 __all__ = ["DPMechanism"]
@@ -88,9 +88,14 @@ class DPMechanism:
     def _calibration(self, size):
         if size not in self._calibrations:
             if self.sensitivity == 0:
-                self._calibrations[size] = Calibration(PureDPEvent(0.0), ())
+                calibration = Calibration(PureDPEvent(0.0), ())
             else:
-                self._calibrations[size] = self._calibrate(size)
+                calibration = self._calibrate(size)
+                if self.delta > 0:
+                    # Record the δ this release was calibrated for: an accountant without a
+                    # δ ceiling reports its ledger there (see CalibratedEvent).
+                    calibration = calibration._replace(event=CalibratedEvent(calibration.event, self.delta))
+            self._calibrations[size] = calibration
         return self._calibrations[size]
 
     def privacy_event(self, shape=()):

@@ -113,3 +113,23 @@ def test_user_curves_are_sorted():
     assert curve.orders == (2.0, 8.0) and curve.epsilons == (0.1, 0.5)
     profile = PrivacyProfileEvent((0.5, 1.0), (1e-6, 0.0))
     assert profile.deltas == (0.0, 1e-6) and profile.epsilons == (1.0, 0.5)
+
+
+def test_calibrated_event_is_a_reporting_hint_only():
+    """Check that CalibratedEvent composes like its inner event and sums its δ's as a hint."""
+    from fractions import Fraction
+
+    from dpsk.accounting import CalibratedEvent, get_epsilon
+    from dpsk.accounting._composition import calibrated_delta, normalize
+
+    inner = GaussianEvent(3.0)
+    wrapped = CalibratedEvent(inner, 1e-6)
+    assert normalize(wrapped) == normalize(inner)
+    assert get_epsilon(wrapped, 1e-5) == get_epsilon(inner, 1e-5)
+    assert calibrated_delta(SelfComposedEvent(wrapped, 3)) == 3 * Fraction(1e-6)
+    # disjoint partitions: the largest part, as for the privacy itself
+    assert calibrated_delta(ParallelEvent((wrapped, CalibratedEvent(inner, 2e-6)))) == Fraction(2e-6)
+    with pytest.raises(TypeError):
+        CalibratedEvent(wrapped, 1e-6)
+    with pytest.raises(ValueError):
+        CalibratedEvent(inner, 1.0)

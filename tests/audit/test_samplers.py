@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from dpsk.accounting import _context
+from dpsk.accounting import BudgetAccountant
 from dpsk.audit import (
     canary_neighbours,
     canary_row,
@@ -25,17 +25,6 @@ from dpsk.utils._testing import ToyDPMeanClassifier, ToyLaplaceMechanism
 TOY = ToyDPMeanClassifier(epsilon=2.0, bounds=(-1.0, 1.0), classes=[0, 1])
 
 
-class CountingAccountant:
-    def __init__(self):
-        self.calls = 0
-
-    def check_event(self, event):
-        self.calls += 1
-
-    def record(self, event):
-        self.calls += 1
-
-
 def test_estimator_sampler_is_deterministic_and_parallel_invariant():
     data = worst_case_neighbours(TOY)[1]
     sequential = estimator_sampler(TOY, project_attribute("means_", (1, 0)), batch_size=7)
@@ -48,14 +37,11 @@ def test_estimator_sampler_is_deterministic_and_parallel_invariant():
 
 def test_estimator_sampler_charges_no_accountant():
     """Check that neither the estimator's accountant nor an active one is charged by an audit."""
-    own, active = CountingAccountant(), CountingAccountant()
+    own, active = BudgetAccountant(), BudgetAccountant()
     sampler = estimator_sampler(clone(TOY).set_params(accountant=own), project_attribute("means_"))
-    token = _context._activate(active)
-    try:
+    with active:
         sampler(worst_case_neighbours(TOY)[0], 5, np.random.default_rng(0))
-    finally:
-        _context._deactivate(token)
-    assert own.calls == 0 and active.calls == 0
+    assert len(own) == 0 and len(active) == 0
 
 
 def test_estimator_sampler_requires_random_state():

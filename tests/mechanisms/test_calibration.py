@@ -43,7 +43,9 @@ def test_scalar_gaussian_sigma_is_the_analytic_one(epsilon, delta, sensitivity):
 
 def test_scalar_lattice_gaussian_meets_the_exact_discrete_profile():
     mech = Gaussian(epsilon=1.0, delta=1e-5, sensitivity=2.0)
-    event = mech.privacy_event()
+    calibrated = mech.privacy_event()
+    assert calibrated.delta == 1e-5  # the calibration δ travels with the event
+    event = calibrated.event
     assert discrete_gaussian_delta(1.0, event.sigma, event.sensitivity) <= 1e-5
     assert event.sensitivity * mech._calibration(1).params[1] >= 2.0  # rounded sensitivity
 
@@ -77,7 +79,7 @@ def test_laplace_scale_is_sensitivity_over_epsilon(cls):
 
 def test_discrete_gaussian_meets_its_delta():
     mech = DiscreteGaussian(epsilon=1.0, delta=1e-6, sensitivity=3)
-    event = mech.privacy_event()
+    event = mech.privacy_event().event
     assert discrete_gaussian_delta(1.0, event.sigma, 3) <= 1e-6
     assert discrete_gaussian_delta(1.0, event.sigma * 0.999, 3) > 1e-6
 
@@ -97,5 +99,25 @@ def test_lattice_laplace_releases_compose_like_laplace():
 
 def test_noise_multiplier_of_the_textbook_gaussian_is_never_understated():
     mech = UnsafeGaussian(epsilon=1.0, delta=1e-5, sensitivity=0.3)
-    event = mech.privacy_event(np.zeros(4).shape)
+    event = mech.privacy_event(np.zeros(4).shape).event
     assert math.sqrt(mech.variance(np.zeros(4))) >= event.noise_multiplier * 0.3
+
+
+def test_default_accountant_reports_gaussian_spends_at_their_calibration_delta():
+    """Check that without a δ ceiling (diffprivlib's default) a Gaussian spend is reported at
+    the δ it was calibrated for, not at δ = 0 where its ε is infinite."""
+    mech = Gaussian(epsilon=1.0, delta=1e-6)
+    acc = BudgetAccountant()
+    acc.record(mech.privacy_event((20,)))
+    total = acc.total()
+    assert total.delta == pytest.approx(1e-6)
+    assert 0.99 <= total.epsilon <= 1.0 + 1e-9
+    acc.record(mech.privacy_event((20,)))
+    acc.record(Laplace(epsilon=1.0).privacy_event((5,)))
+    total = acc.total()
+    assert total.delta == pytest.approx(2e-6)
+    assert total.epsilon < 3.0  # tighter than basic composition (3, 2e-6)
+    # a bare GaussianEvent carries no calibration δ: infinite ε at δ = 0 stays the honest answer
+    bare = BudgetAccountant()
+    bare.record(mech.privacy_event((20,)).event)
+    assert bare.total().epsilon == math.inf

@@ -84,7 +84,7 @@ def test_discrete_laplace_pmf(epsilon, sensitivity, global_random_seed):
 @pytest.mark.parametrize("epsilon, delta, sensitivity", [(1.0, 1e-5, 1), (0.5, 1e-3, 2)])
 def test_discrete_gaussian_pmf(epsilon, delta, sensitivity, global_random_seed):
     mech = DiscreteGaussian(epsilon=epsilon, delta=delta, sensitivity=sensitivity, random_state=global_random_seed)
-    sigma = mech.privacy_event().sigma
+    sigma = mech.privacy_event().event.sigma
     noise = np.array([mech.randomise(0) for _ in range(4000)] + list(mech.randomise(np.zeros(0, dtype=int))))
     support = np.arange(-int(12 * sigma) - 2, int(12 * sigma) + 3)
     assert_fit_with_power(lambda s: chisquare_pvalue(noise, support, _discrete_gaussian_pmf(support, s)), sigma)
