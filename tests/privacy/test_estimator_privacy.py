@@ -19,9 +19,11 @@ cannot be audited this way go in ``NOT_AUDITED`` with the reason.
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
 import pytest
 
 from dpsk.audit import audit_estimator, project_attribute, worst_case_neighbours
+from dpsk.linear_model import LabelPrivateLinearRegression
 from dpsk.utils import all_estimators
 from dpsk.utils._test_common import REFERENCE_ESTIMATORS
 from dpsk.utils._testing import ToyDPMeanClassifier
@@ -36,7 +38,28 @@ class EstimatorAudit:
     audit_params: dict = field(default_factory=dict)
 
 
+def label_neighbours(estimator, n_users=10, rows=4, overshoot=4.0):
+    """Label privacy: same public X and users; the last user's labels low or beyond the high bound.
+
+    The canary user's rows sit at the edge of X (highest leverage on the slope).
+    """
+    low, high = estimator.get_params()["bounds_y"]
+    X = np.repeat(np.linspace(-1.0, 1.0, n_users), rows)[:, None]
+    groups = np.repeat(np.arange(n_users), rows)
+    y = np.full(X.shape[0], float(low))
+    y_canary = y.copy()
+    y_canary[groups == n_users - 1] = overshoot * float(high)
+    return {"X": X, "y": y, "groups": groups}, {"X": X, "y": y_canary, "groups": groups}
+
+
 ESTIMATOR_AUDITS = {
+    # OLS keeps the fits cheap; the noise rule (masses of the final C) is the same for
+    # every method (tests/linear_model/test_user_level.py shows the audit's power on it).
+    "LabelPrivateLinearRegression": EstimatorAudit(
+        LabelPrivateLinearRegression(epsilon=1.0, bounds_y=(-1.0, 1.0), method="ols"),
+        project_attribute("coef_", 0),
+        neighbours=label_neighbours,
+    ),
     # The class-1 mean: the canary (class 1, beyond the upper bound) moves both its count
     # and its sum, while the other class-1 rows sit at the lower bound.
     "ToyDPMeanClassifier": EstimatorAudit(
@@ -70,3 +93,16 @@ def test_estimator_privacy_audit(name):
         **case.audit_params,
     )
     assert result.passed, str(result)
+
+
+@pytest.mark.slow
+def test_label_privacy_audit_rejects_per_row_sensitivity(monkeypatch):
+    """Check the power of the label-privacy audit: noise calibrated on the largest *row* mass
+    of C (item level) instead of the largest *user* mass is rejected (users of 4 rows)."""
+    from dpsk.linear_model import _user_level
+
+    monkeypatch.setattr(_user_level, "user_masses", lambda C, codes, n_users: np.abs(C).sum(axis=0))
+    case = ESTIMATOR_AUDITS["LabelPrivateLinearRegression"]
+    result = audit_estimator(case.estimator, case.neighbours(case.estimator), case.projection,
+                             n_samples=case.n_samples, random_state=0)
+    assert not result.passed, str(result)
