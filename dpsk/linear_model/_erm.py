@@ -121,8 +121,12 @@ class LogisticLoss:
 
     curvature = 0.25
 
+    def values(self, z):
+        """ℓ(z) elementwise."""
+        return np.logaddexp(0.0, -z)
+
     def value(self, z):
-        return float(np.sum(np.logaddexp(0.0, -z)))
+        return float(np.sum(self.values(z)))
 
     def derivatives(self, z):
         """(ℓ′(z), ℓ″(z)) elementwise."""
@@ -140,11 +144,15 @@ class HuberizedHinge:
         self.h = float(h)
         self.curvature = 1.0 / (2.0 * self.h)
 
-    def value(self, z):
+    def values(self, z):
+        """ℓ(z) elementwise."""
         h = self.h
         gap = 1.0 + h - z
         quad = np.clip(gap, 0.0, 2.0 * h)  # the quadratic zone, saturated at both ends
-        return float(np.sum(quad * quad / (4.0 * h) + np.maximum(gap - 2.0 * h, 0.0)))
+        return quad * quad / (4.0 * h) + np.maximum(gap - 2.0 * h, 0.0)
+
+    def value(self, z):
+        return float(np.sum(self.values(z)))
 
     def derivatives(self, z):
         h = self.h
@@ -164,9 +172,11 @@ class _Objective:
     without intercept. Coefficients in original units are w = v/S.
     """
 
-    def __init__(self, X, y, loss, *, norm_bound, scale, kappa, mu, linear):
+    def __init__(self, X, y, loss, *, norm_bound, scale, kappa, mu, linear, weights=None):
         self.X = X
         self.norm_bound = norm_bound
+        # Per-row weights in [0, 1] of the loss terms (user-level fits), or None.
+        self.weights = weights
         self.y = y
         self.loss = loss
         self.scale = scale
@@ -182,8 +192,12 @@ class _Objective:
             m += self.kappa * w[-1]
         return self.y * m
 
+    def _weighted(self, per_row):
+        return per_row if self.weights is None else per_row * self.weights
+
     def value(self, v, z):
-        return self.loss.value(z) + 0.5 * self.mu * float(v @ v) + float(self.linear @ v)
+        data = self.loss.value(z) if self.weights is None else float(self.weights @ self.loss.values(z))
+        return data + 0.5 * self.mu * float(v @ v) + float(self.linear @ v)
 
     def _data_part(self, s):
         """Σ s_i z_i for per-row coefficients s (fast path: one BLAS call)."""
@@ -193,10 +207,10 @@ class _Objective:
         return g / self.scale
 
     def gradient(self, v, first):
-        return self._data_part(self.y * first) + self.mu * v + self.linear
+        return self._data_part(self._weighted(self.y * first)) + self.mu * v + self.linear
 
     def hessian(self, second):
-        count, sums, gram = clipped_gram(self.X, max_norm=self.norm_bound, sample_weight=second)
+        count, sums, gram = clipped_gram(self.X, max_norm=self.norm_bound, sample_weight=self._weighted(second))
         if self.kappa is not None:
             d = self.n_features
             full = np.empty((d + 1, d + 1))
@@ -212,7 +226,7 @@ class _Objective:
         """An upper bound on the exact ‖∇F(v)‖ for the stored data, rounding included."""
         X, n, d = self.X, self.X.shape[0], self.n_features
         z = self.margins(v)
-        s = self.y * self.loss.derivatives(z)[0]
+        s = self._weighted(self.y * self.loss.derivatives(z)[0])
         full = n - n % _BLOCK
         parts = np.matmul(s[:full].reshape(-1, 1, _BLOCK), X[:full].reshape(-1, _BLOCK, d))[:, 0, :]
         rest = s[full:] @ X[full:]
@@ -227,7 +241,8 @@ class _Objective:
             # the dot products inside each block (rows have norm <= 1 after scaling)
             _gamma(_BLOCK + 3) * abs_s
             # the margins (|error| <= γ_(d+3) ‖z_i‖‖v‖) through ℓ′ (Lipschitz c), and ℓ′ itself
-            + n * (self.loss.curvature * _gamma(d + 4) * norm_v + 4.0 * _UNIT_ROUNDOFF)
+            # (a weight w_i <= 1 multiplies ℓ′ with one more rounding: u more per row)
+            + n * (self.loss.curvature * _gamma(d + 4) * norm_v + (4.0 + (self.weights is not None)) * _UNIT_ROUNDOFF)
             # the exact block sums rounded once, and the three-term sum of the gradient
             + _gamma(4) * (float(np.linalg.norm(data)) + self.mu * norm_v + float(np.linalg.norm(self.linear)))
         )
@@ -379,7 +394,7 @@ def _gamma_norm(n_params, scale, rng, plan_event):
     return noise
 
 
-def fit_private_linear(X, y, loss, plan, *, norm_bound, scale, kappa, tol, max_iter, rng):
+def fit_private_linear(X, y, loss, plan, *, norm_bound, scale, kappa, tol, max_iter, rng, weights=None):
     """Solve one perturbed binary problem and release its noisy solution.
 
     Parameters
@@ -398,6 +413,9 @@ def fit_private_linear(X, y, loss, plan, *, norm_bound, scale, kappa, tol, max_i
         The intercept constant, None without intercept.
     tol, max_iter : certified gradient tolerance and Newton iteration cap
     rng : numpy.random.Generator
+    weights : ndarray of shape (n_samples,) or None
+        Weights in [0, 1] of the loss terms (user-level fits; the plan must account for
+        them, see ``dpsk.linear_model._user_level``).
 
     Returns
     -------
@@ -414,7 +432,7 @@ def fit_private_linear(X, y, loss, plan, *, norm_bound, scale, kappa, tol, max_i
         else:
             linear = _gamma_norm(n_params, plan.objective_scale, rng, plan.events[0])
     objective = _Objective(
-        X, y, loss, norm_bound=norm_bound, scale=scale, kappa=kappa, mu=plan.mu, linear=linear
+        X, y, loss, norm_bound=norm_bound, scale=scale, kappa=kappa, mu=plan.mu, linear=linear, weights=weights
     )
     v, n_iter = _minimize(objective, n_params, tol=tol, max_iter=max_iter)
     if plan.output_gaussian is not None:

@@ -31,23 +31,32 @@ Sample limiting (§5.2): OLS on min(h, s_l) random rows per user (zero columns f
 others), the same noise rule; ``threshold=max`` is OLS on all rows plus Laplace noise.
 """
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
 from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, RegressorMixin
 
+from dpsk._core._clip import clip_rows_l2
 from dpsk._core._groups import limit_weights
 from dpsk.accounting import PureDPEvent, note_release
+from dpsk.accounting._calibration import _ratio_up, round_down, round_up, split_epsilon
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
-from dpsk.mechanisms import Laplace
-from dpsk.stats._contribution import group_index
+from dpsk.linear_model._base import budget_event
+from dpsk.linear_model._erm import AMP_SHARE, PerturbationPlan, _minimize, _Objective, check_certifiable, fit_private_linear
+from dpsk.mechanisms import Gaussian, Laplace
+from dpsk.stats._common import compose
+from dpsk.stats._contribution import ContributionPlan, group_index
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import check_random_state, resolve_bounds
+from dpsk.utils.validation import check_random_state, resolve_bounds, resolve_classes, resolve_data_norm
 
 __all__ = [
     "LabelPrivateLinearRegression",
+    "USER_LEVEL_NOTES",
+    "fit_user_level_classifier",
+    "user_plan",
     "best_limit_matrix",
     "gwa_matrix",
     "gwa_total_variance",
@@ -492,3 +501,115 @@ class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimat
         check_is_fitted(self)
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
         return X @ self.coef_ + X.dtype.type(self.intercept_)
+
+
+# ---------------------------------------------------------------------------------------
+# groups= in the fit of LogisticRegression / LinearSVC and LinearRegression / Ridge
+# ---------------------------------------------------------------------------------------
+
+USER_LEVEL_NOTES = """With ``groups``, the unit is the user: neighbouring datasets differ in all rows of
+    one user (added or removed), however many. Each user's rows are weighted
+    min(1, h/s) (s the user's number of rows; Epasto et al. 2020), so that a user weighs
+    at most h rows; h is the 0.9-quantile of the users' row counts, chosen by the
+    exponential mechanism with 10% of ε (recorded in ``privacy_spent_``; stored in
+    ``threshold_``), and every sensitivity below is multiplied by h."""
+
+
+def user_plan(groups, n_samples, epsilon):
+    """The threshold-selection plan of an estimator's fit (a no-op without ``groups``), ids validated.
+
+    ``release_epsilon`` is what is left for the estimator's releases, ``event`` the cost
+    of choosing h, ``resolve(rng)`` the row weights (after the budget is spent).
+    """
+    plan = ContributionPlan(user_level=groups is not None, contribution_bound="smooth", threshold=None,
+                            public_user_counts=False, epsilon=float(epsilon))
+    plan.bind(groups, n_samples)
+    return plan
+
+
+def fit_user_level_classifier(est, X, y, groups):
+    """``BasePrivateLinearClassifier.fit`` with ``groups``: weighted ERM, user-level noise.
+
+    Weighted ERM (the paper's Algorithm 2; it allows "any DP ERM algorithm for the new
+    loss"): minimise ``Σ_i w_i ℓ(y_i z_iᵀv) + (Λ/2)‖v‖²`` with w_i = min(1, h/s_l) (rows
+    z_i in the unit ball, as in ``dpsk.linear_model._erm``). One user's terms weigh at most
+    h in total and |ℓ′| <= 1, 0 <= ℓ″ <= c, so adding or removing a user changes the
+    gradient by g with ‖g‖ <= h and the Hessian by a PSD ΔH of trace <= h·c.
+
+    * ε-DP (``delta=0``): objective perturbation generalised to users. The density
+      argument of ``_erm`` carries over with ‖g‖ <= h (gamma-norm noise with scale
+      h/β is β-DP for the linear term) and a rank-s Hessian change, for which
+      log det(I + H⁻¹ΔH) <= tr(H⁻¹ΔH) <= h·c/μ replaces the rank-one bound; μ is raised to
+      2hc/ε₁ if needed so that this term is at most ε₁/2. Approximate minima perturbation
+      follows unchanged (its sensitivity 2γ/μ does not involve the neighbours). Default
+      Λ (``C=None``): the item-level rule 0.05·p/ε times h.
+    * (ε, δ)-DP: output perturbation. The certified minimiser moves by at most
+      (h + 2γ)/Λ; Gaussian noise of that L2 sensitivity (:class:`~dpsk.mechanisms.Gaussian`,
+      floating-point safe). (Gaussian objective perturbation is not used: its analysis
+      needs the direction of g to be one fixed row, which a user's several rows break.)
+      Default Λ: sqrt(p·h/ε), the item-level output rule with the noise scaled by h.
+    """
+    est._check_privacy_budget(budget_event(est.epsilon, est.delta))
+    X, y = validate_data(est, X, y, dtype=[np.float64, np.float32], order="C")
+    classes, y_index = resolve_classes(est, est.classes, y)
+    data_norm = resolve_data_norm(est, est.data_norm, X)
+    check_certifiable(X.shape[0], est.tol)
+    plan = user_plan(groups, X.shape[0], est.epsilon)
+    n_problems = 1 if classes.size == 2 else classes.size
+    kappa = float(est.intercept_scaling) if est.fit_intercept else None
+    scale = round_up(math.hypot(data_norm, kappa)) if kappa is not None else data_norm
+    n_params = X.shape[1] + (kappa is not None)
+    epsilon = split_epsilon(plan.release_epsilon, n_problems)
+    delta = round_down(float(est.delta) / n_problems)
+    tol = float(est.tol)
+    rng = check_random_state(est.random_state)
+    if delta > 0:
+        output = Gaussian(epsilon=epsilon, delta=delta, sensitivity=1.0, random_state=rng)
+        events = (output.privacy_event((n_params,)),)
+    else:
+        eps_objective = epsilon * (1.0 - AMP_SHARE)
+        events = (PureDPEvent(eps_objective), PureDPEvent(round_down(epsilon - eps_objective)))
+    cost = compose([plan.event, *(events * n_problems)])
+    rows = np.asarray(X, dtype=np.float64)
+    rows = clip_rows_l2(rows, data_norm, out=None if X.dtype == np.float64 else rows)
+    est._spend_privacy_budget(cost)
+
+    contribution = plan.resolve(rng)  # releases the threshold h
+    h = contribution.unit
+    loss = est._make_loss()
+    if est.C is not None:
+        lam = 1.0 / (float(est.C) * scale * scale)
+    else:
+        lam = math.sqrt(n_params * h / epsilon) if delta > 0 else 0.05 * n_params * h / epsilon
+    if delta == 0:
+        eps_objective, eps_output = events[0].epsilon, events[1].epsilon
+        mu = max(lam, 2.0 * h * loss.curvature / eps_objective)
+        eps_det = round_up(h * loss.curvature / mu)
+        budget = round_down(eps_objective - eps_det)
+        perturbation = PerturbationPlan("objective", mu, "gamma", _ratio_up(h, budget),
+                                        _ratio_up(round_up(2.0 * tol / mu), eps_output), None, events)
+    coefs, n_iters = [], []
+    for k in range(n_problems):
+        positive = 1 if n_problems == 1 else k
+        labels = np.where(y_index == positive, 1.0, -1.0)
+        if delta == 0:
+            w, n_iter = fit_private_linear(rows, labels, loss, perturbation, norm_bound=data_norm, scale=scale,
+                                           kappa=kappa, tol=tol, max_iter=est.max_iter, rng=rng,
+                                           weights=contribution.weights)
+        else:
+            objective = _Objective(rows, labels, loss, norm_bound=data_norm, scale=scale, kappa=kappa, mu=lam,
+                                   linear=np.zeros(n_params), weights=contribution.weights)
+            v, n_iter = _minimize(objective, n_params, tol=tol, max_iter=est.max_iter)
+            sensitivity = _ratio_up(round_up(h + 2.0 * tol), lam)
+            w = output.randomise(v / sensitivity) * sensitivity / scale
+        coefs.append(w)
+        n_iters.append(n_iter)
+    coefs = np.array(coefs)
+    est.classes_ = classes
+    est.data_norm_ = data_norm
+    est.C_ = 1.0 / (lam * scale * scale)
+    est.coef_ = coefs[:, : X.shape[1]].astype(X.dtype)
+    est.intercept_ = (coefs[:, -1] * kappa if kappa is not None else np.zeros(n_problems)).astype(X.dtype)
+    est.n_iter_ = np.array(n_iters, dtype=np.int32)
+    est.threshold_ = h
+    return est

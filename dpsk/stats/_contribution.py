@@ -353,19 +353,31 @@ class ContributionPlan:
         else:
             self.selection_epsilon, self.release_epsilon, self.event = 0.0, epsilon, None
 
-    def resolve(self, groups, n_records, rng, *, kappa=None, level=TOTALS_LEVEL):
-        """Weights for the records (after the budget is recorded: may release the threshold).
+    def bind(self, groups, n_records):
+        """Validate the user ids (before the budget is spent: bad ids release nothing).
 
         Parameters
         ----------
         groups : array-like or None
         n_records : int
+        """
+        self.n_records = n_records
+        if self.user_level:
+            self.codes, self.counts = group_index(groups, n_records)
+
+    def resolve(self, rng, *, kappa=None, level=TOTALS_LEVEL):
+        """Weights for the records bound by :meth:`bind` (after the budget is recorded: may
+        release the threshold).
+
+        Parameters
+        ----------
         rng : numpy.random.Generator
         kappa : float or None
             For averages: the statistic's noise-to-variance ratio λ_noise/λ_var (see the
             module docstring); h is then the paper's optimum.
         level : float
-            For totals (``kappa=None``): h is the ``level``-quantile of the row counts.
+            For totals and estimators (``kappa=None``): h is the ``level``-quantile of the
+            row counts.
 
         Returns
         -------
@@ -373,7 +385,7 @@ class ContributionPlan:
         """
         if not self.user_level:
             return Contribution()
-        codes, counts = group_index(groups, n_records)
+        codes, counts = self.codes, self.counts
         limit = self.contribution_bound == "limit"
         if self.threshold is not None:
             h = float(self.threshold)
@@ -385,7 +397,7 @@ class ContributionPlan:
             h = best_limit_threshold(counts, 1.0, kappa) if limit else smooth_threshold(counts, 1.0, kappa)
         if limit:
             h = float(int(h))
-            weights = limit_weights(codes, counts.size, int(h), rng.permutation(n_records).astype(np.intp))
+            weights = limit_weights(codes, counts.size, int(h), rng.permutation(self.n_records).astype(np.intp))
         else:
             weights = np.minimum(1.0, h / counts)[codes]
         return Contribution(weights, h, h, self.relation)

@@ -279,9 +279,9 @@ def _moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_
         lower, upper = resolve_stat_bounds(bounds, records, function)
     else:
         lower = upper = np.zeros(records.n_outputs)
-    call.spend()
+    call.spend(records.n_records)
     kappa = None if kind in ("count", "sum") else query.kappa(per_record)
-    contribution = call.contribution(records.n_records, kappa=kappa)
+    contribution = call.contribution(kappa=kappa)
     noisy = query.release(records, lower, upper, contribution)
     value, std, interval = statistic(noisy)
     dtype = np.int64 if kind == "count" and not call.user_level else records.X.dtype

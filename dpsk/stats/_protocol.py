@@ -64,11 +64,13 @@ class StatCall:
             self.accountant.check_event(self.cost)
         return self.cost
 
-    def spend(self):
-        """Record the cost on the accountant (atomic check-and-spend): before the first release."""
+    def spend(self, n_records):
+        """Validate the user ids, then record the cost on the accountant (atomic
+        check-and-spend): after the data is validated, before the first release."""
+        self.plan.bind(self.groups, n_records)
         if self.accountant is not None:
             self.accountant.record(self.cost)
 
-    def contribution(self, n_records, **target):
+    def contribution(self, **target):
         """The records' weights (may release the threshold: call after :meth:`spend`)."""
-        return self.plan.resolve(self.groups, n_records, self.rng, **target)
+        return self.plan.resolve(self.rng, **target)

@@ -123,8 +123,8 @@ def _quantile_statistic(call, a, q, bounds, axis, keepdims, bins, return_error, 
     call.check(query.event)
     records = as_records(arr, axis)
     lower, upper = resolve_stat_bounds(bounds, records, function)
-    call.spend()
-    contribution = call.contribution(records.n_records, kappa=query.kappa(per_record))
+    call.spend(records.n_records)
+    contribution = call.contribution(kappa=query.kappa(per_record))
     values = query.release(records, lower, upper, contribution)
     shaped = shape_output(values, records, keepdims, records.X.dtype, leading=q.shape)
     if not return_error:
@@ -142,7 +142,7 @@ def _quantile_statistic(call, a, q, bounds, axis, keepdims, bins, return_error, 
 
 
 @Substitution(**STATS_DOCS)
-def quantile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=1024, groups=None,
+def quantile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=4096, groups=None,
              contribution_bound="smooth", threshold=None, public_user_counts=False, accountant=None,
              random_state=None, return_error=False):
     """Differentially private quantiles of clipped values over ``axis``.
@@ -157,7 +157,7 @@ def quantile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=
     {bounds}
     {axis}
     {keepdims}
-    bins : int, default=1024
+    bins : int, default=4096
         The range ``bounds`` is cut into this many equal bins; the middle of one of them
         is released. More bins: finer resolution, a slightly larger rank error
         (logarithmic in ``bins``).
@@ -198,7 +198,7 @@ def quantile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=
 
 
 @Substitution(**STATS_DOCS)
-def percentile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=1024, groups=None,
+def percentile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=4096, groups=None,
                contribution_bound="smooth", threshold=None, public_user_counts=False, accountant=None,
                random_state=None, return_error=False):
     """Differentially private percentiles: :func:`quantile` with ``q`` in [0, 100].
@@ -212,7 +212,7 @@ def percentile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bin
     {bounds}
     {axis}
     {keepdims}
-    bins : int, default=1024
+    bins : int, default=4096
         See :func:`quantile`.
     {user_level}
     {call}
@@ -235,7 +235,7 @@ def percentile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bin
 
 
 @Substitution(**STATS_DOCS)
-def median(a, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=1024, groups=None,
+def median(a, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=4096, groups=None,
            contribution_bound="smooth", threshold=None, public_user_counts=False, accountant=None,
            random_state=None, return_error=False):
     """Differentially private median: :func:`quantile` at 0.5.
@@ -247,7 +247,7 @@ def median(a, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=1024,
     {bounds}
     {axis}
     {keepdims}
-    bins : int, default=1024
+    bins : int, default=4096
         See :func:`quantile`.
     {user_level}
     {call}

@@ -197,3 +197,162 @@ def test_rank_deficient_features_give_the_minimum_norm_solution():
     np.testing.assert_allclose(np.append(reg.coef_, reg.intercept_), expected, atol=1e-5)
     with pytest.raises(ValueError, match="nothing to regress"):
         LabelPrivateLinearRegression(bounds_y=(0, 1), fit_intercept=False).fit(np.zeros((10, 1)), np.zeros(10))
+
+
+# --------------------------------------------------------------------------------------
+# groups= in LogisticRegression / LinearRegression
+# --------------------------------------------------------------------------------------
+
+
+def _classification_users(seed=0, n=600):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = (X @ [1.0, -2.0, 0.5] + rng.logistic(size=n) > 0).astype(int)
+    codes, _ = _zipf_users(rng, n)
+    return X, y, codes
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_user_level_logistic_regression(delta):
+    """Check the user-level fit: cost with the threshold selection, releases = cost, accuracy."""
+    from dpsk.accounting import ExponentialEvent
+    from dpsk.linear_model import LogisticRegression
+
+    X, y, groups = _classification_users()
+    clf = LogisticRegression(epsilon=1.0, delta=delta, data_norm=4.0, classes=[0, 1], random_state=0)
+    with record_releases() as drawn:
+        clf.fit(X, y, groups=groups)
+    events = clf.privacy_spent_.events
+    assert events[0] == ExponentialEvent(0.1)
+    assert sorted(map(repr, drawn)) == sorted(map(repr, events))
+    assert clf.threshold_ >= 1
+    from sklearn.linear_model import LogisticRegression as Reference
+
+    big = LogisticRegression(epsilon=1e4, delta=delta, data_norm=4.0, classes=[0, 1], random_state=0)
+    assert big.fit(X, y, groups=groups).score(X, y) > Reference().fit(X, y).score(X, y) - 0.02
+
+
+def test_user_level_linear_regression_weights_users():
+    """Check that at a huge ε the user-level fit is the weighted least squares solution."""
+    from dpsk.linear_model import LinearRegression
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, size=(400, 2))
+    y = np.clip(X @ [0.5, -0.3] + 0.1 * rng.normal(size=400), -1, 1)
+    groups, _ = _zipf_users(rng, 400)
+    reg = LinearRegression(epsilon=1e9, bounds_X=(-1, 1), bounds_y=(-1, 1), random_state=0).fit(X, y, groups=groups)
+    counts = np.bincount(groups)
+    w = np.minimum(1.0, reg.threshold_ / counts)[groups]
+    design = np.column_stack([X, np.ones(400)])
+    expected = np.linalg.solve(design.T @ (w[:, None] * design), design.T @ (w * y))
+    np.testing.assert_allclose(reg.coef_, expected[:2], atol=2e-3)
+    assert reg.intercept_ == pytest.approx(expected[2], abs=2e-3)
+
+
+@pytest.mark.parametrize("estimator_name", ["LogisticRegression", "LinearRegression", "LabelPrivateLinearRegression"])
+def test_bad_groups_in_fit(estimator_name):
+    """Check clear errors for bad user ids, raised before any budget is spent."""
+    import dpsk.linear_model as lm
+    from dpsk.accounting import BudgetAccountant
+
+    X, y, _ = _classification_users(n=8)
+    acc = BudgetAccountant(epsilon=10.0)
+    est = getattr(lm, estimator_name)(epsilon=1.0, accountant=acc)
+    bad = {
+        "NaN": np.array([0, 1, np.nan, 1, 0, 1, 0, 1]),
+        "entries but the data": np.arange(5),
+        "single user": np.zeros(8),
+        "hashable": np.array([{}] * 8, dtype=object),
+    }
+    for match, groups in bad.items():
+        with pytest.raises((ValueError, TypeError), match=match):
+            est.fit(X, y, groups=groups)
+    assert acc.total().epsilon == 0
+
+
+def test_metadata_routing_through_pipeline_and_grid_search():
+    """Check that groups reach fit through Pipeline and GridSearchCV with metadata routing."""
+    import sklearn
+    from sklearn.model_selection import GridSearchCV, GroupKFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    from dpsk.linear_model import LogisticRegression
+
+    X, y, groups = _classification_users()
+    with sklearn.config_context(enable_metadata_routing=True):
+        clf = LogisticRegression(epsilon=1.0, data_norm=4.0, classes=[0, 1], random_state=0)
+        pipe = make_pipeline(FunctionTransformer(), clf.set_fit_request(groups=True))
+        pipe.fit(X, y, groups=groups)
+        assert hasattr(pipe[-1], "threshold_")  # the user-level fit ran
+        plain = make_pipeline(FunctionTransformer(), LogisticRegression(epsilon=1.0, data_norm=4.0, classes=[0, 1]))
+        with pytest.raises(Exception, match="groups"):
+            plain.fit(X, y, groups=groups)  # not requested: scikit-learn refuses to drop it silently
+        search = GridSearchCV(
+            LogisticRegression(data_norm=4.0, classes=[0, 1], random_state=0).set_fit_request(groups=True),
+            {"epsilon": [0.5, 1.0]},
+            cv=GroupKFold(n_splits=3),
+        )
+        search.fit(X, y, groups=groups)
+        assert hasattr(search.best_estimator_, "threshold_")
+
+
+def _audit_user_level(estimator, projection, n_samples):
+    """Audit on a whole canary user; the claim as pure-ε releases (dpsk.audit's profiles do
+    not know ExponentialEvent yet; each leaf's ε is implied by it, so no validity is lost)."""
+    from dpsk.accounting import ComposedEvent, PureDPEvent, get_epsilon
+    from dpsk.audit import audit, declared_cost, estimator_sampler, worst_case_neighbours
+
+    neighbours = worst_case_neighbours(estimator, n_samples=40, rows_per_user=5)
+    claim = ComposedEvent(tuple(PureDPEvent(get_epsilon(e, 0.0)) for e in declared_cost(estimator, neighbours).events))
+    return audit(estimator_sampler(estimator, projection), neighbours, event=claim, n_samples=n_samples, random_state=0)
+
+
+def _ignore_the_user_bound(monkeypatch):
+    """Broken variant: every row keeps weight 1 and the noise is calibrated for h = 1."""
+    from dpsk.linear_model import _user_level
+    from dpsk.stats import _contribution
+
+    real = _user_level.user_plan
+
+    def broken(groups, n_samples, epsilon):
+        plan = real(groups, n_samples, epsilon)
+        resolve = plan.resolve
+
+        def ignoring(rng, **target):
+            honest = resolve(rng, **target)
+            return _contribution.Contribution(np.ones(n_samples), 1.0, honest.threshold, honest.relation)
+
+        plan.resolve = ignoring
+        return plan
+
+    for module in ("dpsk.linear_model._user_level", "dpsk.linear_model._least_squares"):
+        monkeypatch.setattr(f"{module}.user_plan", broken)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("broken", [False, True], ids=["correct", "ignores the user bound"])
+def test_user_level_logistic_regression_privacy_audit(broken, monkeypatch):
+    """Check the user-level logistic regression on a whole canary user (5 rows), and the power."""
+    from dpsk.audit import project_attribute
+    from dpsk.linear_model import LogisticRegression
+
+    if broken:
+        _ignore_the_user_bound(monkeypatch)
+    clf = LogisticRegression(epsilon=2.0, data_norm=1.0, classes=[0, 1])
+    result = _audit_user_level(clf, project_attribute("coef_", (0, 0)), 3_000)
+    assert result.passed != broken, str(result)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("broken", [False, True], ids=["correct", "ignores the user bound"])
+def test_user_level_linear_regression_privacy_audit(broken, monkeypatch):
+    """Check the user-level least squares on a whole canary user (5 rows), and the power."""
+    from dpsk.audit import project_attribute
+    from dpsk.linear_model import LinearRegression
+
+    if broken:
+        _ignore_the_user_bound(monkeypatch)
+    reg = LinearRegression(epsilon=2.0, bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0))
+    result = _audit_user_level(reg, project_attribute("coef_", 0), 3_000)
+    assert result.passed != broken, str(result)

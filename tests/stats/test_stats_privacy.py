@@ -113,9 +113,9 @@ def test_stats_privacy_audit(name):
 class _IgnoringUserBound(_contribution.ContributionPlan):
     """Broken: every row keeps weight 1 and the noise is calibrated for one row per user."""
 
-    def resolve(self, groups, n_records, rng, **target):
-        honest = super().resolve(groups, n_records, rng, **target)
-        return _contribution.Contribution(np.ones(n_records), 1.0, honest.threshold, honest.relation)
+    def resolve(self, rng, **target):
+        honest = super().resolve(rng, **target)
+        return _contribution.Contribution(np.ones(self.n_records), 1.0, honest.threshold, honest.relation)
 
 
 @pytest.mark.slow

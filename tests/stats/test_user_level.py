@@ -128,3 +128,14 @@ def test_groups_with_several_values_per_record():
         stats.mean(X, epsilon=1e9, bounds=(0, 1), axis=0, groups=groups, threshold=1.0, random_state=0), [0.5, 0.5],
         atol=1e-6,
     )
+
+
+def test_bad_groups_spend_nothing():
+    """Check that invalid user ids raise before the budget is spent."""
+    from dpsk.accounting import BudgetAccountant
+
+    acc = BudgetAccountant(epsilon=5.0)
+    for func in (stats.mean, stats.median):
+        with pytest.raises(ValueError, match="single user"):
+            func(np.zeros(4), epsilon=1.0, bounds=(0, 1), groups=[1, 1, 1, 1], accountant=acc)
+    assert acc.total().epsilon == 0
