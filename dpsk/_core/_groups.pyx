@@ -19,23 +19,20 @@ weights (``dpsk.stats._contribution``). Import them from ``dpsk._core._groups``.
     uniformly random one keeps a uniformly random subset of each user's rows) and 0.0
     for the others (``float64``).
 
-``segment_sums(X, codes, n_users, sample_weight=None) -> sums``
-    ``sums[u] = Σ_{i: codes[i] = u} w_i X[i]`` (shape ``(n_users, n_features)``, float64;
-    ``X`` C-contiguous float32 or float64, ``w`` float64 or None for ones). Per-user
-    gradients of user-level ERM.
+The per-user weights then enter the fused clip + accumulate reductions of
+``dpsk._core._clip`` as ``sample_weight`` (one more pass, no copy of the data).
 
 All functions check shapes and that every code lies in ``[0, n_users)`` (``ValueError``
 otherwise, naming arguments and shapes only), never modify their inputs and release the
 GIL in their loops.
 """
 
-from cython cimport floating
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 
 import numpy as np
 
-__all__ = ["group_codes", "limit_weights", "segment_sums"]
+__all__ = ["group_codes", "limit_weights"]
 
 
 cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
@@ -186,44 +183,6 @@ def limit_weights(codes, Py_ssize_t n_users, Py_ssize_t threshold, order):
     if bad:
         raise ValueError("order must be a permutation of range(n_samples)")
     return weights
-
-
-def segment_sums(X, codes, Py_ssize_t n_users, sample_weight=None):
-    """Per-user (weighted) sums of the rows of X; see the module docstring."""
-    if not isinstance(X, np.ndarray) or X.dtype not in (np.float32, np.float64) or X.ndim != 2:
-        raise TypeError("X must be a 2-D float32 or float64 numpy array")
-    if not X.flags.c_contiguous:
-        raise ValueError("X must be C-contiguous")
-    codes = _check_1d(codes, "codes", np.intp)
-    if codes.shape[0] != X.shape[0]:
-        raise ValueError(f"codes must have shape ({X.shape[0]},), got {codes.shape}")
-    _check_codes(codes, n_users)
-    w = None
-    if sample_weight is not None:
-        w = np.ascontiguousarray(sample_weight, dtype=np.float64)
-        if w.shape != (X.shape[0],):
-            raise ValueError(f"sample_weight must have shape ({X.shape[0]},), got {w.shape}")
-    sums = np.zeros((n_users, X.shape[1]), dtype=np.float64)
-    if X.shape[0] and X.shape[1]:
-        _segment_sums(X, codes, w, sums)
-    return sums
-
-
-def _segment_sums(const floating[:, ::1] X, const Py_ssize_t[::1] codes, w, double[:, ::1] sums):
-    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i, j
-    cdef const double[::1] weights
-    cdef bint weighted = w is not None
-    cdef double wi = 1.0
-    cdef double* row
-    if weighted:
-        weights = w
-    with nogil:
-        for i in range(n):
-            if weighted:
-                wi = weights[i]
-            row = &sums[codes[i], 0]
-            for j in range(d):
-                row[j] += wi * X[i, j]
 
 
 def _check_1d(array, name, dtype):

@@ -18,6 +18,17 @@ record) the privacy unit is the user, whatever their number of records: rows are
 weighted as in Epasto et al., "Smoothly Bounding User Contributions in Differential
 Privacy" (NeurIPS 2020). With ``return_error=True`` a :class:`DPResult` tells how much
 noise was added (standard deviation, guaranteed confidence interval) and what it cost.
+
+Privacy units and relations: by default neighbouring datasets differ by one record
+(``a[i]``, added or removed); with ``groups``, by all records of one user (added or
+removed: the users' row counts stay private, and the weighting threshold is chosen with
+10% of ε unless given); with ``groups`` and ``public_user_counts=True``, by the values of
+one user's records (the users and their row counts declared public, as in the paper).
+
+Building blocks for estimators (they follow their own fit protocol and accountant):
+``dpsk.stats._moments.MomentsQuery`` (count / sum / mean / var from one fused pass) and
+``dpsk.stats._quantile.QuantileQuery``: ``query.event`` is the cost, known before the
+data is read; ``query.release(X, lower, upper)`` makes the releases.
 """
 
 from dpsk.stats._histogram import histogram, histogramdd

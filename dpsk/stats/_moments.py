@@ -12,8 +12,16 @@ weighted count, sum and sum of squares) followed by noisy releases of
 
 each normalised by its sensitivity so that every release is a vector query of
 sensitivity 1 per output (hence an event that depends on public parameters only), then
-combined: mean = mid + S/N, var = Q/N + B²/8 − (S/N)². Estimators (scalers) use
-:class:`MomentsQuery` directly: ``event`` for their cost, ``release`` after spending.
+combined: mean = mid + S/N, var = Q/N + B²/8 − (S/N)².
+
+Estimators (scalers) use :class:`MomentsQuery` directly, inside their own fit protocol::
+
+    query = MomentsQuery("var", epsilon=eps, delta=delta, n_outputs=n_features, rng=rng)
+    self._check_privacy_budget(query.event)   # before reading X
+    X = validate_data(...); lower, upper = resolve_bounds(...)
+    self._spend_privacy_budget(query.event)
+    noisy = query.release(X, lower, upper)     # X: (n_samples, n_features), one row per record
+    mean, var = noisy.mean()[0], noisy.var()[0]
 """
 
 import math
@@ -24,6 +32,7 @@ from dpsk._core._clip import clipped_sums
 from dpsk.mechanisms import DiscreteLaplace, Gaussian, Laplace
 from dpsk.stats._common import (
     STATS_DOCS,
+    Records,
     as_array,
     as_records,
     compose,
@@ -32,6 +41,7 @@ from dpsk.stats._common import (
     shape_output,
     split_budget,
 )
+from dpsk.stats._contribution import Contribution
 from dpsk.stats._protocol import StatCall
 from dpsk.stats._result import DPResult, noise_halfwidth
 from dpsk.utils._docstring import Substitution
@@ -110,13 +120,28 @@ class MomentsQuery:
         ratio = 2.0 if self.relation == "replace" else 1.0  # sensitivity over B/2
         return per_record * noise * ratio**2
 
-    def release(self, records, lower, upper, contribution):
+    def release(self, records, lower, upper, contribution=None):
         """Noisy count, sums and sums of squares of the clipped records.
+
+        Parameters
+        ----------
+        records : Records or ndarray of shape (n_samples, n_outputs)
+            The data; an array is one record per row (validated finite, C-contiguous
+            float32/float64, as estimators have it after ``validate_data``).
+        lower, upper : ndarray of shape (n_outputs,)
+            Public bounds (float64).
+        contribution : Contribution or None, default=None
+            User-level weights; None for item level.
 
         Returns
         -------
         NoisyMoments
+            ``mean()``, ``var()``, ``std()``, ``count()``, ``total()`` each give
+            ``(value, noise_std, interval)``.
         """
+        if not isinstance(records, Records):
+            records = Records(records, records.shape[0], 1, (records.shape[1],), (1, records.shape[1]))
+        contribution = Contribution() if contribution is None else contribution
         m = records.per_record
         weights = contribution.weights
         if weights is not None and m > 1:

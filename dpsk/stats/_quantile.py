@@ -27,7 +27,18 @@ import math
 import numpy as np
 
 from dpsk.mechanisms import ExponentialMechanism
-from dpsk.stats._common import STATS_DOCS, as_array, as_records, compose, layout, resolve_stat_bounds, shape_output, split_budget
+from dpsk.stats._common import (
+    STATS_DOCS,
+    Records,
+    as_array,
+    as_records,
+    compose,
+    layout,
+    resolve_stat_bounds,
+    shape_output,
+    split_budget,
+)
+from dpsk.stats._contribution import Contribution
 from dpsk.stats._protocol import StatCall
 from dpsk.stats._result import DPResult
 from dpsk.utils._docstring import Substitution
@@ -89,8 +100,17 @@ class QuantileQuery:
         steps = self.mechanism._m  # noqa: SLF001 (the mechanism's score multiplier M)
         return unit * (2.0**40 * math.log(self.bins / alpha) + 1.0) / steps
 
-    def release(self, records, lower, upper, contribution):
-        """The released quantiles, shape ``(q.size, n_outputs)``."""
+    def release(self, records, lower, upper, contribution=None):
+        """The released quantiles, shape ``(q.size, n_outputs)``.
+
+        ``records``: Records, or an array of shape (n_samples, n_outputs) with one record
+        per row (validated finite); ``contribution``: user-level weights, None for item
+        level. Estimators (e.g. a scaler needing private ranges) use it like
+        ``MomentsQuery``: ``event`` for the cost, then ``release``.
+        """
+        if not isinstance(records, Records):
+            records = Records(records, records.shape[0], 1, (records.shape[1],), (1, records.shape[1]))
+        contribution = Contribution() if contribution is None else contribution
         m = records.per_record
         unit = contribution.unit * m
         weights = contribution.weights

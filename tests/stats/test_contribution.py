@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dpsk import stats
-from dpsk._core._groups import group_codes, limit_weights, segment_sums
+from dpsk._core._groups import group_codes, limit_weights
 from dpsk.stats._contribution import (
     best_limit_threshold,
     group_index,
@@ -188,18 +188,6 @@ def test_limit_weights_keep_threshold_rows_per_user():
         limit_weights(codes, 3, 1, np.full(6, 9, dtype=np.intp))
     with pytest.raises(ValueError, match="codes"):
         limit_weights(codes, 2, 1, order)
-
-
-def test_segment_sums(global_dtype):
-    """Check per-user weighted row sums against numpy."""
-    rng = np.random.default_rng(7)
-    X = rng.normal(size=(300, 4)).astype(global_dtype)
-    codes = rng.integers(0, 7, 300).astype(np.intp)
-    w = rng.uniform(size=300)
-    expected = np.zeros((7, 4))
-    np.add.at(expected, codes, w[:, None] * X.astype(np.float64))
-    np.testing.assert_allclose(segment_sums(X, codes, 7, w), expected, rtol=1e-12)
-    np.testing.assert_allclose(segment_sums(X, codes, 7).sum(0), X.astype(np.float64).sum(0), rtol=1e-10)
 
 
 @pytest.mark.parametrize(
