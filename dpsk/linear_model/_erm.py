@@ -38,16 +38,27 @@ one row z (label y):
 With ν(b) ∝ exp(−β‖b‖) (gamma-norm noise) the density ratio is within
 exp(±(β + ε_det)), ε_det = log(1 + c/μ): the release is (β + ε_det)-DP. Given the budget
 ε₁ of this step, Δ = max(0, c/(e^{ε₁/2} − 1) − Λ) keeps ε_det ≤ ε₁/2 and β = ε₁ − ε_det.
+(The Huberized hinge's ℓ″ jumps at two margins: the inverse map is then a Lipschitz,
+piecewise smooth bijection and the density formula holds almost everywhere, as CMS note.)
 
-Gaussian objective perturbation (after Kifer, Smith & Thakurta 2012), b ~ N(0, σ²I):
-the log density ratio is ε_det-bounded from the determinant plus
-(±2⟨b, g⟩ + ‖g‖²)/(2σ²). The direction of g is the fixed row z and, the loss being
-non-increasing, the sign of its coefficient is fixed by the label: with Z = ⟨b, ẑ⟩/σ
-standard normal under D, the privacy loss is at most ε_det + (Z/σ + 1/(2σ²))₊ (the
-worst case ‖g‖ = 1), whose hockey-stick divergence is that of the Gaussian mechanism
-with sensitivity 1: the release is (ε, δ_G(ε − ε_det; σ))-DP for every ε ≥ ε_det, where
-δ_G is the exact (analytic, Balle & Wang 2018) Gaussian profile. σ is calibrated with
-:func:`dpsk.accounting.gaussian_sigma` at (ε₁ − ε_det, δ).
+Carrying the norm R through the unscaled rows instead gives the same result: ‖g‖ ≤ R
+and the rank-one term ℓ″xxᵀ adds at most cR²/Λ_x to the determinant ratio (Λ_x = 1/C
+the unscaled regularisation). Scaling that curvature term by R rather than R², as the
+leading library does, under-states ε_det whenever R > 1: the exact privacy loss of such
+a variant exceeds its claim (``tests/linear_model/test_linear_privacy.py`` computes
+δ(ε) > 0.05 at the claimed ε and the black-box audit rejects it).
+
+Gaussian objective perturbation (after Kifer, Smith & Thakurta 2012), b ~ N(0, σ²I).
+The loss being non-increasing, g = −s·y z with s = |ℓ′| ∈ [0, 1]: its direction is the
+fixed row, only its length t = s‖z‖ ∈ [0, 1] depends on v. With Z = ±⟨b, y z⟩/(σ‖z‖)
+(standard normal when v is drawn under the dataset in the numerator; the sign depends on
+the direction of the pair), the Gaussian part of the log density ratio is
+tZ/σ + t²/(2σ²) <= (Z/σ + 1/(2σ²))₊, and the determinant adds at most ε_det (and only
+when the numerator's dataset is the larger one). For ε >= ε_det the hockey-stick
+divergence is therefore at most that of the Gaussian mechanism with sensitivity 1 at
+ε − ε_det: the release is (ε, δ_G(ε − ε_det; σ))-DP, δ_G the exact Gaussian profile
+(Balle & Wang 2018). σ is calibrated with :func:`dpsk.accounting.gaussian_sigma` at
+(ε₁ − ε_det, δ).
 
 The solver is inexact: approximate minima perturbation (Iyengar et al. 2019)
 ==========================================================================
@@ -78,7 +89,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.special import expit
 
 from dpsk._core._clip import clipped_gram
@@ -103,6 +113,8 @@ AMP_SHARE = 0.01
 # Rows per block of the certified gradient: each block's dot products carry a rounding
 # error of at most γ_(_BLOCK) relative to Σ|terms|, and the blocks are added exactly.
 _BLOCK = 64
+# Above this many rows the Hessian's weighted Gram matrix goes through the threaded kernel.
+_GRAM_KERNEL_ROWS = 65536
 _UNIT_ROUNDOFF = 2.0**-53
 # Default regularisation of objective perturbation, relative to the expected norm of b.
 _DEFAULT_STRENGTH = 0.05
@@ -210,7 +222,11 @@ class _Objective:
         return self._data_part(self._weighted(self.y * first)) + self.mu * v + self.linear
 
     def hessian(self, second):
-        count, sums, gram = clipped_gram(self.X, max_norm=self.norm_bound, sample_weight=self._weighted(second))
+        second = self._weighted(second)
+        if self.X.shape[0] > _GRAM_KERNEL_ROWS:
+            count, sums, gram = clipped_gram(self.X, max_norm=self.norm_bound, sample_weight=second)
+        else:  # one BLAS call; the kernel's threads do not pay off on small inputs
+            count, sums, gram = float(second.sum()), second @ self.X, (self.X.T * second) @ self.X
         if self.kappa is not None:
             d = self.n_features
             full = np.empty((d + 1, d + 1))
@@ -262,7 +278,7 @@ def check_certifiable(n_samples, tol):
 
 
 def _minimize(objective, n_params, *, tol, max_iter):
-    """Newton's method with Cholesky solves until ‖∇F‖ <= tol is certified.
+    """Newton's method (with a backtracking line search) until ‖∇F‖ <= tol is certified.
 
     Returns (v, n_iter). Raises RuntimeError if ``max_iter`` Newton steps do not certify
     the tolerance (not observed on strongly convex problems; see ``check_certifiable``).
@@ -278,11 +294,8 @@ def _minimize(objective, n_params, *, tol, max_iter):
             return v, n_iter
         if n_iter == max_iter:
             break
-        hessian = objective.hessian(second)
-        try:
-            step = -cho_solve(cho_factor(hessian), grad)
-        except LinAlgError:  # cannot happen in exact arithmetic (H >= μI); be safe
-            step = -grad / objective.mu
+        # H >= μI is symmetric positive definite: a plain solve is accurate and cheap.
+        step = -np.linalg.solve(objective.hessian(second), grad)
         slope = float(grad @ step)
         # Near the optimum the decrease of F drowns in its rounding error: accept the
         # Newton step there (the certificate, not F, decides when to stop).
@@ -353,10 +366,7 @@ def plan_perturbation(*, method, epsilon, delta, lam, curvature, n_params, tol):
     eps_det = round_up(math.log1p(curvature / mu))
     budget = round_down(eps_objective - eps_det)  # what is left for the noise on b
     if delta > 0:
-        sigma = gaussian_sigma(budget, delta)
-        # The profile bound needs ε − ε_det >= 1/(2σ²) (always true for sensible δ).
-        sigma = max(sigma, round_up(math.sqrt(1.0 / (2.0 * budget))))
-        noise, scale = "gaussian", sigma
+        noise, scale = "gaussian", gaussian_sigma(budget, delta)
         objective_event = ApproxDPEvent(eps_objective, delta)
     else:
         noise, scale = "gamma", _reciprocal_up(budget)

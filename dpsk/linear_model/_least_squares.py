@@ -7,10 +7,11 @@ The method
 
 1. Standardise with public quantities only. Features are clipped to ``bounds_X`` and
    mapped to u = (x − m)/h ∈ [−1, 1]^d (m the centre, h the half-width of the box);
-   with ``row_norm`` the centred rows are further clipped to ‖x − m‖ ≤ row_norm, i.e.
-   ‖u‖ ≤ r = row_norm / min(h). The target is clipped to ``bounds_y`` and mapped to
-   t ∈ [−1, 1]. Without an intercept nothing is centred (m = 0, h = max(|lower|, |upper|)),
-   since a shift would change the model. All clipping uses ``dpsk._core._clip``.
+   with ``row_norm`` the centred rows are further clipped to ‖x − m‖ ≤ row_norm, hence
+   ‖u‖ ≤ r = row_norm / min(h) (the standardised rows are clipped to it as well, against
+   rounding). The target is clipped to ``bounds_y`` and mapped to t ∈ [−1, 1]. Without
+   an intercept nothing is centred (m = 0, h = max(|lower|, |upper|)), since a shift
+   would change the model. All clipping uses ``dpsk._core._clip``.
 2. Release, with ũ = [u, 1] (intercept) or ũ = u, the upper triangle (diagonal included)
    of A = Σ ũũᵀ and the vector B = Σ ũ t. yᵀy is not needed and not released.
 3. Post-process (free): symmetrise A, project it onto the PSD cone (negative
@@ -214,7 +215,7 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         else:
             y_centre, y_half = 0.0, max(abs(y_lower), abs(y_upper))
         y_half = y_half if y_half > 0 else 1.0
-        t = clip_bounds_1d(np.asarray((np.asarray(y, dtype=np.float64) - y_centre) / y_half), -1.0, 1.0)
+        t = clip_bounds_1d((np.asarray(y, dtype=np.float64) - y_centre) / y_half, -1.0, 1.0)
         self._spend_privacy_budget(cost)
         contribution = users.resolve(rng)  # user level: releases the threshold h
         count, sum_u, sum_t, utu, utt, _ = clipped_linear_stats(
@@ -243,15 +244,19 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         return float(lower[0]), float(upper[0])
 
     def _standardised_rows(self, X, lower, upper, centre, half, r):
+        """u = (clip(x) − m)/h with |u_j| <= 1 and ‖u‖ <= r exactly (the kernels clip)."""
         # float32 input is converted (a private copy, clipped in place); float64 is copied by the clip.
         rows = np.asarray(X, dtype=np.float64)
         U = clip_bounds(rows, lower, upper, out=None if X.dtype == np.float64 else rows)
         U -= centre
+        if r is not None:  # ‖x − m‖ <= row_norm; scaling towards m stays inside the box
+            clip_rows_l2(U, float(self.row_norm), out=U)
         U /= half
+        # The division may round an ulp outside the bounds the sensitivities assume.
         box = np.ones(U.shape[1])
-        clip_bounds(U, -box, box, out=U)  # the division may round an ulp outside the box
+        clip_bounds(U, -box, box, out=U)
         if r is not None:
-            clip_rows_l2(U, r, out=U)  # scaling towards 0 stays inside the box
+            clip_rows_l2(U, r, out=U)
         return U
 
     def _releases(self, epsilon, delta, n_features, r):

@@ -22,8 +22,9 @@ from typing import Callable
 import numpy as np
 import pytest
 
-from dpsk.audit import audit_estimator, project_attribute, worst_case_neighbours
-from dpsk.linear_model import LabelPrivateLinearRegression
+from dpsk.audit import audit_estimator, canary_neighbours, project_attribute, worst_case_neighbours
+from dpsk.linear_model import LabelPrivateLinearRegression, LinearRegression, LogisticRegression, Ridge
+from dpsk.svm import LinearSVC
 from dpsk.utils import all_estimators
 from dpsk.utils._test_common import REFERENCE_ESTIMATORS
 from dpsk.utils._testing import ToyDPMeanClassifier
@@ -52,6 +53,29 @@ def label_neighbours(estimator, n_users=10, rows=4, overshoot=4.0):
     return {"X": X, "y": y, "groups": groups}, {"X": X, "y": y_canary, "groups": groups}
 
 
+def _item_level(estimator):
+    """worst_case_neighbours without ``groups``: the item-level fit of an estimator whose fit
+    also takes ``groups`` (its user-level audits: tests/linear_model/test_user_level.py)."""
+    neighbours = worst_case_neighbours(estimator, rows_per_user=1)  # a canary of one row
+    return tuple({k: v for k, v in data.items() if k != "groups"} for data in neighbours)
+
+
+def _misclassified_canary(estimator, n=100):
+    """Linear classifiers: rows at x = data_norm labelled 0, a canary labelled 1 four times beyond.
+
+    The fit predicts 0 firmly at x = data_norm, so the canary's loss has slope close to
+    −1 and moves the perturbed objective by (almost) its whole sensitivity.
+    """
+    norm = estimator.get_params()["data_norm"]
+    return canary_neighbours(np.full((n, 1), norm), np.zeros(n, dtype=int), canary_X=[4 * norm], canary_y=1)
+
+
+def _lone_canary(estimator, n=20):
+    """Linear classifiers: rows at x = 0 (no gradient, no curvature), a canary four times beyond data_norm."""
+    norm = estimator.get_params()["data_norm"]
+    return canary_neighbours(np.zeros((n, 1)), np.arange(n) % 2, canary_X=[4 * norm], canary_y=1)
+
+
 ESTIMATOR_AUDITS = {
     # OLS keeps the fits cheap; the noise rule (masses of the final C) is the same for
     # every method (tests/linear_model/test_user_level.py shows the audit's power on it).
@@ -64,6 +88,28 @@ ESTIMATOR_AUDITS = {
     # and its sum, while the other class-1 rows sit at the lower bound.
     "ToyDPMeanClassifier": EstimatorAudit(
         ToyDPMeanClassifier(epsilon=2.0, bounds=(-1.0, 1.0), classes=[0, 1]), project_attribute("means_", (1, 0))
+    ),
+    # Objective perturbation, ε-DP (the other methods: tests/linear_model/test_linear_privacy.py).
+    "LogisticRegression": EstimatorAudit(
+        LogisticRegression(epsilon=1.0, data_norm=1.0, C=1.0, fit_intercept=False, classes=[0, 1]),
+        project_attribute("coef_", (0, 0)),
+        _misclassified_canary,
+    ),
+    # Output perturbation: with Λ = 4 the Huberized hinge's slope is exactly −1 at the
+    # canary, which alone (the other rows sit at x = 0) moves the minimiser by 1/Λ.
+    "LinearSVC": EstimatorAudit(
+        LinearSVC(epsilon=1.0, data_norm=1.0, C=0.25, method="output", fit_intercept=False, classes=[0, 1]),
+        project_attribute("coef_", (0, 0)),
+        _lone_canary,
+    ),
+    # Laplace releases of the sufficient statistics; the canary moves the slope most.
+    "LinearRegression": EstimatorAudit(
+        LinearRegression(epsilon=1.0, bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0)), project_attribute("coef_", 0),
+        _item_level,
+    ),
+    "Ridge": EstimatorAudit(
+        Ridge(alpha=1.0, epsilon=1.0, bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0)), project_attribute("coef_", 0),
+        _item_level,
     ),
 }
 
