@@ -28,8 +28,9 @@ NeurIPS 2020) with dpsk's public API:
    time. diffprivlib treats n as public (replace-one neighbours) while dpsk's default
    relation is add/remove and releases a noisy count as well.
 
-Run ``python benchmarks/bench_user_level.py [--quick]``; plots go next to this file
-(``bench_user_level_n.png``, ``bench_user_level_alpha.png``).
+Run ``python benchmarks/bench_user_level.py [--quick]``; plots go to ``benchmarks/results/``
+(``bench_user_level_n.png``, ``bench_user_level_alpha.png``; ``bench_user_level.md`` there
+holds the tables of one full run on a busy 2-core machine).
 """
 
 import argparse
@@ -50,6 +51,7 @@ from dpsk.linear_model import LabelPrivateLinearRegression
 from dpsk.stats._contribution import best_limit_threshold, limit_variance, smooth_threshold, smooth_variance
 
 HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
 DPL_PYTHON = "/work/.venv-dpl/bin/python"
 METHODS = {"smooth (GWA)": "optimal", "limit, best h": "limit", "all data (OLS)": "ols"}
 
@@ -283,7 +285,8 @@ def plot(rows):
                title=f"error vs n, eps = {eps:g}, alpha = 1.5")
         ax.legend()
     fig.tight_layout()
-    fig.savefig(HERE / "bench_user_level_n.png", dpi=120)
+    RESULTS.mkdir(exist_ok=True)
+    fig.savefig(RESULTS / "bench_user_level_n.png", dpi=120)
     fig, ax = plt.subplots(figsize=(5, 4))
     part = [r for r in reg if r["sweep"] == "alpha"]
     for label in METHODS:
@@ -292,7 +295,7 @@ def plot(rows):
            title=f"error vs alpha, eps = 1, n = {part[0]['n'] if part else ''}")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(HERE / "bench_user_level_alpha.png", dpi=120)
+    fig.savefig(RESULTS / "bench_user_level_alpha.png", dpi=120)
 
 
 def main(argv=None):

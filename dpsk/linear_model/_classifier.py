@@ -87,7 +87,10 @@ CLASSIFIER_DOCS = {
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during fit, when X has string feature names.""",
+        Names of features seen during fit, when X has string feature names.
+    threshold_ : float
+        Only after a fit with ``groups``: the threshold h (a user's rows weigh at most h
+        rows), chosen privately.""",
     "privacy": """**Privacy.** ε-DP (``delta=0``) or (ε, δ)-DP under the add/remove-one-row
     relation, assuming the public ``data_norm`` (and ``classes``; rows are clipped, so
     no assumption is made on the data itself). Released: ``coef_`` and ``intercept_``

@@ -94,7 +94,10 @@ LEAST_SQUARES_DOCS = {
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during fit, when X has string feature names.""",
+        Names of features seen during fit, when X has string feature names.
+    threshold_ : float
+        Only after a fit with ``groups``: the threshold h (a user's rows weigh at most h
+        rows), chosen privately.""",
     "privacy": """**Privacy.** ε-DP (``delta=0``) or (ε, δ)-DP under the add/remove-one-row
     relation, assuming the public ``bounds_X``, ``bounds_y`` and ``row_norm`` (data
     outside is clipped, nothing is assumed about it). Released: the upper triangle of

@@ -112,7 +112,10 @@ def _histogram(call, arr, n_dims, per_record, bins, value_range, density, return
     contribution = call.contribution(kappa=None)
     norm = 1.0 if integer else contribution.unit * per_record
     weights = None if contribution.weights is None else np.repeat(contribution.weights, points.shape[0] // arr.shape[0])
-    counts, _ = np.histogramdd(points, bins=edges, weights=weights)
+    if n_dims == 1:  # numpy's 1-d histogram is several times faster than histogramdd
+        counts, _ = np.histogram(points[:, 0], bins=edges[0], weights=weights)
+    else:
+        counts, _ = np.histogramdd(points, bins=edges, weights=weights)
     if integer:
         noisy = mechanism.randomise(np.rint(counts).astype(np.int64))
     else:
