@@ -19,11 +19,13 @@ row-level release whose sensitivity is multiplied by h. Normalised by
 
 Choosing h. The paper minimises the variance of the weighted mean
 ``v(h) = [λ_var Σ_l min(h, s_l)²/s_l + λ_noise h²] / n_h²`` (λ_var = σ², λ_noise =
-2B²/ε² for Laplace noise) given **public** row counts s_l and σ². Its sign of
-derivative is that of ``g(h) = κ h − Σ_l (1 − h/s_l)_+`` with κ = λ_noise/λ_var
-(derivation in doc: dv/dh = 2P(a h − r λ_var)/(P + r h)³ on each interval between
-sorted counts), so the optimum is the unique root of g — :func:`smooth_threshold`, in
-closed form. dpsk never assumes the counts public silently:
+2B²/ε² for Laplace noise) given **public** row counts s_l and σ². Its derivative has
+the sign of ``g(h) = κ h − Σ_l (1 − h/s_l)_+`` with κ = λ_noise/λ_var (on each interval
+between sorted counts, with P = Σ_{s_l <= h} s_l, r users above h and Q the sum of their
+1/s_l, dv/dh = 2P((λ_var Q + λ_noise) h − r λ_var)/(P + r h)³), so the optimum is the
+unique root of g — :func:`smooth_threshold`, in closed form. dpsk's statistics use the
+worst-case data variance (B/2)² for λ_var (data-independent), so κ depends on public
+parameters only. dpsk never assumes the counts public silently:
 
 * ``public_user_counts=True``: the caller declares the set of users and their row counts
   public (the paper's model; neighbours replace the values of one user). h is the
@@ -33,6 +35,11 @@ closed form. dpsk never assumes the counts public silently:
   public grid with score ``-|κ h - Σ_l (1 - h/s_l)_+|``. Adding or removing one user
   changes the sum by one term in [0, 1), so the score has sensitivity 1. This spends
   ``THRESHOLD_BUDGET_FRACTION`` of the budget, and is charged.
+
+Totals (counts, sums, histograms) and the estimators' weighted ERM have no such
+variance trade-off (capping biases a total); their h is the ``TOTALS_LEVEL``-quantile of
+the row counts, chosen privately the same way (or exactly with public counts). This
+rule is dpsk's, not the paper's.
 
 The exact variance formulas (:func:`smooth_variance`, :func:`limit_variance`) reproduce
 the paper's Lemma 2, Claim 1 and Claim 2 and are used by the tests and benchmarks.
