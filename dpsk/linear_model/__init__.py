@@ -4,8 +4,10 @@
 
 from dpsk.linear_model._least_squares import LinearRegression, Ridge
 from dpsk.linear_model._logistic import LogisticRegression
+from dpsk.linear_model._user_level import LabelPrivateLinearRegression
 
 __all__ = [
+    "LabelPrivateLinearRegression",
     "LinearRegression",
     "LogisticRegression",
     "Ridge",

@@ -14,6 +14,7 @@ from dpsk.accounting._calibration import round_down, round_up, split_epsilon
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.linear_model._base import budget_event
 from dpsk.linear_model._erm import check_certifiable, default_regularization, fit_private_linear, plan_perturbation
+from dpsk.linear_model._user_level import USER_LEVEL_NOTES, fit_user_level_classifier
 from dpsk.utils._docstring import _shared_docs
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from dpsk.utils.validation import check_random_state, resolve_classes, resolve_data_norm
@@ -86,7 +87,10 @@ CLASSIFIER_DOCS = {
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during fit, when X has string feature names.""",
+        Names of features seen during fit, when X has string feature names.
+    threshold_ : float
+        Only after a fit with ``groups``: the threshold h (a user's rows weigh at most h
+        rows), chosen privately.""",
     "privacy": """**Privacy.** ε-DP (``delta=0``) or (ε, δ)-DP under the add/remove-one-row
     relation, assuming the public ``data_norm`` (and ``classes``; rows are clipped, so
     no assumption is made on the data itself). Released: ``coef_`` and ``intercept_``
@@ -101,7 +105,15 @@ CLASSIFIER_DOCS = {
     ``dpsk/linear_model/_erm.py``. The Gaussian output noise of ``method="output"`` with
     δ > 0 is floating-point safe (:class:`~dpsk.mechanisms.Gaussian`); the gamma-norm
     and Gaussian noise of objective perturbation and the gamma-norm output noise are
-    continuous samplers and are not.""",
+    continuous samplers and are not.
+
+    """ + USER_LEVEL_NOTES + """ The fit is then a weighted ERM (Epasto et al.'s Algorithm 2):
+    ε-DP by objective perturbation with the linear-term noise scaled by h and the
+    determinant term bounded by h·c/μ (a user changes the Hessian by a PSD matrix of
+    trace <= h·c, not a rank-one one), default Λ times h; (ε, δ)-DP by output
+    perturbation (the minimiser moves by at most (h + 2·tol)/Λ), Gaussian noise,
+    default Λ = sqrt(p·h/ε). ``method`` is ignored with ``groups``; the argument is in
+    ``dpsk/linear_model/_user_level.py``.""",
 }
 CLASSIFIER_DOCS["parameters"] = "\n\n    ".join(
     CLASSIFIER_DOCS[name].strip("\n")
@@ -160,7 +172,7 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, groups=None):
         """Fit the model with a private release of its coefficients.
 
         Parameters
@@ -169,12 +181,19 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
             Training data. Rows with an L2 norm above ``data_norm`` are scaled down to it.
         y : array-like of shape (n_samples,)
             Class labels (in ``classes`` when given).
+        groups : array-like of shape (n_samples,) or None, default=None
+            User id of each row. When given, the guarantee protects every user as a
+            whole (all their rows): a weighted ERM solved by output perturbation, see
+            the Notes. Routed by scikit-learn's metadata routing
+            (``set_fit_request(groups=True)``) through pipelines and searches.
 
         Returns
         -------
         self : object
             The fitted estimator.
         """
+        if groups is not None:
+            return fit_user_level_classifier(self, X, y, groups)
         return self._fit_rows(X, y)
 
     def _fit_rows(self, X, y):

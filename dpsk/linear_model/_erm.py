@@ -133,12 +133,12 @@ class LogisticLoss:
     curvature = 0.25
 
     def evaluate(self, z):
-        """(Σ ℓ(z), ℓ′(z), ℓ″(z)) from one exponential per element."""
+        """(ℓ(z), ℓ′(z), ℓ″(z)) elementwise, from one exponential per element."""
         e = np.exp(-np.abs(z))
-        value = float(np.sum(np.log1p(e)) + np.sum(np.maximum(-z, 0.0)))
+        values = np.log1p(e) + np.maximum(-z, 0.0)
         inverse = 1.0 / (1.0 + e)
         p = np.where(z >= 0, e * inverse, inverse)  # σ(−z) = −ℓ′(z), accurate to a few ulps
-        return value, -p, e * inverse * inverse
+        return values, -p, e * inverse * inverse
 
     def derivatives(self, z):
         """(ℓ′(z), ℓ″(z)) elementwise."""
@@ -156,13 +156,13 @@ class HuberizedHinge:
         self.curvature = 1.0 / (2.0 * self.h)
 
     def evaluate(self, z):
-        """(Σ ℓ(z), ℓ′(z), ℓ″(z))."""
+        """(ℓ(z), ℓ′(z), ℓ″(z)) elementwise."""
         h = self.h
         gap = 1.0 + h - z
         quad = np.clip(gap, 0.0, 2.0 * h)  # the quadratic zone, saturated at both ends
-        value = float(np.sum(quad * quad) / (4.0 * h) + np.sum(np.maximum(gap - 2.0 * h, 0.0)))
+        values = quad * quad / (4.0 * h) + np.maximum(gap - 2.0 * h, 0.0)
         second = np.where((gap > 0.0) & (gap < 2.0 * h), self.curvature, 0.0)
-        return value, -quad / (2.0 * h), second
+        return values, -quad / (2.0 * h), second
 
     def derivatives(self, z):
         """(ℓ′(z), ℓ″(z)) elementwise."""
@@ -179,9 +179,11 @@ class _Objective:
     without intercept. Coefficients in original units are w = v/S.
     """
 
-    def __init__(self, X, y, loss, *, norm_bound, scale, kappa, mu, linear):
+    def __init__(self, X, y, loss, *, norm_bound, scale, kappa, mu, linear, weights=None):
         self.X = X
         self.norm_bound = norm_bound
+        # Per-row weights in [0, 1] of the loss terms (user-level fits), or None.
+        self.weights = weights
         self.y = y
         self.loss = loss
         self.scale = scale
@@ -197,10 +199,14 @@ class _Objective:
             m += self.kappa * w[-1]
         return self.y * m
 
+    def _weighted(self, per_row):
+        return per_row if self.weights is None else per_row * self.weights
+
     def evaluate(self, v, z):
-        """(F(v), ℓ′, ℓ″) at the margins z = y ⊙ (Z v)."""
-        value, first, second = self.loss.evaluate(z)
-        return value + 0.5 * self.mu * float(v @ v) + float(self.linear @ v), first, second
+        """(F(v), ℓ′, ℓ″) at the margins z = y ⊙ (Z v); ℓ′ and ℓ″ are not yet weighted."""
+        values, first, second = self.loss.evaluate(z)
+        data = float(np.sum(values)) if self.weights is None else float(self.weights @ values)
+        return data + 0.5 * self.mu * float(v @ v) + float(self.linear @ v), first, second
 
     def _data_part(self, s):
         """Σ s_i z_i for per-row coefficients s (fast path: one BLAS call)."""
@@ -210,9 +216,10 @@ class _Objective:
         return g / self.scale
 
     def gradient(self, v, first):
-        return self._data_part(self.y * first) + self.mu * v + self.linear
+        return self._data_part(self._weighted(self.y * first)) + self.mu * v + self.linear
 
     def hessian(self, second):
+        second = self._weighted(second)
         if self.X.shape[0] > _GRAM_KERNEL_ROWS:
             count, sums, gram = clipped_gram(self.X, max_norm=self.norm_bound, sample_weight=second)
         else:  # one BLAS call; the kernel's threads do not pay off on small inputs
@@ -232,7 +239,7 @@ class _Objective:
         """An upper bound on the exact ‖∇F(v)‖ for the stored data, rounding included."""
         X, n, d = self.X, self.X.shape[0], self.n_features
         z = self.margins(v)
-        s = self.y * self.loss.derivatives(z)[0]
+        s = self._weighted(self.y * self.loss.derivatives(z)[0])
         full = n - n % _BLOCK
         parts = np.matmul(s[:full].reshape(-1, 1, _BLOCK), X[:full].reshape(-1, _BLOCK, d))[:, 0, :]
         rest = s[full:] @ X[full:]
@@ -247,7 +254,8 @@ class _Objective:
             # the dot products inside each block (rows have norm <= 1 after scaling)
             _gamma(_BLOCK + 3) * abs_s
             # the margins (|error| <= γ_(d+3) ‖z_i‖‖v‖) through ℓ′ (Lipschitz c), and ℓ′ itself
-            + n * (self.loss.curvature * _gamma(d + 4) * norm_v + 4.0 * _UNIT_ROUNDOFF)
+            # (a weight w_i <= 1 multiplies ℓ′ with one more rounding: u more per row)
+            + n * (self.loss.curvature * _gamma(d + 4) * norm_v + (4.0 + (self.weights is not None)) * _UNIT_ROUNDOFF)
             # the exact block sums rounded once, and the three-term sum of the gradient
             + _gamma(4) * (float(np.linalg.norm(data)) + self.mu * norm_v + float(np.linalg.norm(self.linear)))
         )
@@ -390,7 +398,7 @@ def _gamma_norm(n_params, scale, rng, plan_event):
     return noise
 
 
-def fit_private_linear(X, y, loss, plan, *, norm_bound, scale, kappa, tol, max_iter, rng):
+def fit_private_linear(X, y, loss, plan, *, norm_bound, scale, kappa, tol, max_iter, rng, weights=None):
     """Solve one perturbed binary problem and release its noisy solution.
 
     Parameters
@@ -409,6 +417,9 @@ def fit_private_linear(X, y, loss, plan, *, norm_bound, scale, kappa, tol, max_i
         The intercept constant, None without intercept.
     tol, max_iter : certified gradient tolerance and Newton iteration cap
     rng : numpy.random.Generator
+    weights : ndarray of shape (n_samples,) or None
+        Weights in [0, 1] of the loss terms (user-level fits; the plan must account for
+        them, see ``dpsk.linear_model._user_level``).
 
     Returns
     -------
@@ -425,7 +436,7 @@ def fit_private_linear(X, y, loss, plan, *, norm_bound, scale, kappa, tol, max_i
         else:
             linear = _gamma_norm(n_params, plan.objective_scale, rng, plan.events[0])
     objective = _Objective(
-        X, y, loss, norm_bound=norm_bound, scale=scale, kappa=kappa, mu=plan.mu, linear=linear
+        X, y, loss, norm_bound=norm_bound, scale=scale, kappa=kappa, mu=plan.mu, linear=linear, weights=weights
     )
     v, n_iter = _minimize(objective, n_params, tol=tol, max_iter=max_iter)
     if plan.output_gaussian is not None:

@@ -53,6 +53,8 @@ from dpsk.mechanisms import Gaussian, Laplace
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
 from dpsk.linear_model._base import budget_event
+from dpsk.linear_model._user_level import USER_LEVEL_NOTES, user_plan
+from dpsk.stats._common import compose
 from dpsk.utils.validation import check_random_state, resolve_bounds
 
 __all__ = ["LinearRegression", "Ridge", "least_squares_sensitivities"]
@@ -92,7 +94,10 @@ LEAST_SQUARES_DOCS = {
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during fit, when X has string feature names.""",
+        Names of features seen during fit, when X has string feature names.
+    threshold_ : float
+        Only after a fit with ``groups``: the threshold h (a user's rows weigh at most h
+        rows), chosen privately.""",
     "privacy": """**Privacy.** ε-DP (``delta=0``) or (ε, δ)-DP under the add/remove-one-row
     relation, assuming the public ``bounds_X``, ``bounds_y`` and ``row_norm`` (data
     outside is clipped, nothing is assumed about it). Released: the upper triangle of
@@ -103,7 +108,12 @@ LEAST_SQUARES_DOCS = {
     makes one Gaussian release of [A, w·B]. Both mechanisms are floating-point safe
     (noise on a lattice, :mod:`dpsk.mechanisms`). The solve projects the noisy A onto
     the PSD cone and adds a ridge of half the expected spectral norm of its noise (a
-    public quantity), so the solution stays bounded for every draw.""",
+    public quantity), so the solution stays bounded for every draw.
+
+    """ + USER_LEVEL_NOTES + """ A and B are computed with the row weights and divided by h
+    before their release, which gives them the item-level sensitivities above (a
+    user's rows form a weighted sum of at most h rows' terms); the coefficients do not
+    change (both are divided), ``Ridge``'s ``alpha`` is divided by h along.""",
 }
 
 
@@ -167,7 +177,7 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         return (lower, upper), centre, half, r
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, groups=None):
         """Fit the model with a private release of its sufficient statistics.
 
         Parameters
@@ -176,22 +186,33 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             Training data, clipped to ``bounds_X`` (and ``row_norm``).
         y : array-like of shape (n_samples,)
             Targets, clipped to ``bounds_y``.
+        groups : array-like of shape (n_samples,) or None, default=None
+            User id of each row. When given, the guarantee protects every user as a
+            whole (all their rows), see the Notes. Routed by scikit-learn's metadata
+            routing (``set_fit_request(groups=True)``) through pipelines and searches.
 
         Returns
         -------
         self : object
             The fitted estimator.
         """
-        return self._fit_rows(X, y)
+        return self._fit_rows(X, y, groups)
 
-    def _fit_rows(self, X, y):
-        """Item-level fit: every row is a privacy unit (the add/remove relation)."""
+    def _fit_rows(self, X, y, groups=None):
+        """Fit with every row (or, with ``groups``, every user) a privacy unit (add/remove).
+
+        With ``groups``, rows are weighted min(1, h/s_user) (a user weighs at most h rows,
+        ``dpsk.linear_model._user_level``) and the statistics are divided by h before
+        their release: they then have the item-level sensitivities.
+        """
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
         epsilon, delta = float(self.epsilon), float(self.delta)
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=True)
+        users = user_plan(groups, X.shape[0], epsilon)
         (lower, upper), centre, half, r = self._standardisation(X)
         y_lower, y_upper = self._resolve_bounds_y(y)
-        mechanisms, cost = self._releases(epsilon, delta, X.shape[1], r)
+        mechanisms, cost = self._releases(users.release_epsilon, delta, X.shape[1], r)
+        cost = compose([users.event, cost])
         rng = check_random_state(self.random_state)
         U = self._standardised_rows(X, lower, upper, centre, half, r)
         if self.fit_intercept:
@@ -200,14 +221,17 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             y_centre, y_half = 0.0, max(abs(y_lower), abs(y_upper))
         y_half = y_half if y_half > 0 else 1.0
         t = clip_bounds_1d((np.asarray(y, dtype=np.float64) - y_centre) / y_half, -1.0, 1.0)
-        count, sum_u, sum_t, utu, utt, _ = clipped_linear_stats(
-            U, t, -1.0, 1.0, lower=-np.ones(U.shape[1]), upper=np.ones(U.shape[1])
-        )
         self._spend_privacy_budget(cost)
+        contribution = users.resolve(rng)  # user level: releases the threshold h
+        count, sum_u, sum_t, utu, utt, _ = clipped_linear_stats(
+            U, t, -1.0, 1.0, lower=-np.ones(U.shape[1]), upper=np.ones(U.shape[1]),
+            sample_weight=contribution.weights,
+        )
 
         A, B = self._augmented(count, sum_u, sum_t, utu, utt)
-        A_noisy, B_noisy, noise_sd = self._release(A, B, mechanisms, rng)
-        beta = self._solve(A_noisy, B_noisy, noise_sd, half, y_half)
+        unit = contribution.unit
+        A_noisy, B_noisy, noise_sd = self._release(A / unit, B / unit, mechanisms, rng)
+        beta = self._solve(A_noisy, B_noisy, noise_sd, half, y_half, unit)
         d = X.shape[1]
         coef = beta[:d] * y_half / half
         intercept = y_centre + y_half * beta[d] - float(coef @ centre) if self.fit_intercept else 0.0
@@ -215,6 +239,8 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self.intercept_ = X.dtype.type(intercept)
         self.bounds_X_ = (lower, upper)
         self.bounds_y_ = (y_lower, y_upper)
+        if groups is not None:
+            self.threshold_ = unit
         return self
 
     def _resolve_bounds_y(self, y):
@@ -289,11 +315,11 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         """The user's ridge penalty in standardised coordinates (none for LinearRegression)."""
         return np.zeros(half.size)
 
-    def _solve(self, A, B, noise_sd, half, y_half):
+    def _solve(self, A, B, noise_sd, half, y_half, unit=1.0):
         eigenvalues, vectors = np.linalg.eigh(A)
         ridge = _NOISE_RIDGE * 2.0 * noise_sd * math.sqrt(A.shape[0])
         projected = (vectors * (np.maximum(eigenvalues, 0.0) + ridge)) @ vectors.T
-        penalty = self._penalty(half, y_half)
+        penalty = self._penalty(half, y_half) / unit  # A and B were divided by the unit
         projected[np.diag_indices(penalty.size)] += penalty
         return np.linalg.solve(projected, B)
 

@@ -20,6 +20,7 @@ __all__ = ["EXPECTED_FAILED_CHECKS", "INIT_PARAMS", "expected_failed_checks", "e
 #: Constructor arguments for tests, by class name.
 INIT_PARAMS = {
     "ToyDPMeanClassifier": dict(epsilon=1e4),
+    "LabelPrivateLinearRegression": dict(epsilon=1e4),
     "LinearRegression": dict(epsilon=1e4),
     "LinearSVC": dict(epsilon=1e4),
     "LogisticRegression": dict(epsilon=1e4),

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from dpsk.audit import audit_estimator, canary_neighbours, project_attribute, worst_case_neighbours
-from dpsk.linear_model import LinearRegression, LogisticRegression, Ridge
+from dpsk.linear_model import LabelPrivateLinearRegression, LinearRegression, LogisticRegression, Ridge
 from dpsk.svm import LinearSVC
 from dpsk.utils import all_estimators
 from dpsk.utils._test_common import REFERENCE_ESTIMATORS
@@ -38,6 +38,27 @@ class EstimatorAudit:
     neighbours: Callable = worst_case_neighbours
     n_samples: int = 6_000
     audit_params: dict = field(default_factory=dict)
+
+
+def label_neighbours(estimator, n_users=10, rows=4, overshoot=4.0):
+    """Label privacy: same public X and users; the last user's labels low or beyond the high bound.
+
+    The canary user's rows sit at the edge of X (highest leverage on the slope).
+    """
+    low, high = estimator.get_params()["bounds_y"]
+    X = np.repeat(np.linspace(-1.0, 1.0, n_users), rows)[:, None]
+    groups = np.repeat(np.arange(n_users), rows)
+    y = np.full(X.shape[0], float(low))
+    y_canary = y.copy()
+    y_canary[groups == n_users - 1] = overshoot * float(high)
+    return {"X": X, "y": y, "groups": groups}, {"X": X, "y": y_canary, "groups": groups}
+
+
+def _item_level(estimator):
+    """worst_case_neighbours without ``groups``: the item-level fit of an estimator whose fit
+    also takes ``groups`` (its user-level audits: tests/linear_model/test_user_level.py)."""
+    neighbours = worst_case_neighbours(estimator, rows_per_user=1)  # a canary of one row
+    return tuple({k: v for k, v in data.items() if k != "groups"} for data in neighbours)
 
 
 def _misclassified_canary(estimator, n=100):
@@ -57,6 +78,13 @@ def _lone_canary(estimator, n=20):
 
 
 ESTIMATOR_AUDITS = {
+    # OLS keeps the fits cheap; the noise rule (masses of the final C) is the same for
+    # every method (tests/linear_model/test_user_level.py shows the audit's power on it).
+    "LabelPrivateLinearRegression": EstimatorAudit(
+        LabelPrivateLinearRegression(epsilon=1.0, bounds_y=(-1.0, 1.0), method="ols"),
+        project_attribute("coef_", 0),
+        neighbours=label_neighbours,
+    ),
     # The class-1 mean: the canary (class 1, beyond the upper bound) moves both its count
     # and its sum, while the other class-1 rows sit at the lower bound.
     "ToyDPMeanClassifier": EstimatorAudit(
@@ -77,10 +105,12 @@ ESTIMATOR_AUDITS = {
     ),
     # Laplace releases of the sufficient statistics; the canary moves the slope most.
     "LinearRegression": EstimatorAudit(
-        LinearRegression(epsilon=1.0, bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0)), project_attribute("coef_", 0)
+        LinearRegression(epsilon=1.0, bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0)), project_attribute("coef_", 0),
+        _item_level,
     ),
     "Ridge": EstimatorAudit(
-        Ridge(alpha=1.0, epsilon=1.0, bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0)), project_attribute("coef_", 0)
+        Ridge(alpha=1.0, epsilon=1.0, bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0)), project_attribute("coef_", 0),
+        _item_level,
     ),
 }
 
@@ -115,3 +145,16 @@ def test_estimator_privacy_audit(name):
         **case.audit_params,
     )
     assert result.passed, str(result)
+
+
+@pytest.mark.slow
+def test_label_privacy_audit_rejects_per_row_sensitivity(monkeypatch):
+    """Check the power of the label-privacy audit: noise calibrated on the largest *row* mass
+    of C (item level) instead of the largest *user* mass is rejected (users of 4 rows)."""
+    from dpsk.linear_model import _user_level
+
+    monkeypatch.setattr(_user_level, "user_masses", lambda C, codes, n_users: np.abs(C).sum(axis=0))
+    case = ESTIMATOR_AUDITS["LabelPrivateLinearRegression"]
+    result = audit_estimator(case.estimator, case.neighbours(case.estimator), case.projection,
+                             n_samples=case.n_samples, random_state=0)
+    assert not result.passed, str(result)

@@ -1,0 +1,251 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Validation and plumbing shared by the functions of :mod:`dpsk.stats`.
+
+The privacy unit of an array ``a`` is one *record* ``a[i]`` along the first axis (one
+row of a data matrix), or with ``groups=`` one user (all records with the same id).
+A reduction over ``axis`` must therefore include axis 0: the array is viewed as
+``(n_records, per_record, n_outputs)``, where each record holds ``per_record`` values
+for each of the ``n_outputs`` entries of the result (``per_record = 1`` for the usual
+column statistics of a matrix with ``axis=0``).
+
+Every function follows the estimators' protocol: the cost is known from the parameters,
+checked on the accountant before the data is read, recorded before the first release.
+"""
+
+import math
+import numbers
+from fractions import Fraction
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+
+from dpsk.accounting import ComposedEvent, active_accountant
+from dpsk.exceptions import PrivacyLeakWarning
+from dpsk.utils._docstring import _shared_docs
+from dpsk.utils.validation import check_bounds
+
+__all__ = [
+    "Records",
+    "STATS_DOCS",
+    "as_array",
+    "as_records",
+    "check_accountant",
+    "compose",
+    "layout",
+    "resolve_stat_bounds",
+    "shape_output",
+    "split_budget",
+]
+
+
+class Records(NamedTuple):
+    """An array viewed as records: ``X`` of shape ``(n_records * per_record, n_outputs)``."""
+
+    X: np.ndarray  # C-contiguous float32/float64; the rows of one record are consecutive
+    n_records: int
+    per_record: int
+    out_shape: tuple  # shape of the result without keepdims
+    keep_shape: tuple  # shape of the result with keepdims=True
+
+    @property
+    def n_outputs(self):
+        return self.X.shape[1]
+
+
+def _normalize_axis(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, numbers.Integral) and not isinstance(axis, bool) else tuple(axis)
+    out = []
+    for ax in axes:
+        if isinstance(ax, bool) or not isinstance(ax, numbers.Integral):
+            raise TypeError(f"axis must be None, an int or a tuple of ints, got {axis!r}")
+        if not -ndim <= ax < ndim:
+            raise ValueError(f"axis {ax} is out of bounds for an array of dimension {ndim}")
+        out.append(int(ax) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError("axis contains repeated axes")
+    if 0 not in out:
+        raise ValueError(
+            "axis must include axis 0: records (the privacy unit) lie along the first axis, and "
+            "a statistic of one record alone cannot be released privately"
+        )
+    return tuple(out)
+
+
+def as_array(a, *, name="a"):
+    """``a`` as a real ndarray with at least one dimension (its values are not inspected)."""
+    arr = np.asarray(a)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if arr.ndim == 0:
+        raise ValueError(f"{name} must have at least one dimension (records along axis 0), got a scalar")
+    return arr
+
+
+def layout(arr, axis, *, name="a"):
+    """Shape-only view of a reduction: ``(n_records, per_record, n_outputs, out_shape, keep_shape)``.
+
+    Reads no values (shapes are public), so the cost of a call can be checked first.
+    """
+    axes = _normalize_axis(axis, arr.ndim)
+    kept = [ax for ax in range(arr.ndim) if ax not in axes]
+    n = arr.shape[0]
+    per_record = int(np.prod([arr.shape[ax] for ax in axes if ax != 0], dtype=np.int64))
+    out_shape = tuple(arr.shape[ax] for ax in kept)
+    n_outputs = int(np.prod(out_shape, dtype=np.int64))
+    if n == 0:
+        raise ValueError(f"{name} has no records (shape {arr.shape}); a statistic needs at least one")
+    if per_record == 0 or n_outputs == 0:
+        raise ValueError(f"{name} of shape {arr.shape} has no values to reduce over axis {axis}")
+    keep_shape = tuple(1 if ax in axes else arr.shape[ax] for ax in range(arr.ndim))
+    return axes, kept, per_record, out_shape, keep_shape
+
+
+def as_records(arr, axis, *, name="a"):
+    """Validate the values of ``arr`` (finite) and view it as records for a reduction over ``axis``.
+
+    float32 stays float32; every other real dtype becomes float64.
+    """
+    axes, kept, per_record, out_shape, keep_shape = layout(arr, axis, name=name)
+    n = arr.shape[0]
+    inner = [ax for ax in axes if ax != 0]
+    dtype = np.float32 if arr.dtype == np.float32 else np.float64
+    X = np.transpose(arr, [0, *inner, *kept]).reshape(n * per_record, -1)
+    X = np.ascontiguousarray(X, dtype=dtype)
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"{name} contains NaN or infinity")
+    return Records(X, n, per_record, out_shape, keep_shape)
+
+
+def shape_output(values, records, keepdims, dtype, *, leading=()):
+    """Reshape flat per-output ``values`` to the result shape (a numpy scalar for a scalar)."""
+    shape = (*leading, *(records.keep_shape if keepdims else records.out_shape))
+    out = np.asarray(values, dtype=np.float64).reshape(shape).astype(dtype, copy=False)
+    return out[()] if out.ndim == 0 else out
+
+
+def resolve_stat_bounds(bounds, records, function):
+    """Public (lower, upper) bounds broadcast to the outputs, or data-derived ones with a warning.
+
+    Bounds are scalars or arrays broadcastable to the result shape (without keepdims).
+    Returns two float64 arrays of shape ``(n_outputs,)``.
+    """
+    n_outputs = records.X.shape[1]
+    if bounds is None:
+        warnings.warn(
+            f"{function}: `bounds` was not given, so the data's own minimum and maximum are used. "
+            "This leaks information about the data outside the privacy guarantee. Pass `bounds` "
+            "explicitly (from domain knowledge, not from this data) to remove this warning.",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+        return check_bounds((records.X.min(axis=0), records.X.max(axis=0)), n_outputs)
+    if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
+        raise ValueError("bounds must be a tuple (lower, upper)")
+    try:
+        flat = [np.broadcast_to(np.asarray(b, dtype=np.float64), records.out_shape).reshape(-1) for b in bounds]
+    except ValueError:
+        raise ValueError(
+            f"bounds must be scalars or broadcastable to the result shape {records.out_shape}"
+        ) from None
+    return check_bounds(tuple(flat), n_outputs)
+
+
+def check_accountant(accountant):
+    """The accountant to check and spend on: ``accountant``, else the active one, else None."""
+    if accountant is None:
+        return active_accountant()
+    if not (hasattr(accountant, "check_event") and hasattr(accountant, "record")):
+        raise TypeError(f"accountant must be a BudgetAccountant or None, got {type(accountant).__name__}")
+    return accountant
+
+
+def compose(events):
+    """One event for several releases (the event itself when there is one; no nesting)."""
+    flat = []
+    for event in events:
+        if isinstance(event, ComposedEvent):
+            flat.extend(event.events)
+        elif event is not None:
+            flat.append(event)
+    return flat[0] if len(flat) == 1 else ComposedEvent(tuple(flat))
+
+
+def split_budget(epsilon, weights):
+    """ε divided in proportion to ``weights``, each share rounded down so the shares sum to <= ε exactly."""
+    weights = [float(w) for w in weights]
+    total = math.fsum(weights)
+    shares = [float(epsilon) * w / total for w in weights]
+    while sum(Fraction(e) for e in shares) > Fraction(epsilon):  # the exact sum of the floats
+        k = max(range(len(shares)), key=shares.__getitem__)
+        shares[k] = math.nextafter(shares[k], 0.0)
+    return shares
+
+
+#: Parameter text shared by the docstrings of dpsk.stats (``dpsk.utils._docstring.Substitution``).
+STATS_DOCS = {
+    "a": """a : array-like
+        The data. Records (the privacy unit, e.g. people) lie along the first axis: ``a[i]``
+        is one record, which may hold several values (a row of a data matrix).""",
+    "epsilon": """epsilon : float, default=1.0
+        Privacy parameter ε > 0 (finite): the budget of the whole call. Smaller is more
+        private and noisier.""",
+    "delta": """delta : float, default=0.0
+        ``0`` gives pure ε-DP (Laplace noise). A value in (0, 1) uses Gaussian noise for
+        the sums, much more accurate for many entries at once; choose δ well below
+        1/n_records.""",
+    "bounds": """bounds : tuple (lower, upper) or None, default=None
+        Public bounds on the values: scalars, or arrays broadcastable to the result's
+        shape (e.g. one per column). Values outside are clipped, so the guarantee holds
+        whatever the data. ``None`` uses the data's minimum and maximum with a
+        :class:`~dpsk.exceptions.PrivacyLeakWarning`, which breaks the guarantee.""",
+    "axis": """axis : None, int or tuple of ints, default=None
+        Axes to reduce over; must include axis 0 (the records). ``None``: all values,
+        ``0``: one result per column.""",
+    "keepdims": """keepdims : bool, default=False
+        Keep the reduced axes with size one, as numpy does.""",
+    "groups": """groups : array-like of shape (n_records,) or None, default=None
+        User id of each record. When given, the guarantee protects every user as a
+        whole: neighbouring datasets differ in all records of one user, however many.
+        ``None``: each record is its own unit (item-level privacy).""",
+    "contribution_bound": """contribution_bound : {"smooth", "limit"}, default="smooth"
+        With ``groups``: how each user's rows are bounded to the weight of at most
+        ``threshold`` rows. ``"smooth"`` (Epasto et al. 2020): every row of a user with s
+        rows gets weight min(1, h/s), nothing is dropped. ``"limit"`` (sample limiting):
+        h rows chosen at random are kept, the rest dropped; for comparison.""",
+    "threshold": """threshold : float or None, default=None
+        With ``groups``: the public cap h on a user's total weight (in rows; an integer
+        for ``"limit"``). ``None`` chooses h: privately from the data with 10% of ε
+        (charged; for means, variances and quantiles the optimum of Epasto et al., for
+        totals the 0.9-quantile of the users' row counts), or from the public counts with
+        ``public_user_counts=True``.""",
+    "public_user_counts": """public_user_counts : bool, default=False
+        With ``groups``: declare the set of users and each user's number of rows
+        **public**, as in Epasto et al. (2020). The neighbouring relation becomes "replace
+        the values of one user's rows" (not add/remove a user), the count needs no noise
+        and h is the paper's closed-form optimum, at no cost. Only set this if the counts
+        are really public: the release then says nothing about them.""",
+    "accountant": """accountant : BudgetAccountant or None, default=None
+        Checked before any value is read (:class:`~dpsk.exceptions.BudgetExceededError`
+        if the call would exceed its budget) and charged before the release. ``None``
+        uses the accountant made active by ``with accountant:``, if any.""",
+    "random_state": _shared_docs["random_state"],
+    "return_error": """return_error : bool, default=False
+        Return a :class:`DPResult` holding the value, the standard deviation of the noise,
+        a guaranteed confidence interval (``confidence_interval()``) and the privacy
+        cost, instead of the bare value. Computed from the release and public parameters
+        only: free of privacy cost.""",
+    "user_level_privacy": """With ``groups``, the unit is one user: neighbours differ in all
+        rows of one user (add or remove the user), or, with ``public_user_counts=True``,
+        in the values of one user's rows (user counts public, sensitivities doubled for
+        the replacement); every sensitivity is multiplied by the threshold h, since one
+        user's rows weigh at most h rows. Choosing h privately costs 10% of ε (an
+        exponential mechanism, recorded in the cost).""",
+}
+STATS_DOCS["user_level"] = "\n    ".join(
+    STATS_DOCS[k] for k in ("groups", "contribution_bound", "threshold", "public_user_counts")
+)
+STATS_DOCS["call"] = "\n    ".join(STATS_DOCS[k] for k in ("accountant", "random_state"))

@@ -1,0 +1,252 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Private histograms over public bins (numpy's ``histogram`` and ``histogramdd`` interface).
+
+The bin edges must be public: given explicitly, or built from a public ``range``. A
+record adds its values to at most that many bins (each value to one bin; values outside
+the range are dropped, as numpy does), so the vector of counts has L1 sensitivity equal
+to the number of values per record. Item-level counts get exact integer noise (discrete
+Laplace); with ``groups`` the counts are weighted (a user's rows weigh at most h) and
+get Laplace noise on a lattice.
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+
+from dpsk.exceptions import PrivacyLeakWarning
+from dpsk.mechanisms import DiscreteLaplace, Laplace
+from dpsk.stats._common import STATS_DOCS, as_array
+from dpsk.stats._protocol import StatCall
+from dpsk.stats._result import DPResult, noise_halfwidth
+from dpsk.utils._docstring import Substitution
+
+__all__ = ["histogram", "histogramdd"]
+
+
+def _per_dimension(bins, n_dims):
+    """``bins`` as a list with one entry (a count or edges) per dimension; rejects data-driven bins."""
+    if isinstance(bins, str):
+        raise ValueError(
+            f"bins={bins!r} chooses the bins from the data, which is not private: pass a number of "
+            "bins with a public range, or the bin edges"
+        )
+    if isinstance(bins, (numbers.Number, np.number)):
+        bins = [bins] * n_dims
+    elif n_dims == 1 and not _is_nested(bins):
+        bins = [bins]
+    bins = list(bins)
+    if len(bins) != n_dims:
+        raise ValueError(f"bins must give {n_dims} dimension(s), got {len(bins)}")
+    for b in bins:
+        if np.ndim(b) == 0:
+            if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 1:
+                raise ValueError(f"the number of bins must be an integer >= 1, got {b!r}")
+        else:
+            e = np.asarray(b, dtype=np.float64)
+            if e.ndim != 1 or e.size < 2 or not np.all(np.isfinite(e)) or np.any(np.diff(e) < 0):
+                raise ValueError("bin edges must be a finite, non-decreasing 1-d array of at least 2 values")
+    return bins
+
+
+def _is_nested(seq):
+    """Whether ``seq`` is a sequence of per-dimension entries (its first entry a sequence or None)."""
+    items = list(seq)
+    return bool(items) and (items[0] is None or np.ndim(items[0]) > 0)
+
+
+def _bin_shape(bins):
+    return tuple(int(b) if np.ndim(b) == 0 else len(b) - 1 for b in bins)
+
+
+def _edges(bins, value_range, points, function):
+    """Public bin edges per dimension; data-derived ranges (with a warning) where none is given."""
+    n_dims = len(bins)
+    if value_range is None:
+        if any(np.ndim(b) == 0 for b in bins):
+            warnings.warn(
+                f"{function}: `range` was not given, so the data's own minimum and maximum are used "
+                "for the bin edges. This leaks information about the data outside the privacy "
+                "guarantee. Pass `range` (or the bin edges) from domain knowledge to remove this "
+                "warning.",
+                PrivacyLeakWarning,
+                stacklevel=4,
+            )
+        value_range = [(points[:, k].min(), points[:, k].max()) for k in range(n_dims)]
+    elif n_dims == 1 and not _is_nested(value_range):
+        value_range = [value_range]
+    if len(value_range) != n_dims:
+        raise ValueError(f"range must give {n_dims} dimension(s), got {len(value_range)}")
+    edges = []
+    for b, r in zip(bins, value_range):
+        if np.ndim(b) != 0:
+            edges.append(np.asarray(b, dtype=np.float64))
+            continue
+        lo, hi = (float(v) for v in r)
+        if not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi):
+            raise ValueError("range must be finite with lower <= upper")
+        if lo == hi:  # numpy's convention for an empty range
+            lo, hi = lo - 0.5, hi + 0.5
+        edges.append(np.linspace(lo, hi, int(b) + 1))
+    return edges
+
+
+def _histogram(call, arr, n_dims, per_record, bins, value_range, density, return_error, function):
+    bins = _per_dimension(bins, n_dims)
+    shape = _bin_shape(bins)
+    # Adding or removing a record moves per_record unit counts (a user: weight <= h per
+    # row); replacing one user's values moves that weight between bins: twice as much.
+    factor = 2.0 if call.relation == "replace" else 1.0
+    integer = not call.user_level
+    if integer:  # counts of values, exact integer noise
+        mechanism = DiscreteLaplace(epsilon=call.release_epsilon, sensitivity=per_record, random_state=call.rng)
+    else:  # weighted counts, normalised by the largest weight of one user's values
+        mechanism = Laplace(epsilon=call.release_epsilon, sensitivity=factor, random_state=call.rng)
+    call.check(mechanism.privacy_event(shape))
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("sample contains NaN or infinity")
+    points = np.asarray(arr, dtype=np.float64).reshape(-1, n_dims)
+    edges = _edges(bins, value_range, points, function)
+    call.spend(arr.shape[0])
+    contribution = call.contribution(kappa=None)
+    norm = 1.0 if integer else contribution.unit * per_record
+    weights = None if contribution.weights is None else np.repeat(contribution.weights, points.shape[0] // arr.shape[0])
+    if n_dims == 1:  # numpy's 1-d histogram is several times faster than histogramdd
+        counts, _ = np.histogram(points[:, 0], bins=edges[0], weights=weights)
+    else:
+        counts, _ = np.histogramdd(points, bins=edges, weights=weights)
+    if integer:
+        noisy = mechanism.randomise(np.rint(counts).astype(np.int64))
+    else:
+        noisy = mechanism.randomise(counts / norm) * norm
+    if density:  # post-processing: negative noisy counts count as empty bins
+        mass = np.clip(noisy, 0, None).astype(np.float64)
+        volume = np.ones(shape)
+        for k, e in enumerate(edges):
+            volume = volume * np.diff(e).reshape([-1 if i == k else 1 for i in range(n_dims)])
+        total = mass.sum()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            values = mass / (total * volume) if total > 0 else np.zeros(shape)
+    else:
+        values = noisy
+    if not return_error:
+        return values, edges
+    size = int(np.prod(shape, dtype=np.int64))
+    result = DPResult(
+        values,
+        noise_std=None if density else np.full(shape, np.sqrt(mechanism.variance(np.zeros(size))) * norm),
+        privacy_spent=call.cost,
+        mechanism=f"{type(mechanism).__name__} (floating-point safe)",
+        interval=None if density else _count_interval(values, mechanism, size, norm),
+        threshold=contribution.threshold,
+    )
+    return result, edges
+
+
+def _count_interval(values, mechanism, size, norm):
+    def interval(alpha):
+        t = noise_halfwidth(mechanism, size, alpha) * norm
+        return values - t, values + t
+
+    return interval
+
+
+@Substitution(**STATS_DOCS)
+def histogram(a, epsilon=1.0, bins=10, range=None, *, density=False, groups=None, contribution_bound="smooth",
+              threshold=None, public_user_counts=False, accountant=None, random_state=None, return_error=False):
+    """Differentially private histogram of the values of ``a`` (numpy's ``histogram``).
+
+    Parameters
+    ----------
+    {a}
+        All values of a record are counted (as numpy flattens ``a``).
+    {epsilon}
+    bins : int or array-like, default=10
+        Number of equal bins over ``range``, or the bin edges. Must be public: strings
+        such as ``"auto"`` (bins chosen from the data) are refused.
+    range : tuple (lower, upper) or None, default=None
+        Public range of the bins. ``None`` with a number of bins uses the data's minimum
+        and maximum with a :class:`~dpsk.exceptions.PrivacyLeakWarning`, which breaks the
+        guarantee. Values outside the bins are not counted.
+    density : bool, default=False
+        Normalise to a density (post-processing: negative noisy counts count as empty).
+    {user_level}
+    {call}
+    {return_error}
+
+    Returns
+    -------
+    hist : ndarray or DPResult
+        Item level: noisy integer counts (possibly negative). With ``groups``: weighted
+        counts (each user's rows weigh at most h rows in total), floats.
+    bin_edges : ndarray
+        The public bin edges.
+
+    Notes
+    -----
+    **Privacy.** ε-DP. Item level: add/remove one record changes the counts by at most
+    the record's number of values in L1 norm; exact discrete Laplace noise of that
+    sensitivity on every bin. {user_level_privacy} For histograms h is, unless given,
+    the 0.9-quantile of the users' row counts (chosen privately). Released: the noisy
+    counts. Floating-point safe.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpsk import stats
+    >>> x = np.random.default_rng(0).uniform(0, 1, 1000)
+    >>> hist, edges = stats.histogram(x, epsilon=1.0, bins=4, range=(0, 1), random_state=0)
+    >>> edges
+    array([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    """
+    arr = as_array(a)
+    per_record = int(np.prod(arr.shape[1:], dtype=np.int64))
+    if per_record == 0:
+        raise ValueError(f"a of shape {arr.shape} has no values")
+    call = StatCall(epsilon, 0.0, groups, contribution_bound, threshold, public_user_counts, accountant, random_state)
+    hist, edges = _histogram(call, arr, 1, per_record, bins, range, density, return_error, "dpsk.stats.histogram")
+    return hist, edges[0]
+
+
+@Substitution(**STATS_DOCS)
+def histogramdd(sample, epsilon=1.0, bins=10, range=None, *, density=False, groups=None,
+                contribution_bound="smooth", threshold=None, public_user_counts=False, accountant=None,
+                random_state=None, return_error=False):
+    """Differentially private multidimensional histogram (numpy's ``histogramdd``).
+
+    Parameters
+    ----------
+    sample : array-like of shape (n_records, n_dims)
+        One point per record (the privacy unit).
+    {epsilon}
+    bins : int, sequence of ints or sequence of arrays, default=10
+        Per dimension: a number of equal bins over ``range``, or the bin edges (public).
+    range : sequence of (lower, upper) or None, default=None
+        Public range per dimension. ``None`` with numbers of bins uses the data's
+        minimum and maximum with a :class:`~dpsk.exceptions.PrivacyLeakWarning`.
+    density : bool, default=False
+        Normalise to a density (post-processing).
+    {user_level}
+    {call}
+    {return_error}
+
+    Returns
+    -------
+    hist : ndarray or DPResult
+        Noisy counts of shape ``(n_bins_1, ..., n_bins_D)``.
+    edges : list of ndarray
+        The public bin edges of each dimension.
+
+    Notes
+    -----
+    **Privacy.** ε-DP. Item level: one record is one point, in one bin: L1 sensitivity
+    1, exact discrete Laplace noise on every bin. {user_level_privacy} For histograms h
+    is, unless given, the 0.9-quantile of the users' row counts (chosen privately).
+    Floating-point safe.
+    """
+    arr = as_array(sample, name="sample")
+    if arr.ndim != 2 or arr.shape[1] == 0:
+        raise ValueError(f"sample must have shape (n_records, n_dims), got {arr.shape}")
+    call = StatCall(epsilon, 0.0, groups, contribution_bound, threshold, public_user_counts, accountant, random_state)
+    return _histogram(call, arr, arr.shape[1], 1, bins, range, density, return_error, "dpsk.stats.histogramdd")

@@ -1,0 +1,76 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The protocol every function of :mod:`dpsk.stats` follows, in one place.
+
+As for estimators (doc/developers/architecture.rst): the cost is known from the
+parameters (and shapes), checked on the accountant before any value is read, and
+recorded before the first release; all noise comes from one Generator that is never
+stored.
+"""
+
+from dpsk.stats._common import check_accountant, compose
+from dpsk.stats._contribution import ContributionPlan
+from dpsk.utils.validation import check_privacy_params, check_random_state
+
+__all__ = ["StatCall"]
+
+
+class StatCall:
+    """One call: validated privacy parameters, the user-level plan, the accountant, the Generator.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+    groups : array-like or None
+    contribution_bound, threshold, public_user_counts
+        See ``dpsk.stats._contribution.ContributionPlan``.
+    accountant : BudgetAccountant or None
+    random_state : None, int or Generator
+
+    Attributes
+    ----------
+    release_epsilon : float
+        The budget left for the statistic once the threshold selection (if any) is paid.
+    rng : numpy.random.Generator
+    cost : PrivacyEvent
+        Set by :meth:`check`.
+    """
+
+    def __init__(self, epsilon, delta, groups, contribution_bound, threshold, public_user_counts, accountant,
+                 random_state):
+        self.epsilon, self.delta = check_privacy_params(epsilon, delta)
+        self.groups = groups
+        self.plan = ContributionPlan(
+            user_level=groups is not None,
+            contribution_bound=contribution_bound,
+            threshold=threshold,
+            public_user_counts=public_user_counts,
+            epsilon=self.epsilon,
+        )
+        self.release_epsilon = self.plan.release_epsilon
+        self.relation = self.plan.relation
+        self.user_level = groups is not None
+        self.accountant = check_accountant(accountant)
+        self.rng = check_random_state(random_state)
+        self.cost = None
+
+    def check(self, *events):
+        """The call's cost (threshold selection and ``events``), checked on the accountant.
+
+        Call before reading any value: raises BudgetExceededError if it does not fit.
+        """
+        self.cost = compose([self.plan.event, *events])
+        if self.accountant is not None:
+            self.accountant.check_event(self.cost)
+        return self.cost
+
+    def spend(self, n_records):
+        """Validate the user ids, then record the cost on the accountant (atomic
+        check-and-spend): after the data is validated, before the first release."""
+        self.plan.bind(self.groups, n_records)
+        if self.accountant is not None:
+            self.accountant.record(self.cost)
+
+    def contribution(self, **target):
+        """The records' weights (may release the threshold: call after :meth:`spend`)."""
+        return self.plan.resolve(self.rng, **target)

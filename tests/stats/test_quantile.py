@@ -1,0 +1,96 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Tests of dpsk.stats quantile, percentile and median (item level)."""
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from dpsk import stats
+from dpsk.accounting import ExponentialEvent, record_releases
+
+
+def test_large_epsilon_matches_numpy_to_the_bin_width():
+    """Check that a huge ε gives numpy's quantile up to the bin width, with numpy's shape."""
+    x = np.random.default_rng(0).normal(size=(2000, 3))
+    q = [0.1, 0.5, 0.9]
+    out = stats.quantile(x, q, epsilon=1e6, bounds=(-4, 4), axis=0, random_state=0)
+    expected = np.quantile(x, q, axis=0)
+    assert out.shape == expected.shape
+    np.testing.assert_allclose(out, expected, atol=8 / 1024 + 0.01)
+    assert stats.median(x, epsilon=1e6, bounds=(-4, 4), random_state=0) == pytest.approx(np.median(x), abs=0.02)
+    p = stats.percentile(x, [10, 90], epsilon=1e6, bounds=(-4, 4), axis=0, keepdims=True, random_state=0)
+    assert p.shape == np.percentile(x, [10, 90], axis=0, keepdims=True).shape
+
+
+def test_quantile_is_a_bin_middle_inside_bounds():
+    """Check that releases are bin middles within the bounds, float32 preserved."""
+    x = np.random.default_rng(1).uniform(0, 1, 100).astype(np.float32)
+    for seed in range(10):
+        v = stats.median(x, epsilon=0.01, bounds=(0, 1), bins=8, random_state=seed)
+        assert v.dtype == np.float32
+        assert float(v) in set(np.arange(8) / 8 + 1 / 16)
+
+
+def test_selection_probabilities_follow_the_exponential_mechanism():
+    """Check the bin frequencies against exp(ε·score/2) (chi-square, with power)."""
+    x = np.array([0.1, 0.2, 0.3, 0.6, 0.7, 0.8, 0.9])  # 7 values, median 0.6
+    bins = 4
+    rng = np.random.default_rng(2)
+    draws = np.array([stats.median(x, epsilon=1.0, bounds=(0, 1), bins=bins, random_state=rng) for _ in range(20000)])
+    index = np.floor(draws * bins).astype(int)
+    observed = np.bincount(index, minlength=bins)
+    # bin rank intervals [#below left edge, #below right edge]: [0,2], [2,3], [3,5], [5,7]
+    start, stop = np.array([0, 2, 3, 5]), np.array([2, 3, 5, 7])
+
+    def pvalue(eps):
+        target = 0.5 * 7
+        score = -np.maximum(np.maximum(start - target, target - stop), 0)
+        p = np.exp(eps * score / 2)
+        return scipy_stats.chisquare(observed, p / p.sum() * observed.sum()).pvalue
+
+    assert pvalue(1.0) > 1e-6
+    assert pvalue(1.5) < 1e-6
+
+
+def test_rank_error_bound_holds():
+    """Check that the released value's rank error stays within the reported bound."""
+    x = np.sort(np.random.default_rng(3).uniform(0, 1, 500))
+    rng = np.random.default_rng(4)
+    misses = 0
+    for _ in range(500):
+        r = stats.median(x, epsilon=0.2, bounds=(0, 1), bins=64, random_state=rng, return_error=True)
+        bound = r.rank_error(0.9)
+        lo, hi = r.value - 1 / 128, r.value + 1 / 128  # the chosen bin
+        rank_lo, rank_hi = np.searchsorted(x, lo), np.searchsorted(x, hi)
+        distance = max(rank_lo - 250, 250 - rank_hi, 0)
+        misses += distance > bound
+    assert scipy_stats.binomtest(misses, 500, 0.1, alternative="greater").pvalue > 1e-6
+    with pytest.raises(NotImplementedError, match="rank"):
+        r.confidence_interval()
+
+
+def test_budget_is_shared_by_levels_and_columns():
+    """Check that q levels x columns selections each get ε/(levels·columns)."""
+    x = np.random.default_rng(5).normal(size=(100, 2))
+    with record_releases() as drawn:
+        r = stats.quantile(x, [0.25, 0.75], epsilon=1.0, bounds=(-3, 3), axis=0, random_state=0, return_error=True)
+    assert len(drawn) == 4
+    assert all(e == ExponentialEvent(0.25) for e in drawn)
+    assert r.privacy_spent.events == tuple(drawn)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(q=1.5), "quantiles"),
+        (dict(q=-0.1), "quantiles"),
+        (dict(q=0.5, bins=0), "bins"),
+    ],
+)
+def test_bad_input(kwargs, match):
+    """Check that bad levels and bins raise clear errors."""
+    with pytest.raises(ValueError, match=match):
+        stats.quantile(np.zeros(5), epsilon=1.0, bounds=(0, 1), **kwargs)
+    with pytest.raises(ValueError, match="percentiles"):
+        stats.percentile(np.zeros(5), 101, epsilon=1.0, bounds=(0, 1))
