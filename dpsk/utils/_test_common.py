@@ -28,6 +28,10 @@ __all__ = [
 #: Constructor arguments for tests, by class name.
 INIT_PARAMS = {
     "ToyDPMeanClassifier": dict(epsilon=1e4),
+    "LinearRegression": dict(epsilon=1e4),
+    "LinearSVC": dict(epsilon=1e4),
+    "LogisticRegression": dict(epsilon=1e4),
+    "Ridge": dict(epsilon=1e4),
     # Two candidates that predict differently at the same privacy cost.
     "GridSearchCV": dict(
         estimator=ToyShiftedMeanClassifier(epsilon=1e4), param_grid={"shift": [0.0, 0.1]}, epsilon=1e4

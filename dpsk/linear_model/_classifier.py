@@ -1,0 +1,272 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The estimator shell shared by the private linear classifiers (fit protocol, one-vs-rest, predict)."""
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from dpsk._core._clip import clip_rows_l2
+from dpsk.accounting import ComposedEvent
+from dpsk.accounting._calibration import round_down, round_up, split_epsilon
+from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.linear_model._base import budget_event
+from dpsk.linear_model._erm import check_certifiable, default_regularization, fit_private_linear, plan_perturbation
+from dpsk.utils._docstring import _shared_docs
+from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
+from dpsk.utils.validation import check_random_state, resolve_classes, resolve_data_norm
+
+__all__ = ["BasePrivateLinearClassifier", "CLASSIFIER_DOCS"]
+
+#: Parameter, attribute and privacy text shared by LogisticRegression and LinearSVC.
+CLASSIFIER_DOCS = {
+    **{k: _shared_docs[k] for k in ("epsilon", "accountant", "random_state", "privacy_spent_")},
+    "delta": """delta : float, default=0.0
+        Privacy parameter δ in [0, 1). ``0``: pure ε-DP with gamma-norm noise. ``> 0``:
+        (ε, δ)-DP with Gaussian noise (objective perturbation: Kifer, Smith & Thakurta
+        2012; output perturbation: the Gaussian mechanism), far less noise in high
+        dimension. Choose δ well below 1/n_samples.""",
+    "data_norm": """data_norm : float or None, default=None
+        Public bound R on the L2 norm of each row of X (the features, without the
+        intercept constant). Rows with a larger norm are scaled down to it, so the
+        guarantee holds whatever the data. ``None`` derives it from the data with a
+        :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``data_norm_``), which
+        breaks the guarantee.""",
+    "C": """C : float or None, default=None
+        Inverse regularisation strength, as in scikit-learn: the objective is
+        ``C Σ loss(y_i (w·x_i + b)) + ½(‖w‖² + (b/intercept_scaling)²)``. ``None`` (the
+        default) uses a data-independent rule suited to DP (scikit-learn's C=1 is far too
+        weak for private training): with p = n_features + fit_intercept and ε, δ the
+        budget of one binary problem, Λ = 0.05·p/ε (ε-DP) or 0.05·σ(ε, δ)·sqrt(p)
+        ((ε, δ)-DP, σ the Gaussian noise multiplier) for ``method="objective"``, and
+        Λ = sqrt(p/ε) for ``method="output"``, where Λ = 1/(C S²) is the regularisation
+        of rows scaled to the unit ball (S = sqrt(data_norm² + intercept_scaling²)). The
+        value used is stored in ``C_``.""",
+    "fit_intercept": """fit_intercept : bool, default=True
+        Fit an intercept, as the weight of a constant feature ``intercept_scaling``
+        appended to every row (as scikit-learn's liblinear solver does). That weight is
+        regularised like the others and the constant counts in the row norm bound:
+        rows become [x, intercept_scaling] / sqrt(data_norm² + intercept_scaling²).""",
+    "intercept_scaling": """intercept_scaling : float, default=1.0
+        The constant κ appended to each row when ``fit_intercept=True``. Larger values
+        regularise the intercept less but scale the features down (the norm bound is
+        shared: sqrt(data_norm² + κ²)).""",
+    "method": """method : {"objective", "output"}, default="objective"
+        ``"objective"``: objective perturbation (a random linear term in the objective,
+        Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 2, adapted to add/remove
+        neighbours), followed by the small output noise of approximate minima
+        perturbation. ``"output"``: output perturbation (noise on the minimiser, CMS
+        2011, Algorithm 1). Objective perturbation is usually more accurate.""",
+    "tol": """tol : float, default=1e-6
+        Certified bound γ on the norm of the gradient of the (perturbed, rows-in-the-
+        unit-ball, summed-loss) objective at the returned solution, rounding errors
+        included. The privacy guarantee covers the returned solution through it (the
+        output noise of approximate minima perturbation is calibrated to γ). Fits with
+        so many rows that float64 rounding alone could exceed γ/4 are refused before any
+        budget is spent.""",
+    "max_iter": """max_iter : int, default=100
+        Maximum number of Newton steps per binary problem. A fit that does not certify
+        ``tol`` in time raises RuntimeError (after the budget is spent; not observed in
+        practice: the objective is strongly convex and Newton converges quadratically).""",
+    "classes": _shared_docs["classes"],
+    "fitted": """coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Coefficients (of the positive class ``classes_[1]`` when binary). Same dtype as X.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Intercepts (zeros when ``fit_intercept=False``).
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    data_norm_ : float
+        The row norm bound used (``data_norm``, or the data-derived value).
+    C_ : float
+        The C of the objective that was solved (``C``, or the default rule's value).
+    n_iter_ : ndarray of shape (1,) or (n_classes,)
+        Newton steps per binary problem.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when X has string feature names.""",
+    "privacy": """**Privacy.** ε-DP (``delta=0``) or (ε, δ)-DP under the add/remove-one-row
+    relation, assuming the public ``data_norm`` (and ``classes``; rows are clipped, so
+    no assumption is made on the data itself). Released: ``coef_`` and ``intercept_``
+    (everything else is public or derived from them). Labels are mapped to ±1; with K > 2
+    classes, K one-vs-rest problems each get ε/K and δ/K (every row is in every problem:
+    sequential composition). Each binary problem spends 99% of its ε (and all its δ) on
+    the perturbed objective and 1% on the output noise that makes the guarantee cover the
+    *returned*, approximate solution (approximate minima perturbation, Iyengar et al.
+    2019); ``method="output"`` spends it all on the output noise. The analysis (no n in
+    the calibration: the objective is a sum, so a neighbour adds or removes one term;
+    one rank-one Hessian change; the Gaussian variant's profile) is written out in
+    ``dpsk/linear_model/_erm.py``. The Gaussian output noise of ``method="output"`` with
+    δ > 0 is floating-point safe (:class:`~dpsk.mechanisms.Gaussian`); the gamma-norm
+    and Gaussian noise of objective perturbation and the gamma-norm output noise are
+    continuous samplers and are not.""",
+}
+CLASSIFIER_DOCS["parameters"] = "\n\n    ".join(
+    CLASSIFIER_DOCS[name].strip("\n")
+    for name in (
+        "epsilon", "delta", "data_norm", "C", "fit_intercept", "intercept_scaling", "method",
+        "tol", "max_iter", "classes", "accountant", "random_state",
+    )
+)
+
+
+class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Linear classifier trained by private ERM (see ``dpsk.linear_model._erm``).
+
+    Subclasses set ``_make_loss()`` and write the public docstring.
+    """
+
+    _parameter_constraints = {
+        **DP_PARAMETER_CONSTRAINTS,
+        "data_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "C": [Interval(Real, 0, None, closed="neither"), None],
+        "fit_intercept": ["boolean"],
+        "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
+        "method": [StrOptions({"objective", "output"})],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "classes": ["array-like", None],
+    }
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        delta=0.0,
+        data_norm=None,
+        C=None,
+        fit_intercept=True,
+        intercept_scaling=1.0,
+        method="objective",
+        tol=1e-6,
+        max_iter=100,
+        classes=None,
+        accountant=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.data_norm = data_norm
+        self.C = C
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.method = method
+        self.tol = tol
+        self.max_iter = max_iter
+        self.classes = classes
+        self.accountant = accountant
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the model with a private release of its coefficients.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data. Rows with an L2 norm above ``data_norm`` are scaled down to it.
+        y : array-like of shape (n_samples,)
+            Class labels (in ``classes`` when given).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        return self._fit_rows(X, y)
+
+    def _fit_rows(self, X, y):
+        """Item-level fit: every row is a privacy unit (the add/remove relation)."""
+        self._check_privacy_budget(budget_event(self.epsilon, self.delta))
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
+        classes, y_index = resolve_classes(self, self.classes, y)
+        data_norm = resolve_data_norm(self, self.data_norm, X)
+        check_certifiable(X.shape[0], self.tol)
+        n_problems = 1 if classes.size == 2 else classes.size
+        kappa = float(self.intercept_scaling) if self.fit_intercept else None
+        # S >= sqrt(R² + κ²) in exact arithmetic (rounded up), so scaled rows have norm <= 1.
+        scale = round_up(math.hypot(data_norm, kappa)) if kappa is not None else data_norm
+        n_params = X.shape[1] + (kappa is not None)
+        epsilon = split_epsilon(self.epsilon, n_problems)
+        delta = round_down(self.delta / n_problems)
+        loss = self._make_loss()
+        if self.C is None:
+            lam = default_regularization(method=self.method, epsilon=epsilon, delta=delta, n_params=n_params)
+        else:
+            lam = 1.0 / (float(self.C) * scale * scale)
+        plan = plan_perturbation(
+            method=self.method,
+            epsilon=epsilon,
+            delta=delta,
+            lam=lam,
+            curvature=loss.curvature,
+            n_params=n_params,
+            tol=self.tol,
+        )
+        cost = ComposedEvent(plan.events * n_problems)
+        rng = check_random_state(self.random_state)
+        # float32 input is converted (a private copy, clipped in place); float64 is copied by the clip.
+        rows = np.asarray(X, dtype=np.float64)
+        rows = clip_rows_l2(rows, data_norm, out=None if X.dtype == np.float64 else rows)
+        self._spend_privacy_budget(cost)
+
+        coefs, n_iters = [], []
+        for k in range(n_problems):
+            positive = 1 if n_problems == 1 else k
+            labels = np.where(y_index == positive, 1.0, -1.0)
+            w, n_iter = fit_private_linear(
+                rows,
+                labels,
+                loss,
+                plan,
+                norm_bound=data_norm,
+                scale=scale,
+                kappa=kappa,
+                tol=self.tol,
+                max_iter=self.max_iter,
+                rng=rng,
+            )
+            coefs.append(w)
+            n_iters.append(n_iter)
+        coefs = np.array(coefs)
+        self.classes_ = classes
+        self.data_norm_ = data_norm
+        self.C_ = 1.0 / (lam * scale * scale)
+        self.coef_ = coefs[:, : X.shape[1]].astype(X.dtype)
+        intercept = coefs[:, -1] * kappa if kappa is not None else np.zeros(n_problems)
+        self.intercept_ = intercept.astype(X.dtype)
+        self.n_iter_ = np.array(n_iters, dtype=np.int32)
+        return self
+
+    def decision_function(self, X):
+        """Signed distance to the hyperplane of each class (of the positive class if binary).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
+        scores = X @ self.coef_.T + self.intercept_
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Predicted class of each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)
+        index = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
+        return self.classes_[index]

@@ -1,0 +1,425 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Private empirical risk minimisation for linear classifiers (logistic loss, Huberized hinge).
+
+Shared by :class:`dpsk.linear_model.LogisticRegression` and :class:`dpsk.svm.LinearSVC`.
+Everything privacy-relevant about those estimators is decided here, and argued here.
+
+The problem
+===========
+
+Rows x (clipped to ``‖x‖ ≤ R``, R = ``data_norm``) get the constant κ
+(``intercept_scaling``) appended when an intercept is fitted and are scaled by
+S ≥ sqrt(R² + κ²) (S = R without intercept), so every row z = [x, κ]/S of the problem
+has ``‖z‖ ≤ 1``. Labels are y ∈ {−1, +1} (one-vs-rest for more classes). The objective,
+scikit-learn's ``C Σ ℓ + ½‖w‖²`` divided by C and written in the scaled coordinates
+v = S·[w, w₀/κ], is::
+
+    F_D(v) = Σ_i ℓ(y_i z_iᵀv) + (Λ/2)‖v‖² (+ bᵀv + (Δ/2)‖v‖² when perturbed),   Λ = 1/(C S²).
+
+The loss ℓ is convex, non-increasing, with −1 ≤ ℓ′ ≤ 0 and 0 ≤ ℓ″ ≤ c (logistic:
+c = 1/4; Huberized hinge with width h: c = 1/(2h)). Neither Λ nor the noise depends on
+the number of rows n: the objective is a *sum*, so adding or removing one row adds or
+removes exactly one term.
+
+Objective perturbation, add/remove one row (after Chaudhuri, Monteleoni & Sarwate 2011)
+======================================================================================
+
+Let μ = Λ + Δ and let v* be the minimiser of the perturbed objective. For a fixed
+dataset D the map b ↦ v* is a bijection with inverse b_D(v) = −∇(Σℓ)(v) − μv, so v*
+has density ν(b_D(v)) · det H_D(v), with H_D(v) = Σ_i ℓ″_i z_i z_iᵀ + μI. For D' = D plus
+one row z (label y):
+
+* b_{D'}(v) = b_D(v) − g with g = y ℓ′(y zᵀv) z, ‖g‖ ≤ 1 (one term, not two: CMS prove
+  the replacement relation with a 1/n-normalised objective and get ‖g‖ ≤ 2);
+* H_{D'} = H_D + ℓ″ z zᵀ is a rank-one update, so det H_{D'} / det H_D =
+  1 + ℓ″ zᵀH_D⁻¹z ∈ [1, 1 + c/μ] (H_D ⪰ μI).
+
+With ν(b) ∝ exp(−β‖b‖) (gamma-norm noise) the density ratio is within
+exp(±(β + ε_det)), ε_det = log(1 + c/μ): the release is (β + ε_det)-DP. Given the budget
+ε₁ of this step, Δ = max(0, c/(e^{ε₁/2} − 1) − Λ) keeps ε_det ≤ ε₁/2 and β = ε₁ − ε_det.
+
+Gaussian objective perturbation (after Kifer, Smith & Thakurta 2012), b ~ N(0, σ²I):
+the log density ratio is ε_det-bounded from the determinant plus
+(±2⟨b, g⟩ + ‖g‖²)/(2σ²). The direction of g is the fixed row z and, the loss being
+non-increasing, the sign of its coefficient is fixed by the label: with Z = ⟨b, ẑ⟩/σ
+standard normal under D, the privacy loss is at most ε_det + (Z/σ + 1/(2σ²))₊ (the
+worst case ‖g‖ = 1), whose hockey-stick divergence is that of the Gaussian mechanism
+with sensitivity 1: the release is (ε, δ_G(ε − ε_det; σ))-DP for every ε ≥ ε_det, where
+δ_G is the exact (analytic, Balle & Wang 2018) Gaussian profile. σ is calibrated with
+:func:`dpsk.accounting.gaussian_sigma` at (ε₁ − ε_det, δ).
+
+The solver is inexact: approximate minima perturbation (Iyengar et al. 2019)
+==========================================================================
+
+The analysis above is about the exact minimiser v*. The solver returns ṽ with a
+*certified* gradient norm ‖∇F(ṽ)‖ ≤ γ (``tol``), hence ‖ṽ − v*‖ ≤ r = γ/μ (F is
+μ-strongly convex), and releases ṽ + N with N of density ∝ exp(−ε₂‖N‖/(2r)). For a fixed
+v*, the map D ↦ ṽ moves by at most 2r between neighbours, so this step is ε₂-DP given
+v*; by adaptive composition the pair (v*, ṽ + N), hence its post-processing ṽ + N, is
+(ε₁ + ε₂, δ)-DP. ε₂ is :data:`AMP_SHARE` of the budget; with γ = 1e-6 the extra noise is
+2γε₁/ε₂ ≈ 2·10⁻⁴ times the objective noise.
+
+"Certified" covers floating point: the gradient is recomputed in blocks of
+:data:`_BLOCK` rows whose partial sums are added exactly (``math.fsum``), and a
+rigorous bound on every rounding error (block dot products, margins, loss derivatives,
+the final additions and norm) is added to its norm before comparing with γ.
+
+Output perturbation (CMS 2011, Algorithm 1, add/remove)
+=======================================================
+
+Without b, one added row moves the exact minimiser by at most ‖g‖/Λ ≤ 1/Λ (strong
+convexity of F_{D'} at v*_D, where ∇F_{D'} = g); the certified solution moves by at
+most (1 + 2γ)/Λ. Gamma-norm noise with scale (1 + 2γ)/(Λε) gives ε-DP; the (ε, δ)
+variant uses :class:`dpsk.mechanisms.Gaussian` with that L2 sensitivity.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.special import expit
+
+from dpsk._core._clip import clipped_gram
+from dpsk._core._noise import add_gaussian, gamma_norm_vector
+from dpsk.accounting import ApproxDPEvent, PureDPEvent, gaussian_sigma, note_release
+from dpsk.accounting._calibration import _ratio_up, _reciprocal_up, round_down, round_up
+from dpsk.mechanisms import Gaussian
+
+__all__ = [
+    "AMP_SHARE",
+    "HuberizedHinge",
+    "LogisticLoss",
+    "PerturbationPlan",
+    "default_regularization",
+    "fit_private_linear",
+    "plan_perturbation",
+]
+
+#: Share of each problem's ε spent on the output noise of approximate minima perturbation.
+AMP_SHARE = 0.01
+
+# Rows per block of the certified gradient: each block's dot products carry a rounding
+# error of at most γ_(_BLOCK) relative to Σ|terms|, and the blocks are added exactly.
+_BLOCK = 64
+_UNIT_ROUNDOFF = 2.0**-53
+# Default regularisation of objective perturbation, relative to the expected norm of b.
+_DEFAULT_STRENGTH = 0.05
+
+
+def _gamma(k):
+    """Higham's γ_k = k u / (1 − k u): the relative error bound of a k-term float sum."""
+    return k * _UNIT_ROUNDOFF / (1.0 - k * _UNIT_ROUNDOFF)
+
+
+# ------------------------------------------------------------------------------ losses
+
+
+class LogisticLoss:
+    """ℓ(z) = log(1 + e^(−z)): ℓ′ ∈ (−1, 0), 0 < ℓ″ ≤ 1/4."""
+
+    curvature = 0.25
+
+    def value(self, z):
+        return float(np.sum(np.logaddexp(0.0, -z)))
+
+    def derivatives(self, z):
+        """(ℓ′(z), ℓ″(z)) elementwise."""
+        p = expit(-z)
+        return -p, p * (1.0 - p)
+
+
+class HuberizedHinge:
+    """The Huberized hinge of CMS 2011: 0 (z > 1 + h), (1 + h − z)²/(4h) (|1 − z| ≤ h), 1 − z.
+
+    ℓ′ ∈ [−1, 0] and 0 ≤ ℓ″ ≤ 1/(2h).
+    """
+
+    def __init__(self, h=0.5):
+        self.h = float(h)
+        self.curvature = 1.0 / (2.0 * self.h)
+
+    def value(self, z):
+        h = self.h
+        gap = 1.0 + h - z
+        quad = np.clip(gap, 0.0, 2.0 * h)  # the quadratic zone, saturated at both ends
+        return float(np.sum(quad * quad / (4.0 * h) + np.maximum(gap - 2.0 * h, 0.0)))
+
+    def derivatives(self, z):
+        h = self.h
+        gap = 1.0 + h - z
+        first = -np.clip(gap, 0.0, 2.0 * h) / (2.0 * h)
+        second = np.where((gap > 0.0) & (gap < 2.0 * h), 1.0 / (2.0 * h), 0.0)
+        return first, second
+
+
+# ------------------------------------------------------------------------ the objective
+
+
+class _Objective:
+    """F(v) = Σ ℓ(y_i z_iᵀv) + (μ/2)‖v‖² + bᵀv with z_i = [x_i, κ]/S, evaluated with BLAS.
+
+    ``X`` holds the clipped rows (‖x_i‖ ≤ R exactly, float64, C order); ``kappa`` is None
+    without intercept. Coefficients in original units are w = v/S.
+    """
+
+    def __init__(self, X, y, loss, *, norm_bound, scale, kappa, mu, linear):
+        self.X = X
+        self.norm_bound = norm_bound
+        self.y = y
+        self.loss = loss
+        self.scale = scale
+        self.kappa = kappa
+        self.mu = mu
+        self.linear = linear  # b, shape (n_params,)
+        self.n_features = X.shape[1]
+
+    def margins(self, v):
+        w = v / self.scale
+        m = self.X @ w[: self.n_features]
+        if self.kappa is not None:
+            m += self.kappa * w[-1]
+        return self.y * m
+
+    def value(self, v, z):
+        return self.loss.value(z) + 0.5 * self.mu * float(v @ v) + float(self.linear @ v)
+
+    def _data_part(self, s):
+        """Σ s_i z_i for per-row coefficients s (fast path: one BLAS call)."""
+        g = s @ self.X
+        if self.kappa is not None:
+            g = np.append(g, self.kappa * s.sum())
+        return g / self.scale
+
+    def gradient(self, v, first):
+        return self._data_part(self.y * first) + self.mu * v + self.linear
+
+    def hessian(self, second):
+        count, sums, gram = clipped_gram(self.X, max_norm=self.norm_bound, sample_weight=second)
+        if self.kappa is not None:
+            d = self.n_features
+            full = np.empty((d + 1, d + 1))
+            full[:d, :d] = gram
+            full[:d, d] = full[d, :d] = self.kappa * sums
+            full[d, d] = self.kappa * self.kappa * count
+            gram = full
+        gram /= self.scale * self.scale
+        gram.flat[:: gram.shape[0] + 1] += self.mu
+        return gram
+
+    def certified_gradient_norm(self, v):
+        """An upper bound on the exact ‖∇F(v)‖ for the stored data, rounding included."""
+        X, n, d = self.X, self.X.shape[0], self.n_features
+        z = self.margins(v)
+        s = self.y * self.loss.derivatives(z)[0]
+        full = n - n % _BLOCK
+        parts = np.matmul(s[:full].reshape(-1, 1, _BLOCK), X[:full].reshape(-1, _BLOCK, d))[:, 0, :]
+        rest = s[full:] @ X[full:]
+        data = np.array([math.fsum([*parts[:, j], rest[j]]) for j in range(d)])
+        if self.kappa is not None:
+            data = np.append(data, self.kappa * math.fsum(s))
+        data /= self.scale
+        grad = data + self.mu * v + self.linear
+        norm_v = float(np.linalg.norm(v))
+        abs_s = float(np.sum(np.abs(s))) * (1.0 + _gamma(n))
+        bound = (
+            # the dot products inside each block (rows have norm <= 1 after scaling)
+            _gamma(_BLOCK + 3) * abs_s
+            # the margins (|error| <= γ_(d+3) ‖z_i‖‖v‖) through ℓ′ (Lipschitz c), and ℓ′ itself
+            + n * (self.loss.curvature * _gamma(d + 4) * norm_v + 4.0 * _UNIT_ROUNDOFF)
+            # the exact block sums rounded once, and the three-term sum of the gradient
+            + _gamma(4) * (float(np.linalg.norm(data)) + self.mu * norm_v + float(np.linalg.norm(self.linear)))
+        )
+        return float(np.linalg.norm(grad)) * (1.0 + _gamma(d + 3)) + bound
+
+
+def check_certifiable(n_samples, tol):
+    """Raise ValueError if rounding alone could exceed ``tol`` for this many rows.
+
+    Called before the budget is spent, on the shape of X only.
+    """
+    if n_samples * (_gamma(_BLOCK + 3) + 5.0 * _UNIT_ROUNDOFF) > tol / 4.0:
+        raise ValueError(
+            f"tol={tol} is too small to be certified in float64 for n_samples={n_samples}; "
+            "increase tol"
+        )
+
+
+def _minimize(objective, n_params, *, tol, max_iter):
+    """Newton's method with Cholesky solves until ‖∇F‖ <= tol is certified.
+
+    Returns (v, n_iter). Raises RuntimeError if ``max_iter`` Newton steps do not certify
+    the tolerance (not observed on strongly convex problems; see ``check_certifiable``).
+    """
+    n = objective.X.shape[0]
+    v = np.zeros(n_params)
+    z = objective.margins(v)
+    f = objective.value(v, z)
+    for n_iter in range(max_iter + 1):
+        first, second = objective.loss.derivatives(z)
+        grad = objective.gradient(v, first)
+        if float(np.linalg.norm(grad)) <= tol / 2 and objective.certified_gradient_norm(v) <= tol:
+            return v, n_iter
+        if n_iter == max_iter:
+            break
+        hessian = objective.hessian(second)
+        try:
+            step = -cho_solve(cho_factor(hessian), grad)
+        except LinAlgError:  # cannot happen in exact arithmetic (H >= μI); be safe
+            step = -grad / objective.mu
+        slope = float(grad @ step)
+        # Near the optimum the decrease of F drowns in its rounding error: accept the
+        # Newton step there (the certificate, not F, decides when to stop).
+        noise = 16.0 * _UNIT_ROUNDOFF * (abs(f) + n)
+        t = 1.0
+        for _ in range(60):
+            v_new = v + t * step
+            z_new = objective.margins(v_new)
+            f_new = objective.value(v_new, z_new)
+            if f_new <= f + 1e-4 * t * slope + noise:
+                break
+            t *= 0.5
+        v, z, f = v_new, z_new, f_new
+    raise RuntimeError(
+        f"the solver did not certify tol={tol} within max_iter={max_iter} Newton steps; "
+        "increase max_iter or tol (the privacy budget of this fit is spent)"
+    )
+
+
+# ------------------------------------------------------------------- privacy calibration
+
+
+@dataclass(frozen=True)
+class PerturbationPlan:
+    """How one binary problem is perturbed: noise parameters and the events of its releases.
+
+    Attributes
+    ----------
+    method : {"objective", "output"}
+    mu : float
+        Strong convexity of the solved objective (Λ + Δ).
+    objective_noise : {"gamma", "gaussian"} or None
+        Law of the linear term b: gamma-norm with scale ``objective_scale`` (density
+        ∝ exp(−‖b‖/scale)), or Gaussian with standard deviation ``objective_scale``.
+    objective_scale : float or None
+    output_scale : float
+        Scale of the gamma-norm output noise (pure ε), or the L2 sensitivity handed to
+        the Gaussian mechanism (``output_gaussian``).
+    output_gaussian : tuple (epsilon, delta) or None
+    events : tuple of PrivacyEvent
+        One per release, in order (objective, then output; output only for "output").
+    """
+
+    method: str
+    mu: float
+    objective_noise: object
+    objective_scale: object
+    output_scale: float
+    output_gaussian: object
+    events: tuple
+
+
+def plan_perturbation(*, method, epsilon, delta, lam, curvature, n_params, tol):
+    """Noise parameters for one binary problem with budget (ε, δ) (see the module docstring)."""
+    if method == "output":
+        sensitivity = _ratio_up(round_up(1.0 + 2.0 * tol), lam)
+        if delta > 0:
+            mechanism = Gaussian(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
+            event = mechanism.privacy_event((n_params,))
+            return PerturbationPlan(method, lam, None, None, sensitivity, (epsilon, delta), (event,))
+        return PerturbationPlan(
+            method, lam, None, None, _ratio_up(sensitivity, epsilon), None, (PureDPEvent(epsilon),)
+        )
+    eps_objective = epsilon * (1.0 - AMP_SHARE)
+    eps_output = round_down(epsilon - eps_objective)  # the subtraction is exact (Sterbenz)
+    extra = max(0.0, curvature / math.expm1(min(eps_objective / 2.0, 700.0)) - lam)
+    mu = lam + extra
+    eps_det = round_up(math.log1p(curvature / mu))
+    budget = round_down(eps_objective - eps_det)  # what is left for the noise on b
+    if delta > 0:
+        sigma = gaussian_sigma(budget, delta)
+        # The profile bound needs ε − ε_det >= 1/(2σ²) (always true for sensible δ).
+        sigma = max(sigma, round_up(math.sqrt(1.0 / (2.0 * budget))))
+        noise, scale = "gaussian", sigma
+        objective_event = ApproxDPEvent(eps_objective, delta)
+    else:
+        noise, scale = "gamma", _reciprocal_up(budget)
+        objective_event = PureDPEvent(eps_objective)
+    output_scale = _ratio_up(round_up(2.0 * tol / mu), eps_output)
+    return PerturbationPlan(
+        method, mu, noise, scale, output_scale, None, (objective_event, PureDPEvent(eps_output))
+    )
+
+
+def default_regularization(*, method, epsilon, delta, n_params):
+    """The data-independent Λ used when ``C=None``.
+
+    Objective perturbation: Λ = 0.05 × the expected norm of b at this budget (n_params/ε
+    for gamma-norm noise, σ·sqrt(n_params) for Gaussian noise), so that directions the
+    data does not pin down move by O(1) in the unit-ball coordinates (the factor was
+    tuned by cross-validation on the Adult training split and synthetic data). Output
+    perturbation: Λ = sqrt(n_params/ε) (the noise ‖N‖ ≈ n_params/(Λε) then matches the
+    scale of the regularisation).
+    """
+    if method == "output":
+        return math.sqrt(n_params / epsilon)
+    if delta > 0:
+        return _DEFAULT_STRENGTH * gaussian_sigma(epsilon, delta) * math.sqrt(n_params)
+    return _DEFAULT_STRENGTH * n_params / epsilon
+
+
+# --------------------------------------------------------------------------- the fit
+
+
+def _gamma_norm(n_params, scale, rng, plan_event):
+    noise = np.zeros(n_params)
+    gamma_norm_vector(noise, scale, rng)
+    note_release(plan_event)
+    return noise
+
+
+def fit_private_linear(X, y, loss, plan, *, norm_bound, scale, kappa, tol, max_iter, rng):
+    """Solve one perturbed binary problem and release its noisy solution.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), float64, C order
+        Rows already clipped to norm ``norm_bound`` (``data_norm``).
+    y : ndarray of shape (n_samples,)
+        Labels in {−1, +1} (float64).
+    loss : LogisticLoss or HuberizedHinge
+    plan : PerturbationPlan
+    norm_bound : float
+        The row norm bound R the rows were clipped to.
+    scale : float
+        S >= sqrt(R² + κ²) (R without intercept).
+    kappa : float or None
+        The intercept constant, None without intercept.
+    tol, max_iter : certified gradient tolerance and Newton iteration cap
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    w : ndarray of shape (n_params,)
+        The released coefficients in original units (the last one multiplies κ).
+    n_iter : int
+    """
+    n_params = X.shape[1] + (kappa is not None)
+    linear = np.zeros(n_params)
+    if plan.method == "objective":
+        if plan.objective_noise == "gaussian":
+            add_gaussian(linear, plan.objective_scale, rng)
+            note_release(plan.events[0])
+        else:
+            linear = _gamma_norm(n_params, plan.objective_scale, rng, plan.events[0])
+    objective = _Objective(
+        X, y, loss, norm_bound=norm_bound, scale=scale, kappa=kappa, mu=plan.mu, linear=linear
+    )
+    v, n_iter = _minimize(objective, n_params, tol=tol, max_iter=max_iter)
+    if plan.output_gaussian is not None:
+        eps, delta = plan.output_gaussian
+        v = Gaussian(epsilon=eps, delta=delta, sensitivity=plan.output_scale, random_state=rng).randomise(v)
+    else:
+        v = v + _gamma_norm(n_params, plan.output_scale, rng, plan.events[-1])
+    return v / scale, n_iter

@@ -1,0 +1,483 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Differentially private least squares by noisy sufficient statistics: LinearRegression, Ridge.
+
+The method
+==========
+
+1. Standardise with public quantities only. Features are clipped to ``bounds_X`` and
+   mapped to u = (x − m)/h ∈ [−1, 1]^d (m the centre, h the half-width of the box);
+   with ``row_norm`` the centred rows are further clipped to ‖x − m‖ ≤ row_norm, i.e.
+   ‖u‖ ≤ r = row_norm / min(h). The target is clipped to ``bounds_y`` and mapped to
+   t ∈ [−1, 1]. Without an intercept nothing is centred (m = 0, h = max(|lower|, |upper|)),
+   since a shift would change the model. All clipping uses ``dpsk._core._clip``.
+2. Release, with ũ = [u, 1] (intercept) or ũ = u, the upper triangle (diagonal included)
+   of A = Σ ũũᵀ and the vector B = Σ ũ t. yᵀy is not needed and not released.
+3. Post-process (free): symmetrise A, project it onto the PSD cone (negative
+   eigenvalues to 0), add a ridge λ equal to half the expected spectral norm of the noise
+   matrix (2·sd·sqrt(p)·0.5, from the public noise level) plus the user's ``alpha``, and
+   solve. The solved matrix is ⪰ λI, so the solution is bounded by ‖B̃‖/λ: a fit never
+   explodes.
+
+Sensitivities (add/remove one row), exact
+=========================================
+
+Let q = min(r², d) and s = min(r·sqrt(d), d): the largest ‖u‖₂² and ‖u‖₁ over the
+box ∩ ball (both attained at u_j = min(1, r/sqrt(d))). |t| <= 1. With an intercept:
+
+* L1 of A's upper triangle: Σ_{j<=k}|u_j u_k| + Σ_j |u_j| + 1 = (‖u‖₁² + ‖u‖₂²)/2 + ‖u‖₁ + 1
+  <= (s² + q)/2 + s + 1; L1 of B: ‖u‖₁ + 1 <= s + 1 (without intercept drop the "+ s + 1"
+  and "+ 1" terms). For d features in a box this is d(d+1)/2 + 2d + 2, not d·max².
+* L2² of A's upper triangle: (‖u‖₂⁴ + Σ u_j⁴)/2 + ‖u‖₂² + 1 <= (q² + ⌊q⌋ + (q − ⌊q⌋)²)/2
+  + q + 1 (attained with ⌊q⌋ coordinates at ±1); L2² of B: ‖u‖₂² + 1 <= q + 1.
+
+ε-DP: two :class:`~dpsk.mechanisms.Laplace` releases, A with ε_A and B with ε_B,
+ε_A/ε_B = sqrt(L1_A / L1_B) (the A-noise is multiplied by the coefficients, of order 1
+after standardisation, and there are more A entries). (ε, δ)-DP: one
+:class:`~dpsk.mechanisms.Gaussian` release of [A, w·B] with w = (L2_A/L2_B)^(2/3) (the
+weight minimising σ_A + σ_B under one L2 sensitivity). Both mechanisms are
+floating-point safe.
+"""
+
+import math
+from numbers import Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+
+from dpsk._core._clip import clip_bounds, clip_bounds_1d, clip_rows_l2, clipped_linear_stats
+from dpsk.accounting import ComposedEvent
+from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.mechanisms import Gaussian, Laplace
+from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
+from dpsk.linear_model._base import budget_event
+from dpsk.utils.validation import check_random_state, resolve_bounds
+
+__all__ = ["LinearRegression", "Ridge", "least_squares_sensitivities"]
+
+#: Parameter and privacy text shared by LinearRegression and Ridge.
+LEAST_SQUARES_DOCS = {
+    **{k: _shared_docs[k] for k in ("epsilon", "accountant", "random_state", "privacy_spent_")},
+    "delta": """delta : float, default=0.0
+        Privacy parameter δ in [0, 1). ``0``: ε-DP with Laplace noise. ``> 0``: (ε, δ)-DP
+        with Gaussian noise, usually much more accurate. Choose δ well below 1/n_samples.""",
+    "bounds_X": """bounds_X : tuple (lower, upper) or None, default=None
+        Public bounds on each feature (scalars or arrays of shape (n_features,)); values
+        outside are clipped. ``None`` derives them from the data with a
+        :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``bounds_X_``), unless
+        ``row_norm`` is given (then the box is [−row_norm, row_norm] per feature).""",
+    "bounds_y": """bounds_y : tuple (lower, upper) or None, default=None
+        Public bounds on the target; values outside are clipped. ``None`` derives them
+        from the data with a :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in
+        ``bounds_y_``).""",
+    "row_norm": """row_norm : float or None, default=None
+        Optional public bound on the L2 norm of each row after centring at the middle of
+        ``bounds_X`` (at 0 without intercept); rows beyond are scaled down to it. For
+        data whose rows are rarely all at the corners of the box (e.g. standardised
+        features) this cuts the noise several-fold: the sensitivity of XᵀX grows with the
+        largest row norm, which the box alone puts at its corner. ``None``: the box only.""",
+    "fit_intercept": """fit_intercept : bool, default=True
+        Fit an intercept (not penalised). Features and target are then centred at the
+        middle of their public bounds before the statistics are computed.""",
+    "fitted": """coef_ : ndarray of shape (n_features,)
+        Coefficients, in X's dtype.
+    intercept_ : float
+        Intercept (0 when ``fit_intercept=False``).
+    bounds_X_ : tuple of ndarray
+        The feature bounds used (``bounds_X`` or derived).
+    bounds_y_ : tuple of float
+        The target bounds used (``bounds_y`` or derived).
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when X has string feature names.""",
+    "privacy": """**Privacy.** ε-DP (``delta=0``) or (ε, δ)-DP under the add/remove-one-row
+    relation, assuming the public ``bounds_X``, ``bounds_y`` and ``row_norm`` (data
+    outside is clipped, nothing is assumed about it). Released: the upper triangle of
+    A = Σ ũũᵀ and B = Σ ũt for the standardised rows ũ = [u, 1] and targets t (see
+    ``dpsk/linear_model/_least_squares.py`` for the exact sensitivities); the
+    coefficients are post-processing. Budget: ε-DP splits ε between A and B in the ratio
+    sqrt(L1_A) : sqrt(L1_B) of their L1 sensitivities (two Laplace releases); (ε, δ)-DP
+    makes one Gaussian release of [A, w·B]. Both mechanisms are floating-point safe
+    (noise on a lattice, :mod:`dpsk.mechanisms`). The solve projects the noisy A onto
+    the PSD cone and adds a ridge of half the expected spectral norm of its noise (a
+    public quantity), so the solution stays bounded for every draw.""",
+}
+
+
+# Ridge added after the PSD projection, as a multiple of the expected spectral norm of the
+# noise matrix (2·sd·sqrt(p) for p×p symmetric noise with entry sd).
+_NOISE_RIDGE = 0.5
+
+
+def least_squares_sensitivities(n_features, row_norm, fit_intercept):
+    """Exact sensitivities of (upper triangle of A, B) over the box [−1, 1]^d ∩ {‖u‖ <= r}.
+
+    Parameters
+    ----------
+    n_features : int
+    row_norm : float or None
+        r, the L2 bound on standardised rows (None: the box alone).
+    fit_intercept : bool
+
+    Returns
+    -------
+    l1_a, l1_b, l2_a, l2_b : float
+    """
+    d = n_features
+    q = float(d) if row_norm is None else min(row_norm * row_norm, float(d))
+    s = float(d) if row_norm is None else min(row_norm * math.sqrt(d), float(d))
+    fourth = math.floor(q) + (q - math.floor(q)) ** 2
+    l1_a, l1_b = (s * s + q) / 2.0, s
+    l2_a2, l2_b2 = (q * q + fourth) / 2.0, q
+    if fit_intercept:
+        l1_a, l1_b = l1_a + s + 1.0, l1_b + 1.0
+        l2_a2, l2_b2 = l2_a2 + q + 1.0, l2_b2 + 1.0
+    # Rounded up by a relative margin: the formulas are evaluated in floating point.
+    up = 1.0 + 2.0**-40
+    return l1_a * up, l1_b * up, math.sqrt(l2_a2) * up, math.sqrt(l2_b2) * up
+
+
+class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
+    _parameter_constraints = {
+        **DP_PARAMETER_CONSTRAINTS,
+        "bounds_X": [tuple, None],
+        "bounds_y": [tuple, None],
+        "row_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "fit_intercept": ["boolean"],
+    }
+
+    def _standardisation(self, X):
+        """(m, h) of the features and the row-norm bound r in standardised units."""
+        if self.bounds_X is None and self.row_norm is not None:
+            d = X.shape[1]
+            lower, upper = np.full(d, -float(self.row_norm)), np.full(d, float(self.row_norm))
+        else:
+            lower, upper = resolve_bounds(self, self.bounds_X, X, param="bounds_X", attribute="bounds_X_")
+        if self.fit_intercept:
+            centre, half = (lower + upper) / 2.0, (upper - lower) / 2.0
+        else:
+            centre, half = np.zeros_like(lower), np.maximum(np.abs(lower), np.abs(upper))
+        half = np.where(half > 0, half, 1.0)  # a constant feature: any scale will do
+        r = None if self.row_norm is None else float(self.row_norm) / float(np.min(half))
+        return (lower, upper), centre, half, r
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the model with a private release of its sufficient statistics.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data, clipped to ``bounds_X`` (and ``row_norm``).
+        y : array-like of shape (n_samples,)
+            Targets, clipped to ``bounds_y``.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        return self._fit_rows(X, y)
+
+    def _fit_rows(self, X, y):
+        """Item-level fit: every row is a privacy unit (the add/remove relation)."""
+        self._check_privacy_budget(budget_event(self.epsilon, self.delta))
+        epsilon, delta = float(self.epsilon), float(self.delta)
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=True)
+        (lower, upper), centre, half, r = self._standardisation(X)
+        y_lower, y_upper = self._resolve_bounds_y(y)
+        mechanisms, cost = self._releases(epsilon, delta, X.shape[1], r)
+        rng = check_random_state(self.random_state)
+        U = self._standardised_rows(X, lower, upper, centre, half, r)
+        if self.fit_intercept:
+            y_centre, y_half = (y_lower + y_upper) / 2.0, (y_upper - y_lower) / 2.0
+        else:
+            y_centre, y_half = 0.0, max(abs(y_lower), abs(y_upper))
+        y_half = y_half if y_half > 0 else 1.0
+        t = clip_bounds_1d(np.asarray((np.asarray(y, dtype=np.float64) - y_centre) / y_half), -1.0, 1.0)
+        count, sum_u, sum_t, utu, utt, _ = clipped_linear_stats(
+            U, t, -1.0, 1.0, lower=-np.ones(U.shape[1]), upper=np.ones(U.shape[1])
+        )
+        self._spend_privacy_budget(cost)
+
+        A, B = self._augmented(count, sum_u, sum_t, utu, utt)
+        A_noisy, B_noisy, noise_sd = self._release(A, B, mechanisms, rng)
+        beta = self._solve(A_noisy, B_noisy, noise_sd, half, y_half)
+        d = X.shape[1]
+        coef = beta[:d] * y_half / half
+        intercept = y_centre + y_half * beta[d] - float(coef @ centre) if self.fit_intercept else 0.0
+        self.coef_ = coef.astype(X.dtype)
+        self.intercept_ = X.dtype.type(intercept)
+        self.bounds_X_ = (lower, upper)
+        self.bounds_y_ = (y_lower, y_upper)
+        return self
+
+    def _resolve_bounds_y(self, y):
+        lower, upper = resolve_bounds(self, self.bounds_y, np.asarray(y, dtype=np.float64)[:, None],
+                                      param="bounds_y", attribute="bounds_y_")
+        return float(lower[0]), float(upper[0])
+
+    def _standardised_rows(self, X, lower, upper, centre, half, r):
+        # float32 input is converted (a private copy, clipped in place); float64 is copied by the clip.
+        rows = np.asarray(X, dtype=np.float64)
+        U = clip_bounds(rows, lower, upper, out=None if X.dtype == np.float64 else rows)
+        U -= centre
+        U /= half
+        box = np.ones(U.shape[1])
+        clip_bounds(U, -box, box, out=U)  # the division may round an ulp outside the box
+        if r is not None:
+            clip_rows_l2(U, r, out=U)  # scaling towards 0 stays inside the box
+        return U
+
+    def _releases(self, epsilon, delta, n_features, r):
+        """The mechanisms of the fit (unseeded) and its declared cost."""
+        p = n_features + self.fit_intercept
+        n_a, n_b = p * (p + 1) // 2, p
+        l1_a, l1_b, l2_a, l2_b = least_squares_sensitivities(n_features, r, self.fit_intercept)
+        if delta > 0:
+            weight = (l2_a / l2_b) ** (2.0 / 3.0)
+            mechanism = Gaussian(epsilon=epsilon, delta=delta, sensitivity=math.hypot(l2_a, weight * l2_b))
+            return (mechanism, weight), ComposedEvent((mechanism.privacy_event((n_a + n_b,)),))
+        share = math.sqrt(l1_a) / (math.sqrt(l1_a) + math.sqrt(l1_b))
+        eps_a = epsilon * share
+        eps_b = (epsilon - eps_a) * (1.0 - 2.0**-40)  # the two parts sum to at most ε
+        mech_a = Laplace(epsilon=eps_a, sensitivity=l1_a)
+        mech_b = Laplace(epsilon=eps_b, sensitivity=l1_b)
+        cost = ComposedEvent((mech_a.privacy_event((n_a,)), mech_b.privacy_event((n_b,))))
+        return (mech_a, mech_b), cost
+
+    def _augmented(self, count, sum_u, sum_t, utu, utt):
+        if not self.fit_intercept:
+            return utu, utt
+        d = sum_u.size
+        A = np.empty((d + 1, d + 1))
+        A[:d, :d] = utu
+        A[:d, d] = A[d, :d] = sum_u
+        A[d, d] = count
+        return A, np.append(utt, sum_t)
+
+    def _release(self, A, B, mechanisms, rng):
+        p = A.shape[0]
+        upper = np.triu_indices(p)
+        if isinstance(mechanisms[0], Gaussian):
+            mechanism, weight = mechanisms
+            mechanism = Gaussian(epsilon=mechanism.epsilon, delta=mechanism.delta,
+                                 sensitivity=mechanism.sensitivity, random_state=rng)
+            noisy = mechanism.randomise(np.concatenate([A[upper], weight * B]))
+            a_values, b_values = noisy[: upper[0].size], noisy[upper[0].size :] / weight
+            noise_sd = mechanism.sigma((noisy.size,))
+        else:
+            mech_a, mech_b = (Laplace(epsilon=m.epsilon, sensitivity=m.sensitivity, random_state=rng) for m in mechanisms)
+            a_values = mech_a.randomise(A[upper])
+            b_values = mech_b.randomise(B)
+            noise_sd = math.sqrt(mech_a.variance(A[upper]))
+        A_noisy = np.zeros((p, p))
+        A_noisy[upper] = a_values
+        A_noisy = np.triu(A_noisy) + np.triu(A_noisy, 1).T
+        return A_noisy, b_values, noise_sd
+
+    def _penalty(self, half, y_half):
+        """The user's ridge penalty in standardised coordinates (none for LinearRegression)."""
+        return np.zeros(half.size)
+
+    def _solve(self, A, B, noise_sd, half, y_half):
+        eigenvalues, vectors = np.linalg.eigh(A)
+        ridge = _NOISE_RIDGE * 2.0 * noise_sd * math.sqrt(A.shape[0])
+        projected = (vectors * (np.maximum(eigenvalues, 0.0) + ridge)) @ vectors.T
+        penalty = self._penalty(half, y_half)
+        projected[np.diag_indices(penalty.size)] += penalty
+        return np.linalg.solve(projected, B)
+
+    def predict(self, X):
+        """Predicted target of each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
+        return X @ self.coef_ + self.intercept_
+
+
+@Substitution(**LEAST_SQUARES_DOCS)
+class LinearRegression(_BaseLeastSquares):
+    """Ordinary least squares with differential privacy (noisy sufficient statistics).
+
+    Releases noisy XᵀX, Xᵀy (and the counts and sums of the intercept) of the clipped,
+    standardised data once, then solves the normal equations after a PSD projection and
+    a small ridge: one release, any number of solves.
+
+    Parameters
+    ----------
+    {epsilon}
+
+    {delta}
+
+    {bounds_X}
+
+    {bounds_y}
+
+    {row_norm}
+
+    {fit_intercept}
+
+    {accountant}
+
+    {random_state}
+
+    Attributes
+    ----------
+    {fitted}
+
+    {privacy_spent_}
+
+    See Also
+    --------
+    Ridge : the same with an L2 penalty.
+    sklearn.linear_model.LinearRegression : the non-private estimator.
+
+    Notes
+    -----
+    {privacy}
+
+    ``sample_weight`` is not accepted (unbounded weights have no sensitivity). With a
+    large ε the fit converges to scikit-learn's on data inside the bounds.
+
+    References
+    ----------
+    J. Zhang, Z. Zhang, X. Xiao, Y. Yang and M. Winslett, "Functional mechanism:
+    regression analysis under differential privacy", VLDB 2012.
+
+    Y.-X. Wang, "Revisiting differentially private linear regression: optimal and
+    adaptive prediction & estimation in unbounded domain", UAI 2018.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from dpsk.linear_model import LinearRegression
+    >>> X, y = make_regression(20000, 20, noise=10, random_state=0)
+    >>> reg = LinearRegression(epsilon=1.0, bounds_X=(-4, 4), bounds_y=(-700, 700), row_norm=6.0,
+    ...                        random_state=0).fit(X, y)
+    >>> reg.score(X, y) > 0.85
+    True
+    """
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        delta=0.0,
+        bounds_X=None,
+        bounds_y=None,
+        row_norm=None,
+        fit_intercept=True,
+        accountant=None,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds_X = bounds_X
+        self.bounds_y = bounds_y
+        self.row_norm = row_norm
+        self.fit_intercept = fit_intercept
+        self.accountant = accountant
+        self.random_state = random_state
+
+
+
+@Substitution(**LEAST_SQUARES_DOCS)
+class Ridge(_BaseLeastSquares):
+    """Ridge regression with differential privacy (noisy sufficient statistics).
+
+    Minimises ``‖y − Xw − b‖² + alpha‖w‖²`` (scikit-learn's objective) on noisy
+    sufficient statistics; see :class:`LinearRegression` for the release.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        L2 penalty on the coefficients (not the intercept), in the units of the original
+        features, as in scikit-learn. It adds to the small ridge every private fit uses.
+
+    {epsilon}
+
+    {delta}
+
+    {bounds_X}
+
+    {bounds_y}
+
+    {row_norm}
+
+    {fit_intercept}
+
+    {accountant}
+
+    {random_state}
+
+    Attributes
+    ----------
+    {fitted}
+
+    {privacy_spent_}
+
+    See Also
+    --------
+    LinearRegression : no penalty.
+    sklearn.linear_model.Ridge : the non-private estimator.
+
+    Notes
+    -----
+    {privacy}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpsk.linear_model import Ridge
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, (5000, 3))
+    >>> y = X @ [1.0, -2.0, 0.5] + rng.normal(0, 0.1, 5000)
+    >>> reg = Ridge(alpha=1.0, epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-4, 4), random_state=0).fit(X, y)
+    >>> reg.coef_.shape
+    (3,)
+    """
+
+    _parameter_constraints = {
+        **_BaseLeastSquares._parameter_constraints,
+        "alpha": [Interval(Real, 0, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        alpha=1.0,
+        *,
+        epsilon=1.0,
+        delta=0.0,
+        bounds_X=None,
+        bounds_y=None,
+        row_norm=None,
+        fit_intercept=True,
+        accountant=None,
+        random_state=None,
+    ):
+        self.alpha = alpha
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds_X = bounds_X
+        self.bounds_y = bounds_y
+        self.row_norm = row_norm
+        self.fit_intercept = fit_intercept
+        self.accountant = accountant
+        self.random_state = random_state
+
+
+    def _penalty(self, half, y_half):
+        # α‖w‖² on the original coefficients is α Σ β_j² / h_j² on β_j = h_j w_j / y_half,
+        # after dividing the objective by y_half².
+        return float(self.alpha) / (half * half)
