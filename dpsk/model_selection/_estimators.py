@@ -25,6 +25,7 @@ __all__ = [
     "PREPAID",
     "candidate_cost",
     "dp_steps",
+    "inner_seed",
     "largest_cost",
     "missing_classes",
     "prepare",
@@ -218,6 +219,12 @@ def prepare(estimator, params, random_state, classes=None):
     return prepared.set_params(**overrides)
 
 
+def inner_seed(random_state, rng):
+    """``random_state`` of one inner fit: None (fresh secure entropy) if the search's is None,
+    else an int drawn from the search's generator (reproducible, and distinct per fit)."""
+    return None if random_state is None else int(rng.integers(2**63 - 1))
+
+
 def restore_user_params(fitted, estimator, params):
     """Give a fitted inner estimator back the user's parameters that :func:`prepare` replaced.
 
@@ -259,33 +266,3 @@ def search_accountant(search, estimator):
         if bound is not None:
             return bound
     return None
-
-
-def take_rows(data, index):
-    """Rows ``index`` of an array, sparse matrix, DataFrame/Series or list."""
-    if data is None:
-        return None
-    if hasattr(data, "iloc"):
-        return data.iloc[index]
-    if hasattr(data, "shape"):
-        return data[index]
-    return [data[i] for i in index]
-
-
-def n_rows(data):
-    """Number of rows of ``data`` (an array-like)."""
-    return data.shape[0] if hasattr(data, "shape") else len(data)
-
-
-def _row_aligned(value, n_samples):
-    return (
-        value is not None
-        and not isinstance(value, (str, bytes, dict))
-        and hasattr(value, "__len__")
-        and n_rows(value) == n_samples
-    )
-
-
-def fit_params_for(params, index, n_samples):
-    """Fit parameters restricted to rows ``index`` (those that have one entry per row)."""
-    return {k: take_rows(v, index) if _row_aligned(v, n_samples) else v for k, v in params.items()}

@@ -56,6 +56,7 @@ from dpsk.mechanisms import ExponentialMechanism, Laplace
 from dpsk.model_selection._estimators import (
     candidate_cost,
     check_private,
+    inner_seed,
     largest_cost,
     prepare,
     restore_user_params,
@@ -174,11 +175,6 @@ def budget_report(stages, total, accountant):
     return report
 
 
-def _inner_seed(random_state, rng):
-    """Seed of one inner fit: None (fresh secure entropy) or an int drawn from the search's rng."""
-    return None if random_state is None else int(rng.integers(2**63 - 1))
-
-
 class _SearchData:
     """The validated data of a search, and what every inner fit needs besides its rows."""
 
@@ -200,9 +196,8 @@ class _SearchData:
 class _Plan:
     """What a search will do, and its cost, known before the data is read."""
 
-    def __init__(self, candidates, costs, stages, total, selection):
+    def __init__(self, candidates, stages, total, selection):
         self.candidates = candidates
-        self.costs = costs
         self.stages = stages
         self.total = total
         self.selection = selection
@@ -324,7 +319,7 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             fits = ComposedEvent(tuple(SelfComposedEvent(cost, n) for cost, n in counts.items()))
             search = ComposedEvent((fits, em))
             stages = [(f"candidate fits ({k}-fold: each unit in {k - 1} training folds)", fits), ("selection", em)]
-        return self._with_refit(_Plan(candidates, costs, stages, search, selection), costs)
+        return self._with_refit(_Plan(candidates, stages, search, selection), costs)
 
     def _with_refit(self, plan, costs):
         if self.refit is True:
@@ -385,7 +380,7 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         best_params, model = self._run(plan, data, splits, rng)
         self.best_params_ = best_params
         if self.refit is True:
-            model = data.prepare(self.estimator, best_params, _inner_seed(self.random_state, rng))
+            model = data.prepare(self.estimator, best_params, inner_seed(self.random_state, rng))
             model.fit(X, y, **data.fit_params)
         if self.refit:
             self.best_estimator_ = restore_user_params(model, self.estimator, best_params)
@@ -413,7 +408,7 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         cv = self._cv()
         keep = self.refit == "selected"
         tasks = [
-            (i, j, data.prepare(self.estimator, candidates[i], _inner_seed(self.random_state, rng)), train, validation)
+            (i, j, data.prepare(self.estimator, candidates[i], inner_seed(self.random_state, rng)), train, validation)
             for i in range(m)
             for j, (train, validation) in enumerate(splits[i])
         ]
@@ -797,7 +792,7 @@ class RandomizedSearchCV(_BaseSearch):
                         f"than {_MAX_COST_GRID} combinations); give such parameters as short lists"
                     )
         stages = [(f"random-stopping trials (mean {self.n_iter}, shape {shape:g})", search)]
-        plan = _Plan(candidates, costs, stages, search, noisy_score)
+        plan = _Plan(candidates, stages, search, noisy_score)
         return self._with_refit(plan, costs)
 
     def _describe(self, plan):
@@ -824,7 +819,7 @@ class RandomizedSearchCV(_BaseSearch):
 
         def trials():
             results = self._parallel(0)(
-                data.task(data.prepare(self.estimator, params, _inner_seed(self.random_state, rng)), train, validation, keep)
+                data.task(data.prepare(self.estimator, params, inner_seed(self.random_state, rng)), train, validation, keep)
                 for params in plan.candidates
             )
             return results, [plan.selection.randomise(score) for score, _ in results]

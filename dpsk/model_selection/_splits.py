@@ -28,18 +28,50 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, column_or_1d
 
 from dpsk.exceptions import PrivacyLeakWarning
-from dpsk.model_selection._estimators import fit_params_for, missing_classes, n_rows, take_rows
+from dpsk.model_selection._estimators import missing_classes
 
 __all__ = [
     "check_search_data",
     "check_training_parts",
     "fit_and_score",
+    "fit_params_for",
     "fit_params_with_groups",
     "privacy_units",
     "random_parts",
     "shared_classes",
+    "take_rows",
     "unit_score",
 ]
+
+
+def take_rows(data, index):
+    """Rows ``index`` of an array, sparse matrix, DataFrame/Series or list."""
+    if data is None:
+        return None
+    if hasattr(data, "iloc"):
+        return data.iloc[index]
+    if hasattr(data, "shape"):
+        return data[index]
+    return [data[i] for i in index]
+
+
+def n_rows(data):
+    """Number of rows of ``data`` (an array-like)."""
+    return data.shape[0] if hasattr(data, "shape") else len(data)
+
+
+def _row_aligned(value, n_samples):
+    return (
+        value is not None
+        and not isinstance(value, (str, bytes, dict))
+        and hasattr(value, "__len__")
+        and n_rows(value) == n_samples
+    )
+
+
+def fit_params_for(params, index, n_samples):
+    """Fit parameters restricted to rows ``index`` (those that have one entry per row)."""
+    return {k: take_rows(v, index) if _row_aligned(v, n_samples) else v for k, v in params.items()}
 
 
 def check_search_data(X, y, groups, name):
@@ -116,9 +148,17 @@ def unit_score(y_pred, y_true, units):
 
 
 def fit_params_with_groups(estimator, groups, params):
-    """Fit parameters for the inner fits: ``params``, plus ``groups`` if the estimator takes it."""
+    """Fit parameters for the inner fits: ``params``, plus ``groups`` if the estimator takes it.
+
+    Raises TypeError (before anything is spent) for a parameter ``fit`` does not take.
+    """
+    accepted = inspect.signature(estimator.fit).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
+    unknown = sorted(k for k in params if k not in accepted and not takes_any)
+    if unknown:
+        raise TypeError(f"{type(estimator).__name__}.fit does not take the parameter(s) {unknown}")
     params = dict(params)
-    if groups is not None and "groups" in inspect.signature(estimator.fit).parameters:
+    if groups is not None and "groups" in accepted:
         params["groups"] = groups
     return params
 

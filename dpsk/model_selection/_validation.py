@@ -8,7 +8,7 @@ from sklearn.base import is_classifier
 
 from dpsk.accounting import ComposedEvent, SelfComposedEvent
 from dpsk.mechanisms import Laplace
-from dpsk.model_selection._estimators import candidate_cost, check_private, prepare, search_accountant
+from dpsk.model_selection._estimators import candidate_cost, check_private, inner_seed, prepare, search_accountant
 from dpsk.model_selection._splits import (
     check_search_data,
     check_training_parts,
@@ -137,6 +137,7 @@ def cross_val_score(
     if charged is not None:
         charged.check_event(total)
     X, y, groups = check_search_data(X, y, groups, "cross_val_score")
+    fit_params = fit_params_with_groups(estimator, groups, params or {})
     units, n_units = privacy_units(len(y), groups)
     folds = random_parts(rng, cv, n_units, units)
     splits = [(np.flatnonzero(folds != f), np.flatnonzero(folds == f)) for f in range(cv)]
@@ -145,8 +146,7 @@ def cross_val_score(
         charged.record(total)
 
     classes = shared_classes(estimator, y, "cross_val_score")
-    fit_params = fit_params_with_groups(estimator, groups, params or {})
-    seeds = [None if random_state is None else int(rng.integers(2**63 - 1)) for _ in range(cv)]
+    seeds = [inner_seed(random_state, rng) for _ in range(cv)]
     results = Parallel(n_jobs=n_jobs, verbose=verbose, pre_dispatch=pre_dispatch)(
         delayed(fit_and_score)(prepare(estimator, {}, seed, classes), X, y, fit_params, train, validation, units, False)
         for seed, (train, validation) in zip(seeds, splits)

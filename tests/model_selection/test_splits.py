@@ -59,4 +59,6 @@ def test_groups_reach_estimators_that_take_them():
 
     groups = np.arange(4)
     assert "groups" not in fit_params_with_groups(ToyShiftedMeanClassifier(), groups, {})
-    assert fit_params_with_groups(UserLevel(), groups, {"a": 1})["groups"] is groups
+    assert fit_params_with_groups(UserLevel(), groups, {})["groups"] is groups
+    with pytest.raises(TypeError, match="sample_weight"):
+        fit_params_with_groups(UserLevel(), groups, {"sample_weight": groups})
