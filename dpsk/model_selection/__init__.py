@@ -11,6 +11,10 @@ random number of noisy trials), never the raw argmax.
 * :class:`RandomizedSearchCV` — random candidates; random stopping (default) costs about
   twice one trial whatever the number of trials.
 * :func:`cross_val_score` — noisy cross-validated accuracy of one estimator.
+
+scikit-learn's own ``GridSearchCV`` and ``cross_val_score`` also record every fit of a
+dpsk estimator on its accountant, but their selection (an argmax) and their scores are
+not private: use these instead on private data.
 """
 
 from dpsk.model_selection._search import GridSearchCV, RandomizedSearchCV

@@ -123,8 +123,8 @@ _SEARCH_DOCS = {
         The selected candidate (a private release).
     best_estimator_ : estimator
         The refitted (``refit=True``) or search-fitted (``refit="selected"``) model of
-        the selected candidate, with the user's ``accountant`` and ``random_state`` put
-        back. Absent with ``refit=False``.
+        the selected candidate, with the user's ``accountant``, ``random_state`` and
+        ``classes`` put back. Absent with ``refit=False``.
     privacy_spent_ : PrivacyEvent
         The total privacy cost of the search (fits, selection and refit), as recorded.
     budget_report_ : dict of lists
@@ -132,8 +132,8 @@ _SEARCH_DOCS = {
         ``"delta"`` and ``"event"``; ``pandas.DataFrame(search.budget_report_)`` shows
         it. (ε, δ) are reported like the accountant in play (a default
         :class:`~dpsk.BudgetAccountant` if none). Stages of the disjoint design compose
-        in parallel and others by the accountant's tight composition, so the total is
-        less than the sum of the stages.
+        in parallel and others by the accountant's tight composition, so the total is at
+        most the sum of the stages.
     n_splits_ : int
         Number of cross-validation folds (1 for the disjoint design and random stopping).
     classes_ : ndarray of shape (n_classes,)
