@@ -67,6 +67,7 @@ from dpsk.accounting._events import (
     PureDPEvent,
     RandomizedResponseEvent,
     RDPEvent,
+    RepeatAndSelectEvent,
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
     ZCDPEvent,
@@ -201,7 +202,7 @@ def calibrated_delta(event):
         return calibrated_delta(event.event) * int(event.count)
     if isinstance(event, ParallelEvent):
         return max((calibrated_delta(e) for e in event.events), default=Fraction(0))
-    if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
+    if isinstance(event, (PoissonSampledEvent, SampledWithoutReplacementEvent, RepeatAndSelectEvent)):
         return calibrated_delta(event.event)
     return Fraction(0)
 
@@ -392,6 +393,26 @@ def _cost_parallel(atom):
     return _Cost("profile", profile, delta_at)
 
 
+def _cost_repeat_and_select(atom):
+    """The best of a random number of runs of ``atom.event`` (Papernot & Steinke 2022)."""
+    from dpsk.accounting._repeat_and_select import best_of_random_runs_rdp
+
+    inner = LedgerState.from_counts(normalize(atom.event))
+    curve = inner.rdp_all()
+    if curve is None or inner.fixed_delta() > 0.0:
+        raise TypeError(
+            "RepeatAndSelectEvent needs an inner event with a Renyi-DP curve and no explicit "
+            f"delta; got {atom.event!r}"
+        )
+    pure = inner.basic_epsilon() if inner.only_family("pure") else None
+    if pure is not None and not math.isfinite(pure):
+        pure = None
+    rdp, pure = best_of_random_runs_rdp(curve, atom.mean, atom.shape, pure_epsilon=pure)
+    if pure is not None:
+        return _pure_cost(pure, rdp, _pld_module().approx_factory(pure, 0.0))
+    return _Cost("rdp", _rdp_profile(rdp), rdp=rdp)
+
+
 @functools.lru_cache(maxsize=4096)
 def _cost(atom):
     """What is known about one atom (cached: atoms are immutable and hashable)."""
@@ -478,6 +499,8 @@ def _cost(atom):
         return _cost_sampled(Fraction(atom.sample_size, atom.source_size), atom.event, poisson=False)
     if isinstance(atom, _ParallelAtom):
         return _cost_parallel(atom)
+    if isinstance(atom, RepeatAndSelectEvent):
+        return _cost_repeat_and_select(atom)
     raise TypeError(
         f"{type(atom).__name__} is not a privacy event dpsk knows how to account for; "
         "describe it with an RDPEvent or a PrivacyProfileEvent"

@@ -37,6 +37,7 @@ __all__ = [
     "PureDPEvent",
     "RDPEvent",
     "RandomizedResponseEvent",
+    "RepeatAndSelectEvent",
     "SampledWithoutReplacementEvent",
     "SelfComposedEvent",
     "ZCDPEvent",
@@ -344,6 +345,35 @@ class SampledWithoutReplacementEvent(PrivacyEvent):
         if self.sample_size > self.source_size:
             raise ValueError("sample_size must not exceed source_size")
         _event(self.event, "event")
+
+
+# ----------------------------------------------------------------------------------------
+# Private selection
+# ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RepeatAndSelectEvent(PrivacyEvent):
+    """``event`` run K times with a random K, releasing only the best run (Papernot & Steinke 2022).
+
+    K is drawn independently of the data from a truncated negative binomial distribution
+    with mean ``mean`` and shape η = ``shape`` (0: logarithmic, 1: geometric); only the
+    best run's output (by an order fixed in advance, e.g. a noisy score it releases) is
+    released, never K or the other runs. ``event`` must be an RDP-accountable release
+    with no explicit δ. The cost is a small multiple of one run's, whatever the mean
+    (see ``dpsk.accounting._repeat_and_select``); the sampler must draw K with
+    ``stopping_gamma(mean, shape)`` from that module.
+    """
+
+    event: PrivacyEvent
+    mean: float
+    shape: float = 0.0
+
+    def __post_init__(self):
+        _event(self.event, "event")
+        if isinstance(self.mean, bool) or not isinstance(self.mean, numbers.Real) or not 1.0 < self.mean < math.inf:
+            raise ValueError(f"mean must be a finite real number > 1, got {self.mean!r}")
+        _positive(self.shape, "shape", allow_zero=True)
 
 
 # ----------------------------------------------------------------------------------------

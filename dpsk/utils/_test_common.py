@@ -13,9 +13,17 @@
 """
 
 from dpsk.utils._testing import ToyDPMeanClassifier
+from dpsk.utils._testing_selection import ToyShiftedMeanClassifier
 from dpsk.utils.discovery import all_estimators
 
-__all__ = ["EXPECTED_FAILED_CHECKS", "INIT_PARAMS", "expected_failed_checks", "estimators_under_test"]
+__all__ = [
+    "EXPECTED_FAILED_CHECKS",
+    "EXPECTED_FAILED_DP_CHECKS",
+    "INIT_PARAMS",
+    "expected_failed_checks",
+    "expected_failed_dp_checks",
+    "estimators_under_test",
+]
 
 #: Constructor arguments for tests, by class name.
 INIT_PARAMS = {
@@ -34,6 +42,13 @@ INIT_PARAMS = {
     "MultinomialNB": dict(epsilon=1e4),
     "PCA": dict(epsilon=1e4, delta=1e-5),
     "StandardScaler": dict(epsilon=1e4),
+    # Two candidates that predict differently at the same privacy cost.
+    "GridSearchCV": dict(
+        estimator=ToyShiftedMeanClassifier(epsilon=1e4), param_grid={"shift": [0.0, 0.1]}, epsilon=1e4
+    ),
+    "RandomizedSearchCV": dict(
+        estimator=ToyShiftedMeanClassifier(epsilon=1e4), param_distributions={"shift": [0.0, 0.1]}, epsilon=1e4
+    ),
 }
 
 #: scikit-learn checks expected to fail, by class name: {check name: reason}.
@@ -42,6 +57,20 @@ EXPECTED_FAILED_CHECKS = {
         "check_clustering": "labels_ (the cluster of each training row) is not stored: it is a "
         "function of individual rows that the noise does not protect",
     },
+}
+
+_SEARCH_HAS_NO_OWN_MODEL = (
+    "a search keeps no fitted float arrays of its own (its model is best_estimator_), and its "
+    "epsilon is the budget of the selection step, not the noise of the model"
+)
+
+#: dpsk contract checks (dpsk.utils.estimator_checks) expected to fail: {check name: reason}.
+EXPECTED_FAILED_DP_CHECKS = {
+    name: {
+        "check_noise_decreases_with_epsilon": _SEARCH_HAS_NO_OWN_MODEL,
+        "check_random_state_none_is_fresh": _SEARCH_HAS_NO_OWN_MODEL,
+    }
+    for name in ("GridSearchCV", "RandomizedSearchCV")
 }
 
 #: Estimators run by the common tests although they are not public.
@@ -57,3 +86,8 @@ def estimators_under_test():
 def expected_failed_checks(estimator):
     """``expected_failed_checks`` callback of scikit-learn's ``parametrize_with_checks``."""
     return EXPECTED_FAILED_CHECKS.get(type(estimator).__name__, {})
+
+
+def expected_failed_dp_checks(estimator):
+    """``expected_failed_checks`` callback of :func:`~dpsk.utils.estimator_checks.parametrize_with_dp_checks`."""
+    return EXPECTED_FAILED_DP_CHECKS.get(type(estimator).__name__, {})

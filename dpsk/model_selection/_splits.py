@@ -1,0 +1,182 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Random splits by privacy unit, and the fit-and-score task every private search runs.
+
+**Why splits are drawn independently per unit.** The privacy arguments of the searches
+(k-fold: a unit is in k - 1 training folds and one validation fold; disjoint parts:
+parallel composition) need neighbouring datasets to differ in *one* unit of *one* part.
+scikit-learn's ``KFold`` assigns folds by position, so adding a row shifts the folds of
+the rows after it; a shuffled split of fixed sizes moves rows across fold boundaries.
+Here each unit (a row, or all rows of a user with ``groups=``) draws its part
+independently and uniformly: adding or removing a unit leaves every other unit where it
+was, and the search is a mixture, over the unit's part, of mechanisms that each satisfy
+the bound (parts have random sizes; that is the price).
+
+**Validation score.** Accuracy is scored as a count: the number of correct predictions
+(with ``groups=``: the sum over users of the fraction of the user's rows predicted
+correctly). For fixed fitted models, adding or removing one unit changes it by at most 1,
+and only upwards when adding (a *monotone* score). A fraction of correct predictions
+would have a sensitivity that depends on the private number of rows.
+"""
+
+import inspect
+import warnings
+
+import numpy as np
+from sklearn.utils import indexable
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_array, column_or_1d
+
+from dpsk.exceptions import PrivacyLeakWarning
+from dpsk.model_selection._estimators import missing_classes
+
+__all__ = [
+    "check_search_data",
+    "check_training_parts",
+    "fit_and_score",
+    "fit_params_for",
+    "fit_params_with_groups",
+    "privacy_units",
+    "random_parts",
+    "shared_classes",
+    "take_rows",
+    "unit_score",
+]
+
+
+def take_rows(data, index):
+    """Rows ``index`` of an array, sparse matrix, DataFrame/Series or list."""
+    if data is None:
+        return None
+    if hasattr(data, "iloc"):
+        return data.iloc[index]
+    if hasattr(data, "shape"):
+        return data[index]
+    return [data[i] for i in index]
+
+
+def n_rows(data):
+    """Number of rows of ``data`` (an array-like)."""
+    return data.shape[0] if hasattr(data, "shape") else len(data)
+
+
+def _row_aligned(value, n_samples):
+    return (
+        value is not None
+        and not isinstance(value, (str, bytes, dict))
+        and hasattr(value, "__len__")
+        and n_rows(value) == n_samples
+    )
+
+
+def fit_params_for(params, index, n_samples):
+    """Fit parameters restricted to rows ``index`` (those that have one entry per row)."""
+    return {k: take_rows(v, index) if _row_aligned(v, n_samples) else v for k, v in params.items()}
+
+
+def check_search_data(X, y, groups, name):
+    """Validate the data of a private search before its budget is spent (nothing released yet).
+
+    X must be finite (any dtype the estimator accepts), y a classification target with at
+    least two classes, and X, y, groups of the same length.
+    """
+    if y is None:
+        raise ValueError(f"{name} requires y to be passed, but the target y is None")
+    X, y, groups = indexable(X, y, groups)
+    check_array(X, accept_sparse=True, dtype=None, ensure_all_finite=True, ensure_2d=False, allow_nd=True)
+    y_array = column_or_1d(y, warn=True)
+    check_classification_targets(y_array)
+    if np.unique(y_array).size < 2:
+        raise ValueError(f"y holds one class only; {name} needs at least two classes")
+    return X, y_array, groups
+
+
+def shared_classes(estimator, y, name):
+    """The classes every inner fit must know, derived once from y with a warning; or None.
+
+    Only when a DP step would derive them itself (its ``classes`` is None): random parts
+    can miss a class, and fold models must agree on the classes anyway.
+    """
+    if not missing_classes(estimator):
+        return None
+    warnings.warn(
+        f"{name}: the estimator's `classes` was not given, so the classes are computed from y "
+        "and passed to every fit. This leaks information about the data outside the privacy "
+        "guarantee. Pass `classes` to the estimator (from domain knowledge) to remove this warning.",
+        PrivacyLeakWarning,
+        stacklevel=3,
+    )
+    return np.unique(column_or_1d(y))
+
+
+def check_training_parts(splits, n_units):
+    """Refuse (before anything is spent) if a random training part drew no unit.
+
+    An estimator refuses empty data outside its privacy guarantee, so an empty part
+    cannot be fitted; with the number of units a search is meant for, this has
+    negligible probability (m parts: about m (1 - 1/m)^n_units).
+    """
+    if any(train.size == 0 for train, _ in splits):
+        raise ValueError(
+            f"a random training part drew none of the {n_units} privacy units; that many units are "
+            "too few for this design (use fewer candidates or folds). Nothing was spent."
+        )
+
+
+def privacy_units(n_samples, groups):
+    """(unit of each row, number of units): rows, or the users of ``groups``."""
+    if groups is None:
+        return None, n_samples
+    _, units = np.unique(np.asarray(groups), return_inverse=True)
+    units = units.reshape(-1)
+    return units, int(units.max()) + 1 if units.size else 0
+
+
+def random_parts(rng, n_parts, n_units, units):
+    """Part of each row: each unit draws one of ``n_parts`` parts independently and uniformly."""
+    parts = rng.integers(n_parts, size=n_units)
+    return parts if units is None else parts[units]
+
+
+def unit_score(y_pred, y_true, units):
+    """Number of correct predictions, or Σ over units of their fraction of correct rows."""
+    correct = (np.asarray(y_pred) == np.asarray(y_true)).astype(np.float64)
+    if units is None:
+        return float(correct.sum())
+    _, inverse = np.unique(units, return_inverse=True)
+    return float(np.sum(np.bincount(inverse, weights=correct) / np.bincount(inverse)))
+
+
+def fit_params_with_groups(estimator, groups, params):
+    """Fit parameters for the inner fits: ``params``, plus ``groups`` if the estimator takes it.
+
+    Raises TypeError (before anything is spent) for a parameter ``fit`` does not take.
+    """
+    accepted = inspect.signature(estimator.fit).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
+    unknown = sorted(k for k in params if k not in accepted and not takes_any)
+    if unknown:
+        raise TypeError(f"{type(estimator).__name__}.fit does not take the parameter(s) {unknown}")
+    params = dict(params)
+    if groups is not None and "groups" in accepted:
+        params["groups"] = groups
+    return params
+
+
+def fit_and_score(estimator, X, y, fit_params, train, validation, units, keep_model):
+    """Fit ``estimator`` on rows ``train`` and score it on rows ``validation`` (a joblib task).
+
+    Returns
+    -------
+    score : float
+        :func:`unit_score` of the validation rows (0 if there are none).
+    model : estimator or None
+        The fitted estimator if ``keep_model``.
+    """
+    n_samples = n_rows(X)
+    estimator.fit(take_rows(X, train), take_rows(y, train), **fit_params_for(fit_params, train, n_samples))
+    score = 0.0
+    if validation.size:
+        y_pred = estimator.predict(take_rows(X, validation))
+        score = unit_score(y_pred, take_rows(y, validation), None if units is None else units[validation])
+    return score, (estimator if keep_model else None)
