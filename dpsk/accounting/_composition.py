@@ -410,7 +410,7 @@ def _cost_repeat_and_select(atom):
     rdp, pure = best_of_random_runs_rdp(curve, atom.mean, atom.shape, pure_epsilon=pure)
     if pure is not None:
         return _pure_cost(pure, rdp, _pld_module().approx_factory(pure, 0.0))
-    return _Cost("rdp", _rdp_profile(rdp), rdp=rdp)
+    return _rdp_cost(rdp)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -12,6 +12,7 @@
   that the suites never run empty and a new estimator cannot skip them.
 """
 
+from dpsk.utils._sklearn_compat import SKLEARN_VERSION
 from dpsk.utils._testing import ToyDPMeanClassifier
 from dpsk.utils._testing_selection import ToyShiftedMeanClassifier
 from dpsk.utils.discovery import all_estimators
@@ -58,6 +59,12 @@ EXPECTED_FAILED_CHECKS = {
         "function of individual rows that the noise does not protect",
     },
 }
+if SKLEARN_VERSION < (1, 7):
+    # The check subtracts a float mean from the integer X made for categorical tags, in
+    # place, and fails before it reaches the estimator (fixed in scikit-learn 1.7).
+    EXPECTED_FAILED_CHECKS["CategoricalNB"] = {
+        "check_positive_only_tag_during_fit": "scikit-learn 1.6's check cannot build its input"
+    }
 
 _SEARCH_HAS_NO_OWN_MODEL = (
     "a search keeps no fitted float arrays of its own (its model is best_estimator_), and its "

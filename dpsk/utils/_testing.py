@@ -18,6 +18,11 @@ every check of the privacy contract and every privacy audit is shown to fail on 
 it is meant to catch.
 """
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
@@ -37,6 +42,7 @@ __all__ = [
     "check_audit_rate",
     "chisquare_pvalue",
     "ks_pvalue",
+    "run_python",
 ]
 
 # Significance level of every statistical test: a correct sampler fails one in a million.
@@ -400,3 +406,21 @@ class ToyGaussianMechanism:
         rng = check_random_state(self.random_state)
         note_release(self.privacy_event)
         return value + rng.normal(0.0, std, value.shape)
+
+
+def run_python(code, *args, cwd, extra_paths=(), **kwargs):
+    """Run ``python -c code *args`` in a child interpreter that imports this same dpsk.
+
+    The child runs in ``cwd`` (pass a temporary directory: the source tree may hold an
+    uncompiled copy of dpsk that would shadow the installed one) and finds dpsk where
+    this process found it: site-packages, or an in-place build. ``extra_paths`` go first
+    on its ``PYTHONPATH``. Returns the ``CompletedProcess``; keyword arguments go to
+    :func:`subprocess.run` (output is captured as text unless overridden).
+    """
+    import dpsk
+
+    dpsk_root = str(Path(dpsk.__file__).resolve().parents[1])
+    paths = [*map(str, extra_paths), dpsk_root, os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+    options = {"capture_output": True, "text": True, **kwargs}
+    return subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=cwd, env=env, **options)

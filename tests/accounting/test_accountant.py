@@ -6,7 +6,6 @@ import copy
 import math
 import multiprocessing
 import pickle
-import subprocess
 import sys
 import threading
 
@@ -28,6 +27,7 @@ from dpsk.accounting import (
     split_epsilon,
 )
 from dpsk.exceptions import BudgetExceededError, DetachedAccountantError
+from dpsk.utils._testing import run_python
 
 # ------------------------------------------------------------------------ diffprivlib parity
 
@@ -224,8 +224,7 @@ def test_pickled_into_another_process_refuses_to_spend(tmp_path):
         "except DetachedAccountantError as exc:\n"
         "    print('detached', 'path=' in str(exc), repr(acc))\n"
     )
-    # Run outside the source tree: it may hold an uncompiled copy of dpsk.
-    out = subprocess.run([sys.executable, "-c", code], input=payload, capture_output=True, check=True, cwd=tmp_path)
+    out = run_python(code, cwd=tmp_path, input=payload, text=False, check=True)
     assert out.stdout.decode().split()[:2] == ["detached", "True"]
     assert "<detached>" in out.stdout.decode()
     assert len(acc) == 0

@@ -4,7 +4,6 @@
 
 import multiprocessing
 import pickle
-import subprocess
 import sys
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from dpsk.accounting import BudgetAccountant, GaussianEvent, LaplaceEvent, PoissonSampledEvent, SelfComposedEvent
 from dpsk.exceptions import BudgetExceededError
 from dpsk.utils._testing_accounting import spend_repeatedly
+from dpsk.utils._testing import run_python
 
 
 def test_survives_a_restart(tmp_path):
@@ -28,8 +28,7 @@ def test_survives_a_restart(tmp_path):
         "print(acc.epsilon, acc.delta, len(acc), *acc.total())\n"
         "acc.record(__import__('dpsk').accounting.LaplaceEvent(2.0))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, check=True, text=True,
-                         cwd=tmp_path)  # outside the source tree, which may be uncompiled
+    out = run_python(code, path, cwd=tmp_path, check=True)
     assert out.stdout.split() == ["10.0", "1e-05", "2", repr(before.epsilon), repr(before.delta)]
     reopened = BudgetAccountant(10.0, 1e-5, path=path)
     assert len(reopened) == 3
