@@ -112,7 +112,12 @@ def _histogram(call, arr, n_dims, per_record, bins, value_range, density, return
     contribution = call.contribution(kappa=None)
     norm = 1.0 if integer else contribution.unit * per_record
     weights = None if contribution.weights is None else np.repeat(contribution.weights, points.shape[0] // arr.shape[0])
-    if n_dims == 1:  # numpy's 1-d histogram is several times faster than histogramdd
+    if n_dims == 1 and np.ndim(bins[0]) == 0:
+        # Equal-width bins given as (count, range): numpy's linear-index path, ~4x faster
+        # than its sorted-edges path and with the same counts (it corrects the computed
+        # index against the same linspace edges).
+        counts, _ = np.histogram(points[:, 0], bins=edges[0].size - 1, range=(edges[0][0], edges[0][-1]), weights=weights)
+    elif n_dims == 1:  # numpy's 1-d histogram is several times faster than histogramdd
         counts, _ = np.histogram(points[:, 0], bins=edges[0], weights=weights)
     else:
         counts, _ = np.histogramdd(points, bins=edges, weights=weights)
