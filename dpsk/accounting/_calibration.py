@@ -150,7 +150,7 @@ def laplace_noise_multiplier(epsilon):
 
 
 def discrete_laplace_epsilon(scale, sensitivity=1):
-    """ε of discrete Laplace noise P(k) ∝ exp(-|k|/scale) on an integer query: Δ/scale (rounded up)."""
+    """ε of discrete Laplace noise ``P(k) ∝ exp(-|k|/scale)`` on an integer query: Δ/scale (rounded up)."""
     return _ratio_up(float(sensitivity), float(scale))
 
 

@@ -236,7 +236,7 @@ class GaussianEvent(PrivacyEvent):
 
 @dataclass(frozen=True)
 class DiscreteLaplaceEvent(PrivacyEvent):
-    """Discrete Laplace (two-sided geometric) noise, P(k) ∝ exp(-|k| / scale), on an integer query.
+    """Discrete Laplace (two-sided geometric) noise, ``P(k) ∝ exp(-|k| / scale)``, on an integer query.
 
     ``sensitivity`` is the query's integer L1 sensitivity; the release is ε-DP with
     ε = sensitivity / scale.
@@ -391,6 +391,7 @@ class ComposedEvent(PrivacyEvent):
         _events_tuple(self)
 
     def flatten(self):
+        """The leaf mechanism events of the parts, in order (see :meth:`PrivacyEvent.flatten`)."""
         return tuple(leaf for event in self.events for leaf in event.flatten())
 
 
@@ -407,6 +408,7 @@ class SelfComposedEvent(PrivacyEvent):
             raise ValueError("count must be a non-negative integer")
 
     def flatten(self):
+        """The leaf events of ``event``, repeated ``count`` times (see :meth:`PrivacyEvent.flatten`)."""
         return self.event.flatten() * int(self.count)
 
 
@@ -424,6 +426,7 @@ class ParallelEvent(PrivacyEvent):
         _events_tuple(self)
 
     def flatten(self):
+        """The leaf mechanism events of the parts, in order (see :meth:`PrivacyEvent.flatten`)."""
         return tuple(leaf for event in self.events for leaf in event.flatten())
 
 

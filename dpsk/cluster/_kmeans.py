@@ -99,7 +99,7 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         Iterations run (``max_iter``).
     bounds_ : tuple of ndarray
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when X has string feature names.
     {privacy_spent_}
 
