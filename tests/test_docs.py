@@ -7,12 +7,14 @@
   without running the examples (``-D plot_gallery=0``); ``tests/test_examples.py`` runs
   them.
 * ``doc/api.rst`` lists every public class and function of every public module.
+* The code snippets of the guide pages (``>>>`` blocks) run and print what they show.
 * Every public class and function has a numpydoc docstring whose *Notes* hold a
   **Privacy.** paragraph (guarantee, neighbouring relation, sensitivity assumptions,
   what is released), except the objects of :data:`NO_PRIVACY_SECTION`, which release
   nothing, each with its reason.
 """
 
+import doctest
 import importlib
 import importlib.util
 import inspect
@@ -160,6 +162,30 @@ def test_api_reference_lists_nothing_stale():
     for module_name, names in documented_in_api_rst().items():
         module = importlib.import_module(module_name)
         assert names <= set(module.__all__), f"{module_name}: {sorted(names - set(module.__all__))}"
+
+
+# ----------------------------------------------------------------- guide snippets
+
+GUIDE_PAGES = sorted(path.relative_to(DOC).as_posix() for path in DOC.rglob("*.rst")
+                     if ">>>" in path.read_text() and not path.is_relative_to(DOC / "modules"))
+
+
+def test_guide_pages_have_snippets():
+    """Check that the snippet test below runs on the user guide (it is not vacuous)."""
+    assert "getting_started.rst" in GUIDE_PAGES
+    assert "user_guide/accounting.rst" in GUIDE_PAGES
+
+
+@pytest.mark.filterwarnings("ignore::dpsk.exceptions.PrivacyLeakWarning")
+@pytest.mark.parametrize("page", GUIDE_PAGES)
+def test_guide_snippets_run(page):
+    """Check that every ``>>>`` example of a documentation page gives the output it shows."""
+    result = doctest.testfile(
+        str(DOC / page), module_relative=False, verbose=False, report=True,
+        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
+    )
+    assert result.attempted > 0
+    assert result.failed == 0, f"{result.failed} of {result.attempted} examples of doc/{page} failed (see the output above)"
 
 
 # ----------------------------------------------------------------- the build
