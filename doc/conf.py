@@ -89,9 +89,10 @@ def setup(app):
 sphinx_gallery_conf = {
     "examples_dirs": "../examples",
     "gallery_dirs": "auto_examples",
-    # Only ``plot_*.py`` scripts are gallery items (``quickstart.py`` is not).
+    # Only ``plot_*.py`` scripts are gallery items (``quickstart.py`` and helper modules
+    # are not), and all of them run when the gallery is executed.
     "filename_pattern": r"/plot_",
-    "ignore_pattern": r"(__init__\.py|quickstart\.py)",
+    "ignore_pattern": r"^(?!plot_)",
     # Examples run by default; ``-D plot_gallery=0`` builds their pages without running
     # them (the docs test does, since tests/test_examples.py runs every example). A
     # string, so that the command-line override has the same type (no config warning).

@@ -185,7 +185,8 @@ class RDPEvent(PrivacyEvent):
     -----
     **Privacy.** (α, ε(α))-RDP at each given order (Mironov 2017); between and above
     the orders only what follows from the monotonicity of ε(α) is used, so the
-    accountant's figures stay valid. No finite ε at δ = 0 unless ε(α) stays bounded.
+    accountant's figures stay valid. It is converted to (ε, δ) for δ > 0 only (no
+    finite ε at δ = 0).
     """
 
     orders: tuple
