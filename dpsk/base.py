@@ -44,6 +44,15 @@ class DPEstimatorMixin:
     """Mixin for differentially private estimators (put it left of ``BaseEstimator``).
 
     Provides the two budget steps of ``fit``; the estimator provides the privacy cost.
+
+    Notes
+    -----
+    **Privacy.** The mixin provides the budget steps of the fit protocol: the cost
+    is checked on the accountant in play before any data is read, and recorded
+    (atomically) with ``privacy_spent_`` before the first release. The guarantee
+    itself — relation, sensitivity, noise — is each estimator's, stated in its own
+    Privacy paragraph. Clones remember the accountant active when they were cloned,
+    so that their spends are recorded, or fail loudly, in worker processes.
     """
 
     _dpsk_estimator = True

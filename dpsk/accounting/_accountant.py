@@ -193,6 +193,15 @@ class BudgetAccountant:
     :class:`~dpsk.exceptions.BudgetExceededError` (a ``ValueError``, like diffprivlib's
     ``BudgetError``).
 
+    **Privacy.** The accountant releases nothing; it enforces a budget. Each spend
+    is checked and recorded atomically (one transaction for a persistent ledger),
+    and dpsk's estimators and statistics check their cost before reading the data,
+    so a refused spend has released nothing. Reports (:meth:`total`,
+    :meth:`remaining`, :meth:`get_epsilon`) are functions of the recorded events,
+    rounded up, never below the true guarantee of the recorded releases. It knows
+    only the spends made through it: releases made elsewhere, or through several
+    accountants on the same data, compose outside its view.
+
     Examples
     --------
     >>> from dpsk import BudgetAccountant

@@ -127,6 +127,11 @@ def split_epsilon(epsilon, parts):
     """The largest float e such that ``parts`` releases of e sum to at most ``epsilon`` exactly.
 
     Use it to divide a budget between the steps of an algorithm (split rounded down).
+
+    Notes
+    -----
+    **Privacy.** The parts sum to at most ``epsilon`` in exact arithmetic, so
+    composing ``parts`` releases of the returned ε never exceeds the budget.
     """
     e = float(epsilon) / parts
     while Fraction(e) * parts > Fraction(epsilon):
@@ -140,22 +145,47 @@ def split_epsilon(epsilon, parts):
 
 
 def laplace_epsilon(noise_multiplier):
-    """ε of Laplace noise with scale ``noise_multiplier × Δ₁``: ε = 1 / noise_multiplier (rounded up)."""
+    """ε of Laplace noise with scale ``noise_multiplier × Δ₁``: ε = 1 / noise_multiplier (rounded up).
+
+    Notes
+    -----
+    **Privacy.** Rounded up: Laplace noise of this multiplier is never less private
+    than the returned ε says (real-number model; see
+    :class:`~dpsk.mechanisms.Laplace` for floating-point-safe noise).
+    """
     return _reciprocal_up(float(noise_multiplier))
 
 
 def laplace_noise_multiplier(epsilon):
-    """The noise multiplier b = 1/ε, rounded up so that ``laplace_epsilon(b) <= epsilon``."""
+    """The noise multiplier b = 1/ε, rounded up so that ``laplace_epsilon(b) <= epsilon``.
+
+    Notes
+    -----
+    **Privacy.** Rounded up: Laplace noise with scale ``multiplier × Δ₁`` on a query
+    of L1 sensitivity Δ₁ is ε-DP (real-number model).
+    """
     return _reciprocal_up(float(epsilon))
 
 
 def discrete_laplace_epsilon(scale, sensitivity=1):
-    """ε of discrete Laplace noise P(k) ∝ exp(-|k|/scale) on an integer query: Δ/scale (rounded up)."""
+    """ε of discrete Laplace noise ``P(k) ∝ exp(-|k|/scale)`` on an integer query: Δ/scale (rounded up).
+
+    Notes
+    -----
+    **Privacy.** Rounded up: discrete Laplace noise of this scale on an integer
+    query of L1 sensitivity Δ is ε-DP for the returned ε.
+    """
     return _ratio_up(float(sensitivity), float(scale))
 
 
 def discrete_laplace_scale(epsilon, sensitivity=1):
-    """The scale Δ/ε, rounded up so that ``discrete_laplace_epsilon(scale, Δ) <= epsilon``."""
+    """The scale Δ/ε, rounded up so that ``discrete_laplace_epsilon(scale, Δ) <= epsilon``.
+
+    Notes
+    -----
+    **Privacy.** Rounded up: discrete Laplace noise of the returned scale on an
+    integer query of L1 sensitivity Δ is ε-DP.
+    """
     return _ratio_up(float(sensitivity), float(epsilon))
 
 
@@ -179,6 +209,12 @@ def gaussian_delta(epsilon, mu):
     """δ(ε) of the Gaussian mechanism with μ = Δ₂/σ (equivalently of μ-GDP).
 
     δ(ε) = Φ(μ/2 - ε/μ) - e^ε Φ(-μ/2 - ε/μ), evaluated in log space (exact, not a bound).
+
+    Notes
+    -----
+    **Privacy.** The exact privacy profile of continuous Gaussian noise (Balle &
+    Wang 2018), in the real-number model: the release is (ε, δ(ε))-DP for every ε at
+    once.
     """
     if math.isinf(epsilon) or mu == 0.0:
         return 0.0
@@ -220,6 +256,11 @@ def gaussian_epsilon(delta, mu):
         In [0, 1].
     mu : float
         Δ₂/σ, >= 0. Gaussian releases compose exactly: use μ = sqrt(Σ μᵢ²).
+
+    Notes
+    -----
+    **Privacy.** Rounded up: a Gaussian release with this μ is (ε, ``delta``)-DP for
+    the returned ε (exact profile, real-number model).
     """
     delta, mu = float(delta), float(mu)
     if mu == 0.0 or delta >= 1.0:
@@ -242,6 +283,13 @@ def gaussian_sigma(epsilon, delta, sensitivity=1.0):
     """Analytic Gaussian calibration [BW18]: the smallest σ giving (ε, δ)-DP, rounded up.
 
     Valid for every ε > 0 (unlike the classic bound). ε=1, δ=1e-5, Δ₂=1 gives σ ≈ 3.7306.
+
+    Notes
+    -----
+    **Privacy.** Rounded up: Gaussian noise of the returned σ on a query of L2
+    sensitivity Δ₂ is (ε, δ)-DP for every ε > 0 (the analytic Gaussian mechanism,
+    real-number model). :class:`~dpsk.mechanisms.Gaussian` gives floating-point-safe
+    Gaussian noise.
     """
     epsilon, delta, sensitivity = float(epsilon), float(delta), float(sensitivity)
     if sensitivity == 0.0:
@@ -256,6 +304,12 @@ def classic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
     """The classic bound σ = sqrt(2 ln(1.25/δ)) Δ₂ / ε (Dwork & Roth 2014, Thm A.1), rounded up.
 
     Only valid for ε < 1, and noisier than :func:`gaussian_sigma` everywhere.
+
+    Notes
+    -----
+    **Privacy.** Gaussian noise of the returned σ is (ε, δ)-DP only for ε < 1 (Dwork
+    & Roth 2014, Theorem A.1; real-number model), and is always noisier than
+    :func:`gaussian_sigma`. Offered to reproduce other work.
     """
     epsilon = float(epsilon)
     if not 0.0 < epsilon < 1.0:
@@ -341,6 +395,12 @@ def discrete_gaussian_delta(epsilon, sigma, sensitivity=1):
 
     δ = P[X > εσ²/Δ - Δ/2] - e^ε P[X > εσ²/Δ + Δ/2] with X ~ N_Z(0, σ²); summed
     directly for moderate σ, bounded from above by integral comparison for large σ.
+
+    Notes
+    -----
+    **Privacy.** Never below the true δ(ε): the sum is exact for moderate σ and
+    bounded from above for large σ. Discrete Gaussian noise sampled exactly (as dpsk
+    does) is floating-point safe.
     """
     if math.isinf(epsilon):
         return 0.0
@@ -348,7 +408,13 @@ def discrete_gaussian_delta(epsilon, sigma, sensitivity=1):
 
 
 def discrete_gaussian_epsilon(delta, sigma, sensitivity=1):
-    """The smallest ε at which discrete Gaussian noise is (ε, δ)-DP (rounded up)."""
+    """The smallest ε at which discrete Gaussian noise is (ε, δ)-DP (rounded up).
+
+    Notes
+    -----
+    **Privacy.** Rounded up: discrete Gaussian noise of this σ on an integer query
+    of L2 sensitivity Δ is (ε, ``delta``)-DP for the returned ε.
+    """
     delta, sigma, sensitivity = float(delta), float(sigma), float(sensitivity)
     if delta >= 1.0:
         return 0.0
@@ -369,7 +435,14 @@ def discrete_gaussian_epsilon(delta, sigma, sensitivity=1):
 
 
 def discrete_gaussian_sigma(epsilon, delta, sensitivity=1):
-    """The smallest σ for which discrete Gaussian noise is (ε, δ)-DP [CKS20, Thm 7], rounded up."""
+    """The smallest σ for which discrete Gaussian noise is (ε, δ)-DP [CKS20, Thm 7], rounded up.
+
+    Notes
+    -----
+    **Privacy.** Rounded up: discrete Gaussian noise of the returned σ on an integer
+    query of L2 sensitivity Δ is (ε, δ)-DP by its exact privacy profile (Canonne,
+    Kamath & Steinke 2020, Theorem 7).
+    """
     epsilon, delta, sensitivity = float(epsilon), float(delta), float(sensitivity)
     target = epsilon * (1.0 - CALIBRATION_MARGIN)
     log_delta = math.log(delta)
@@ -398,6 +471,12 @@ def zcdp_rho(epsilon, delta):
 
     Used to calibrate releases accounted in zCDP (e.g. vector-valued discrete Gaussian
     noise): σ = Δ₂ / sqrt(2ρ). Aims ``CALIBRATION_MARGIN`` inside ε, like every calibration.
+
+    Notes
+    -----
+    **Privacy.** A release calibrated to ρ-zCDP with the returned ρ is (ε, δ)-DP by
+    the accountant's own conversion, with a margin inside ε: calibration and
+    accounting agree.
     """
     from dpsk.accounting._rdp import ORDERS, rdp_to_epsilon
 
@@ -413,7 +492,14 @@ def zcdp_rho(epsilon, delta):
 
 
 def randomized_response_keep_probability(epsilon, num_categories=2):
-    """P(report the true category) of ε-DP k-ary randomized response: e^ε / (e^ε + k - 1)."""
+    """P(report the true category) of ε-DP k-ary randomized response: e^ε / (e^ε + k - 1).
+
+    Notes
+    -----
+    **Privacy.** Keeping the true category with this probability, and otherwise
+    reporting one of the k − 1 others uniformly, is ε-DP for replacing one
+    respondent's category (local differential privacy).
+    """
     # 1 / (1 + (k-1) e^{-ε}) avoids overflow for large ε.
     return 1.0 / (1.0 + (num_categories - 1) * math.exp(-float(epsilon)))
 
@@ -423,6 +509,13 @@ def amplified_epsilon(epsilon, sampling_probability):
 
     Holds for Poisson sampling under add/remove neighbours and for sampling without
     replacement under substitution (q = sample size / population size); δ becomes qδ.
+
+    Notes
+    -----
+    **Privacy.** Rounded up. Valid only if the subsample is drawn with secure
+    randomness and is not released: Poisson sampling under add/remove neighbours, or
+    sampling without replacement under substitution (q = sample size / population
+    size); δ becomes qδ.
     """
     epsilon, q = float(epsilon), float(sampling_probability)
     if q >= 1.0 or epsilon == 0.0:

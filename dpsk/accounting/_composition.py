@@ -1193,6 +1193,13 @@ def get_epsilon(event, delta, *, method="tightest"):
     See Also
     --------
     get_delta : the inverse, the event's privacy profile δ(ε).
+
+    Notes
+    -----
+    **Privacy.** A function of the event only (public parameters): computing it
+    costs no budget. The result is the guarantee of the recorded releases under the
+    neighbouring relation they were calibrated for, rounded up, so it is never below
+    the true ε of the method.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -1245,6 +1252,10 @@ def get_delta(event, epsilon, *, method="tightest"):
     combined by basic composition, ``get_delta`` splits ε between them where
     ``get_epsilon`` splits δ, each on its own search grid; the two then agree up to the
     resolution of the grids.
+
+    **Privacy.** A function of the event only (public parameters): computing it
+    costs no budget. Rounded up: never below the true δ(ε) of the event under the
+    relation it was calibrated for.
 
     Examples
     --------

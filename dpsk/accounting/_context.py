@@ -31,7 +31,15 @@ BOUND_ATTRIBUTE = "_dpsk_bound_accountant"
 
 
 def active_accountant():
-    """The accountant made active by the innermost ``with accountant:`` block, or None."""
+    """The accountant made active by the innermost ``with accountant:`` block, or None.
+
+    Notes
+    -----
+    **Privacy.** The accountant returned here is the one that estimators and
+    :mod:`dpsk.stats` functions with ``accountant=None`` check and charge. The
+    ``with`` block is a context variable: threads and asyncio tasks do not see each
+    other's accountants.
+    """
     return _ACTIVE.get()
 
 
@@ -90,7 +98,15 @@ def accountant_for_clone():
 
 
 def resolve_accountant(estimator):
-    """The accountant ``estimator`` must check and spend on, or None."""
+    """The accountant ``estimator`` must check and spend on, or None.
+
+    Notes
+    -----
+    **Privacy.** The order is: the estimator's ``accountant``, the accountant of the
+    innermost ``with`` block, the accountant bound when the estimator was cloned.
+    ``None`` means no budget is enforced: the fit's cost is kept only in
+    ``privacy_spent_``, for the caller to compose.
+    """
     accountant = getattr(estimator, "accountant", None)
     if accountant is not None:
         return accountant

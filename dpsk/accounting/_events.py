@@ -82,7 +82,17 @@ def _events_tuple(instance):
 
 @dataclass(frozen=True)
 class PrivacyEvent:
-    """Base class of all privacy events."""
+    """Base class of all privacy events.
+
+    Notes
+    -----
+    **Privacy.** An event describes a release; it does not make one private. A
+    release is as private as the event recorded for it says, under the neighbouring
+    relation its sensitivity was computed for (add/remove one row, or one user with
+    ``groups=``, in dpsk). Only the accountant's composition
+    (:class:`BudgetAccountant`, :func:`get_epsilon`, :func:`get_delta`) turns events
+    into (ε, δ) guarantees.
+    """
 
     def flatten(self):
         """The leaf mechanism events of this event, as a tuple, repeating self-compositions.
@@ -101,7 +111,15 @@ class PrivacyEvent:
 
 @dataclass(frozen=True)
 class PureDPEvent(PrivacyEvent):
-    """A release that is ε-DP, with nothing more known about it."""
+    """A release that is ε-DP, with nothing more known about it.
+
+    Notes
+    -----
+    **Privacy.** The release is ε-DP and nothing more is assumed: its privacy
+    profile is that of randomized response with parameter ε, the worst case of all
+    ε-DP mechanisms, and it composes by the pure-DP theorems (the sum, or optimal
+    composition when converting to (ε, δ) saves budget).
+    """
 
     epsilon: float
 
@@ -111,7 +129,14 @@ class PureDPEvent(PrivacyEvent):
 
 @dataclass(frozen=True)
 class ApproxDPEvent(PrivacyEvent):
-    """A release that is (ε, δ)-DP, with nothing more known about it."""
+    """A release that is (ε, δ)-DP, with nothing more known about it.
+
+    Notes
+    -----
+    **Privacy.** The release is (ε, δ)-DP and nothing better is assumed: its privacy
+    profile is randomized response's curve shifted by δ. The accountant adds its δ
+    exactly to the ledger's explicit δ and composes its ε with the rest.
+    """
 
     epsilon: float
     delta: float
@@ -124,7 +149,14 @@ class ApproxDPEvent(PrivacyEvent):
 
 @dataclass(frozen=True)
 class ZCDPEvent(PrivacyEvent):
-    """A release that is ρ-zero-concentrated DP (Bun & Steinke 2016): (α, ρα)-RDP for all α > 1."""
+    """A release that is ρ-zero-concentrated DP (Bun & Steinke 2016): (α, ρα)-RDP for all α > 1.
+
+    Notes
+    -----
+    **Privacy.** ρ-zCDP: (α, ρα)-RDP for every order α > 1 (Bun & Steinke 2016). The
+    accountant composes it in Rényi DP (ρ's add up) and converts to (ε, δ) with its
+    RDP conversion; it has no finite ε at δ = 0.
+    """
 
     rho: float
 
@@ -148,6 +180,13 @@ class RDPEvent(PrivacyEvent):
         Rényi orders, each > 1.
     epsilons : tuple of float
         The RDP guarantee at each order, >= 0 (``inf`` allowed).
+
+    Notes
+    -----
+    **Privacy.** (α, ε(α))-RDP at each given order (Mironov 2017); between and above
+    the orders only what follows from the monotonicity of ε(α) is used, so the
+    accountant's figures stay valid. It is converted to (ε, δ) for δ > 0 only (no
+    finite ε at δ = 0).
     """
 
     orders: tuple
@@ -182,6 +221,13 @@ class PrivacyProfileEvent(PrivacyEvent):
         Each >= 0 and finite.
     deltas : tuple of float
         Each in [0, 1].
+
+    Notes
+    -----
+    **Privacy.** (``epsilons[i]``, ``deltas[i]``)-DP for every i at once: each point
+    must be a valid guarantee of the release. The accountant charges it at the
+    cheapest point that fits the δ it can give it, and composes it by the (ε, δ)
+    theorems.
     """
 
     epsilons: tuple
@@ -212,6 +258,14 @@ class LaplaceEvent(PrivacyEvent):
 
     The release is ε-DP with ε = 1 / noise_multiplier; RDP and PLD accountants use the
     exact Laplace privacy-loss distribution, which composes better than ε alone.
+
+    Notes
+    -----
+    **Privacy.** ε-DP with ε = 1 / noise_multiplier for a query whose L1 sensitivity
+    Δ₁ was computed correctly. The exact privacy profile δ(ε') = 1 − e^((ε' − ε)/2)
+    for ε' ≤ ε is used by the tight accountants. Continuous Laplace noise is not
+    floating-point safe: dpsk's own :class:`~dpsk.mechanisms.Laplace` records a
+    :class:`DiscreteLaplaceEvent` or a :class:`PureDPEvent` instead.
     """
 
     noise_multiplier: float
@@ -226,6 +280,14 @@ class GaussianEvent(PrivacyEvent):
 
     Gaussian releases compose exactly: k of them with multipliers σᵢ are one Gaussian
     release with multiplier (Σ σᵢ⁻²)^(-1/2).
+
+    Notes
+    -----
+    **Privacy.** (ε, δ(ε))-DP for every ε ≥ 0, with the exact Gaussian profile δ(ε)
+    = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ), μ = 1 / noise_multiplier (Balle & Wang
+    2018); never ε-DP for a finite ε at δ = 0. Recorded by
+    :class:`~dpsk.mechanisms.UnsafeGaussian` (continuous noise, not floating-point
+    safe).
     """
 
     noise_multiplier: float
@@ -236,10 +298,17 @@ class GaussianEvent(PrivacyEvent):
 
 @dataclass(frozen=True)
 class DiscreteLaplaceEvent(PrivacyEvent):
-    """Discrete Laplace (two-sided geometric) noise, P(k) ∝ exp(-|k| / scale), on an integer query.
+    """Discrete Laplace (two-sided geometric) noise, ``P(k) ∝ exp(-|k| / scale)``, on an integer query.
 
     ``sensitivity`` is the query's integer L1 sensitivity; the release is ε-DP with
     ε = sensitivity / scale.
+
+    Notes
+    -----
+    **Privacy.** ε-DP with ε = sensitivity / scale, for an integer query of integer
+    L1 sensitivity ``sensitivity``; the exact privacy profile of the discrete
+    Laplace distribution is used by the tight accountants. dpsk samples this noise
+    exactly in integer arithmetic (floating-point safe).
     """
 
     scale: float
@@ -256,6 +325,13 @@ class DiscreteGaussianEvent(PrivacyEvent):
 
     ``sensitivity`` is the query's integer L2 sensitivity. The release is
     (sensitivity² / (2 sigma²))-zCDP, and its (ε, δ) profile is known exactly.
+
+    Notes
+    -----
+    **Privacy.** (sensitivity² / (2 sigma²))-zCDP, and (ε, δ)-DP along its exact
+    privacy profile (Canonne, Kamath & Steinke 2020, Theorem 7), for an integer
+    query of integer L2 sensitivity ``sensitivity``. dpsk samples this noise exactly
+    (floating-point safe).
     """
 
     sigma: float
@@ -273,6 +349,13 @@ class RandomizedResponseEvent(PrivacyEvent):
     ε-DP for changing one respondent's category (local DP: the relation is *replace*
     the value of one unit). The accountant uses the exact privacy loss of k-ary RR,
     which composes better than ε alone when k > 2.
+
+    Notes
+    -----
+    **Privacy.** ε-DP under the *replace* relation (one respondent's value changed):
+    local differential privacy. The accountant uses the exact privacy loss of k-ary
+    randomized response. One array of answers, one answer per respondent, is one
+    such release (parallel composition over respondents).
     """
 
     epsilon: float
@@ -292,6 +375,13 @@ class ExponentialEvent(PrivacyEvent):
     four times better in zCDP than generic ε-DP releases. Only use this event for a
     mechanism that samples this exact distribution (report-noisy-max with Gumbel noise
     does; permute-and-flip and Laplace/exponential noisy max do not: use PureDPEvent).
+
+    Notes
+    -----
+    **Privacy.** ε-DP and ε-bounded range (Durfee & Rogers 2019), hence (ε²/8)-zCDP
+    (Cesar & Rogers 2021); the accountant uses the bounded-range privacy profile
+    (tanh(ε/4) at ε' = 0) and the zCDP bound in composition. Valid only for a
+    mechanism that samples exactly this distribution with scores of sensitivity Δ.
     """
 
     epsilon: float
@@ -313,6 +403,14 @@ class PoissonSampledEvent(PrivacyEvent):
     release becomes log(1 + q(e^ε - 1))-DP; a Gaussian release is accounted with the
     exact RDP of the sampled Gaussian mechanism (Mironov, Talwar & Zhang 2019). The
     sampling must use secure randomness and must not be visible in the output.
+
+    Notes
+    -----
+    **Privacy.** Privacy amplification by Poisson subsampling under the add/remove
+    relation (an ε-DP release becomes log(1 + q(e^ε − 1))-DP; subsampled Gaussian
+    releases get the exact RDP of Mironov, Talwar & Zhang 2019). Valid only if each
+    unit is kept independently with probability q using secure randomness, and the
+    sample itself is not released.
     """
 
     sampling_probability: float
@@ -333,6 +431,14 @@ class SampledWithoutReplacementEvent(PrivacyEvent):
     relation the release is then amplified with q = sample_size / source_size:
     an (ε, δ) inner guarantee becomes (log(1 + q(e^ε - 1)), qδ) (Balle, Barthe &
     Gaboardi 2018).
+
+    Notes
+    -----
+    **Privacy.** Amplification by sampling ``sample_size`` of ``source_size`` units
+    without replacement (Balle, Barthe & Gaboardi 2018): an inner (ε, δ) guarantee
+    for *replacing* one unit becomes (log(1 + q(e^ε − 1)), qδ) under add/remove, q =
+    sample_size / source_size. Valid only if the subset is uniformly random, drawn
+    with secure randomness and not released.
     """
 
     source_size: int
@@ -363,6 +469,15 @@ class RepeatAndSelectEvent(PrivacyEvent):
     with no explicit δ. The cost is a small multiple of one run's, whatever the mean
     (see ``dpsk.accounting._repeat_and_select``); the sampler must draw K with
     ``stopping_gamma(mean, shape)`` from that module.
+
+    Notes
+    -----
+    **Privacy.** The Rényi-DP bound of Papernot & Steinke (2022, Theorem 2) for
+    releasing the best of K runs of ``event``, K drawn independently of the data
+    from the truncated negative binomial law (``mean``, ``shape``); when ``event``
+    is ε₀-DP it is also at most (2 + shape)·ε₀-DP. Valid only if K, the other runs
+    and their outputs stay secret, and if the best run is chosen by an order fixed
+    in advance (e.g. a noisy score the run releases).
     """
 
     event: PrivacyEvent
@@ -383,7 +498,15 @@ class RepeatAndSelectEvent(PrivacyEvent):
 
 @dataclass(frozen=True)
 class ComposedEvent(PrivacyEvent):
-    """Several releases on the same data, in sequence (adaptive composition)."""
+    """Several releases on the same data, in sequence (adaptive composition).
+
+    Notes
+    -----
+    **Privacy.** Adaptive sequential composition: every part may depend on the
+    outputs of the previous ones. The cost is computed by the accountant's tightest
+    method for the mix of parts (sums of pure ε, exact Gaussian composition, Rényi
+    DP, privacy loss distributions).
+    """
 
     events: tuple = field(default=())
 
@@ -391,12 +514,21 @@ class ComposedEvent(PrivacyEvent):
         _events_tuple(self)
 
     def flatten(self):
+        """The leaf mechanism events of the parts, in order (see :meth:`PrivacyEvent.flatten`)."""
         return tuple(leaf for event in self.events for leaf in event.flatten())
 
 
 @dataclass(frozen=True)
 class SelfComposedEvent(PrivacyEvent):
-    """The same release repeated ``count`` times on the same data."""
+    """The same release repeated ``count`` times on the same data.
+
+    Notes
+    -----
+    **Privacy.** The ``count``-fold adaptive composition of ``event``: optimal
+    composition for identical ε-DP releases (Kairouz, Oh & Viswanath 2017), exact
+    composition for Gaussian releases, Rényi DP or privacy loss distributions
+    otherwise.
+    """
 
     event: PrivacyEvent
     count: int
@@ -407,6 +539,7 @@ class SelfComposedEvent(PrivacyEvent):
             raise ValueError("count must be a non-negative integer")
 
     def flatten(self):
+        """The leaf events of ``event``, repeated ``count`` times (see :meth:`PrivacyEvent.flatten`)."""
         return self.event.flatten() * int(self.count)
 
 
@@ -416,6 +549,13 @@ class ParallelEvent(PrivacyEvent):
 
     Each privacy unit (a row, or a user with ``groups=``) falls in at most one partition,
     so the cost is that of the most expensive part, not the sum.
+
+    Notes
+    -----
+    **Privacy.** Parallel composition: the cost is that of the most expensive part.
+    Valid only if every privacy unit (a row, or a user with all their rows) can
+    affect at most one part, with the parts chosen independently of the data (e.g.
+    disjoint random parts drawn per unit).
     """
 
     events: tuple = field(default=())
@@ -424,6 +564,7 @@ class ParallelEvent(PrivacyEvent):
         _events_tuple(self)
 
     def flatten(self):
+        """The leaf mechanism events of the parts, in order (see :meth:`PrivacyEvent.flatten`)."""
         return tuple(leaf for event in self.events for leaf in event.flatten())
 
 
@@ -439,6 +580,13 @@ class CalibratedEvent(PrivacyEvent):
     composition still uses the whole curve of ``event``.
 
     Mechanisms calibrated to a target δ (Gaussian, discrete Gaussian) emit this event.
+
+    Notes
+    -----
+    **Privacy.** Exactly the privacy of ``event``. ``delta`` neither adds to the
+    guarantee nor weakens it: it records the point of the (ε, δ) curve the user
+    asked for, which an accountant without a δ ceiling uses as its conversion point
+    when it reports a total.
     """
 
     event: PrivacyEvent

@@ -23,14 +23,28 @@ _RECORDERS = contextvars.ContextVar("dpsk_release_recorders", default=())
 
 
 def note_release(event):
-    """Record that a release with privacy cost ``event`` was just made."""
+    """Record that a release with privacy cost ``event`` was just made.
+
+    Notes
+    -----
+    **Privacy.** Recording only: it neither checks nor spends a budget (that is
+    :meth:`BudgetAccountant.record`). Every release of dpsk calls it exactly once
+    with its event, so that the tests can compare the releases a fit makes with the
+    cost it declares.
+    """
     for recorder in _RECORDERS.get():
         recorder.append(event)
 
 
 @contextlib.contextmanager
 def record_releases():
-    """Collect the events of all releases made inside the ``with`` block (this thread/context)."""
+    """Collect the events of all releases made inside the ``with`` block (this thread/context).
+
+    Notes
+    -----
+    **Privacy.** Collects the events of :func:`note_release` calls for tests; it
+    spends nothing and changes no release.
+    """
     drawn = []
     token = _RECORDERS.set((*_RECORDERS.get(), drawn))
     try:

@@ -83,6 +83,12 @@ class AuditResult:
         The δ at which ``epsilon_lower_bound`` is stated.
     claim : PrivacyEvent or tuple
         What was tested.
+
+    Notes
+    -----
+    **Privacy.** Statistics of the outputs of the audited function on the audit's
+    own inputs: nothing about them is private. Audit synthetic neighbours, not
+    personal data.
     """
 
     passed: bool
@@ -299,6 +305,12 @@ def audit(
     about ``1/n_samples``, and they test one pair of neighbours only (choose worst-case
     neighbours, e.g. a canary at the clipping boundary). A failed audit at ``alpha = 1e-6``
     is, up to that probability, proof that the claim is false for this function.
+
+    **Privacy.** An audit runs the function thousands of times on the inputs it is
+    given and reports statistics of the outputs, with no budget and no noise of its
+    own: it gives those inputs no privacy. Run it on synthetic neighbours
+    (:func:`canary_neighbours`, :func:`worst_case_neighbours`), never on personal
+    data. It tests a claim; it does not make a release private.
 
     Examples
     --------

@@ -128,6 +128,11 @@ def worst_case_neighbours(estimator, *, n_samples=100, n_features=1, rows_per_us
     -------
     without, with_canary : dict
         ``fit`` keyword arguments.
+
+    Notes
+    -----
+    **Privacy.** Builds synthetic datasets from the estimator's public parameters
+    only; no data is read and nothing is released.
     """
     if not overshoot >= 1.0:
         raise ValueError(f"overshoot must be >= 1 (the canary must reach the boundary), got {overshoot}")

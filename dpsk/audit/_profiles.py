@@ -71,6 +71,9 @@ def privacy_profile(claim):
     -----
     Every point (ε', δ(ε')) is implied by the claim, so a mechanism that truly satisfies
     the claim satisfies all of them: testing all of them loses no validity.
+
+    **Privacy.** A function of the claim only (public parameters): no data, no
+    budget.
     """
     if isinstance(claim, PrivacyEvent):
         grid = np.linspace(0.0, max(_grid_end(claim), 1e-6), _GRID_POINTS)

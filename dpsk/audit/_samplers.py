@@ -78,6 +78,11 @@ def mechanism_sampler(make_mechanism, *, method="randomise", vectorised=True):
     Returns
     -------
     sampler : callable ``sampler(value, size, rng) -> ndarray``
+
+    Notes
+    -----
+    **Privacy.** The sampler draws many releases of the same input, which together
+    reveal it: use it on synthetic values only. It spends no budget.
     """
     return _MechanismSampler(make_mechanism, method, vectorised)
 
@@ -155,6 +160,13 @@ def estimator_sampler(estimator, projection, *, n_jobs=None, batch_size=500):
     -------
     sampler : callable ``sampler(data, size, rng) -> ndarray of shape (size, k)``
         ``data`` is a dict of ``fit`` arguments (see :func:`canary_neighbours`).
+
+    Notes
+    -----
+    **Privacy.** The sampler fits clones with no accountant (an audit would
+    otherwise exhaust any budget), in an empty context so that an active ``with
+    accountant:`` block is not charged either: the fits it makes spend nothing and
+    protect nothing. Use it on synthetic data.
     """
     if "random_state" not in estimator.get_params():
         raise ValueError(f"{type(estimator).__name__} has no random_state parameter to seed fits with")
@@ -170,6 +182,12 @@ def declared_cost(estimator, neighbours):
     Returns
     -------
     event : PrivacyEvent
+
+    Notes
+    -----
+    **Privacy.** Fits the estimator twice, with a fixed seed and no accountant: for
+    synthetic neighbours only. A cost that differs between the neighbours would
+    itself leak information, and raises.
     """
     events = []
     for data in neighbours:
@@ -206,6 +224,11 @@ def audit_estimator(estimator, neighbours, projection, *, n_jobs=None, **audit_p
     Returns
     -------
     result : AuditResult
+
+    Notes
+    -----
+    **Privacy.** As for :func:`audit`: the estimator is fitted thousands of times on
+    the given neighbours, with no accountant charged. Use synthetic data.
     """
     sampler = estimator_sampler(estimator, projection, n_jobs=n_jobs)
     return audit(sampler, neighbours, event=declared_cost(estimator, neighbours), **audit_params)

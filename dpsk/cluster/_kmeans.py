@@ -60,9 +60,10 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
     Each of ``max_iter`` iterations assigns the clipped rows to the nearest current
     centre and releases noisy per-cluster counts and sums, from one pass over X; the
-    new centres are the noisy means. The first iterations run with more candidates than
-    clusters, which a weighted k-means++ then reduces to ``n_clusters`` centres (a
-    private initialisation from a noisy summary of the data).
+    new centres are the noisy means. With ``init="summary"`` the starting centres come
+    from a private summary of the data: a few seeding passes of the same kind grow a
+    set of candidates by binary splitting, which a weighted k-means++ then reduces to
+    ``n_clusters`` centres.
 
     Parameters
     ----------
@@ -73,17 +74,22 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
     {bounds}
 
     max_iter : int, default=5
-        Number of Lloyd iterations, all of them run (the budget is split between them:
-        stopping early would not save it). More iterations converge further but each
-        gets less budget.
+        Number of Lloyd iterations, all of them run (the budget is split between them
+        and the seeding passes: stopping early would not save it). More iterations
+        converge further but each gets less budget.
 
     init : {{"summary", "random"}} or array-like of shape (n_clusters, n_features), \
             default="summary"
-        - ``"summary"``: the first ``max_iter // 3`` iterations (at least 1 when
-          ``max_iter >= 2``) run on ``4 * n_clusters`` candidates drawn uniformly in the
-          bounds; a weighted k-means++ on their noisy centroids (weighted by the noisy
-          counts) picks the ``n_clusters`` starting centres.
-        - ``"random"``: starting centres drawn uniformly in the bounds.
+        - ``"summary"``: private seeding by binary splitting (Linde, Buzo & Gray
+          1980). Starting from the centre of the bounds, each of S = ⌈log₂(4 ·
+          n_clusters)⌉ seeding passes splits every candidate in two along a random
+          direction and moves the candidates to the noisy means of their cells (up
+          to 2, 4, ..., 2^S candidates); a weighted k-means++ on the last candidates
+          (weighted by their noisy counts) picks the ``n_clusters`` starting centres.
+          The seeding passes come on top of the ``max_iter`` Lloyd iterations and
+          share the budget with them.
+        - ``"random"``: starting centres drawn uniformly in the bounds (no seeding
+          passes).
         - an array: public starting centres (not derived from this data).
 
     {accountant}
@@ -99,7 +105,7 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         Iterations run (``max_iter``).
     bounds_ : tuple of ndarray
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when X has string feature names.
     {privacy_spent_}
 
@@ -116,15 +122,18 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
     **Privacy.** ε-DP under add/remove-one-row, for public ``bounds``. Rows are
     clipped to the bounds and standardised, ``z = (clip(x) − m)/h`` (m the midpoint, h
-    the half-widths; features with ``lower == upper`` are left out). Each iteration
-    gets ε/T (T = ``max_iter``, shares rounded down) and releases the per-cluster counts
-    and Σz of every cluster as one Laplace vector: a row is in exactly one cluster, so
-    the counts have L1 sensitivity 1 and the sums d′ (the number of non-constant
-    features). The iteration's budget is split as in Su et al. (2016): the counts get
+    the half-widths; features with ``lower == upper`` are left out). A fit makes
+    T = S + ``max_iter`` passes over X (S seeding passes with ``init="summary"``, none
+    otherwise); the last Lloyd iteration, whose noise stays in the centres, gets 30%
+    of ε, and the other T − 1 passes share the remaining 70% equally (all of ε when
+    T = 1; shares rounded down). Each pass releases the count and Σz of every cluster
+    (or candidate) as one Laplace vector: a row is in exactly one cluster, so the
+    counts have L1 sensitivity 1 and the sums d′ (the number of non-constant
+    features). The pass's budget is split as in Su et al. (2016): the counts get
     ∛(4d′ρ²)/(d′ + ∛(4d′ρ²)) of it and the sums the rest, ρ = 0.225 (``su_split``).
-    The iterations compose sequentially: ``privacy_spent_`` is T releases of ε/T.
-    Centres, the candidate reduction and clipping of centres into the bounds are
-    post-processing. Released: ``cluster_centers_``, ``cluster_sizes_``. Floating-point
+    The passes compose sequentially: ``privacy_spent_`` is the composition of the T
+    releases. Centres, the candidate splits and reduction, and clipping of centres
+    into the bounds are post-processing. Released: ``cluster_centers_``, ``cluster_sizes_``. Floating-point
     safe (lattice Laplace noise), up to the rounding of the float64 sums.
 
     Examples

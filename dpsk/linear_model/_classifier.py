@@ -86,7 +86,7 @@ CLASSIFIER_DOCS = {
         Newton steps per binary problem.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string feature names.
     threshold_ : float
         Only after a fit with ``groups``: the threshold h (a user's rows weigh at most h
@@ -94,10 +94,12 @@ CLASSIFIER_DOCS = {
     "privacy": """**Privacy.** ε-DP (``delta=0``) or (ε, δ)-DP under the add/remove-one-row
     relation, assuming the public ``data_norm`` (and ``classes``; rows are clipped, so
     no assumption is made on the data itself). Released: ``coef_`` and ``intercept_``
-    (everything else is public or derived from them). Labels are mapped to ±1; with K > 2
-    classes, K one-vs-rest problems each get ε/K and δ/K (every row is in every problem:
-    sequential composition). Each binary problem spends 99% of its ε (and all its δ) on
-    the perturbed objective and 1% on the output noise that makes the guarantee cover the
+    (everything else is public or derived from them, except ``n_iter_``: the solver's
+    step count depends on the data and is not covered; do not publish it). Labels are
+    mapped to ±1; with K > 2 classes, K one-vs-rest problems each get ε/K and δ/K
+    (every row is in every problem: sequential composition). Each binary problem
+    spends 99% of its ε (and all its δ) on the perturbed objective and 1% on the
+    output noise that makes the guarantee cover the
     *returned*, approximate solution (approximate minima perturbation, Iyengar et al.
     2019); ``method="output"`` spends it all on the output noise. The analysis (no n in
     the calibration: the objective is a sum, so a neighbour adds or removes one term;

@@ -93,7 +93,7 @@ LEAST_SQUARES_DOCS = {
         The target bounds used (``bounds_y`` or derived).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string feature names.
     threshold_ : float
         Only after a fit with ``groups``: the threshold h (a user's rows weigh at most h

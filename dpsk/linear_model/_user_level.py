@@ -336,7 +336,7 @@ class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimat
     n_users_ : int
     bounds_y_ : tuple of float
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         When X has string feature names.
     {privacy_spent_}
 

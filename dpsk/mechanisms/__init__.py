@@ -7,19 +7,19 @@ Every mechanism takes keyword-only privacy parameters (``epsilon``, ``delta``,
 reports the privacy event of a release (``privacy_event``) and calls
 :func:`dpsk.accounting.note_release` once per release.
 
-=========================  ====================================================  ==========
-mechanism                  noise                                                 safe
-=========================  ====================================================  ==========
-:class:`Laplace`           exact discrete Laplace on a 2⁻⁴⁰-fine lattice (ε)      yes
-:class:`Gaussian`          exact discrete Gaussian on a lattice, analytic σ       yes
-:class:`DiscreteLaplace`   geometric noise on integers (ε); alias ``Geometric``   yes
-:class:`DiscreteGaussian`  discrete Gaussian on integers (ε, δ)                   yes
-:class:`ExponentialMechanism`  exact exponential-mechanism selection              yes
-:class:`ReportNoisyMax`    permute-and-flip selection                             yes
-:class:`RandomizedResponse`  binary / k-ary randomized response                  yes
-:class:`UnsafeLaplace`     textbook inverse-CDF Laplace (comparison only)         no
-:class:`UnsafeGaussian`    textbook continuous Gaussian (comparison only)         no
-=========================  ====================================================  ==========
+=============================  ====================================================  ====
+mechanism                      noise                                                 safe
+=============================  ====================================================  ====
+:class:`Laplace`               exact discrete Laplace on a 2⁻⁴⁰-fine lattice (ε)     yes
+:class:`Gaussian`              exact discrete Gaussian on a lattice, analytic σ      yes
+:class:`DiscreteLaplace`       geometric noise on integers (ε); alias ``Geometric``  yes
+:class:`DiscreteGaussian`      discrete Gaussian on integers (ε, δ)                  yes
+:class:`ExponentialMechanism`  exact exponential-mechanism selection                 yes
+:class:`ReportNoisyMax`        permute-and-flip selection                            yes
+:class:`RandomizedResponse`    binary / k-ary randomized response                    yes
+:class:`UnsafeLaplace`         textbook inverse-CDF Laplace (comparison only)        no
+:class:`UnsafeGaussian`        textbook continuous Gaussian (comparison only)        no
+=============================  ====================================================  ====
 
 Calibration formulas (σ from (ε, δ), ...) live in :mod:`dpsk.accounting`, shared with
 the accountant's conversions.

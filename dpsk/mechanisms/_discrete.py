@@ -29,7 +29,7 @@ class _IntegerNoise(DPMechanism):
 
 @Substitution(**MECHANISM_DOCS)
 class DiscreteLaplace(_IntegerNoise):
-    """The geometric mechanism: exact discrete Laplace noise P(k) ∝ exp(-|k| ε / Δ) on integers.
+    """The geometric mechanism: exact discrete Laplace noise ``P(k) ∝ exp(-|k| ε / Δ)`` on integers.
 
     Parameters
     ----------

@@ -92,7 +92,7 @@ class Laplace(DPMechanism):
         return float(g * g * 2.0 * r / np.expm1(-g / scale) ** 2)
 
     def bias(self, value):
-        """The deterministic rounding onto the lattice: round(value/g)·g - value (|·| <= g/2)."""
+        """The deterministic rounding onto the lattice: ``round(value/g)·g - value`` (at most g/2 in absolute value)."""
         arr = np.asarray(value, dtype=np.float64)
         if self.sensitivity == 0:
             return np.zeros_like(arr)[()]

@@ -92,7 +92,7 @@ class ExponentialMechanism(_Selection):
     ----------
     {epsilon}
     sensitivity : float, default=1.0
-        Sensitivity Δ of every score (max over candidates of |score(D) - score(D')|), > 0.
+        Sensitivity Δ of every score (max over candidates of ``|score(D) - score(D')|``), > 0.
     {random_state}
 
     Notes

@@ -42,7 +42,7 @@ _DISCRETE_DOCS = {
     class_log_prior_ : ndarray of shape (n_classes,)
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when X has string feature names.""",
 }
 

@@ -74,7 +74,7 @@ class GaussianNB(BaseDPNB):
     bounds_ : tuple of ndarray
         The bounds used (given, or derived from the data with a warning).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when X has string feature names.
     {privacy_spent_}
 

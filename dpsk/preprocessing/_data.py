@@ -76,7 +76,7 @@ class StandardScaler(_BaseScaler):
         Noisy number of rows (0 when nothing is released).
     bounds_ : tuple of ndarray
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when X has string feature names.
     {privacy_spent_}
 
@@ -299,7 +299,7 @@ class MinMaxScaler(_BaseScaler):
         The released noisy counts of each bin (floats; may be negative).
     bounds_ : tuple of ndarray
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when X has string feature names.
     {privacy_spent_}
 

@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Differentially private statistics, item level and user level.
 
-=====================================  =============================================
-:func:`count`                          number of values (records, or capped users)
-:func:`sum`, :func:`mean`              sums and means of clipped values
-:func:`var`, :func:`std`               variance and standard deviation
-:func:`quantile`, :func:`percentile`,  quantiles (exponential mechanism over a public
-:func:`median`                         grid of bins)
-:func:`histogram`, :func:`histogramdd` counts over public bins
-=====================================  =============================================
+====================================================  ============================================================
+function(s)                                           what
+====================================================  ============================================================
+:func:`count`                                         number of values (records, or capped users)
+:func:`sum`, :func:`mean`                             sums and means of clipped values
+:func:`var`, :func:`std`                              variance and standard deviation
+:func:`quantile`, :func:`percentile`, :func:`median`  quantiles (exponential mechanism over a public grid of bins)
+:func:`histogram`, :func:`histogramdd`                counts over public bins
+====================================================  ============================================================
 
 Each function takes ``epsilon`` (and ``delta`` where Gaussian noise helps), public
 ``bounds``, ``axis`` (always including axis 0: records, the privacy unit, lie along the

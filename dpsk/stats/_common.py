@@ -238,12 +238,13 @@ STATS_DOCS = {
         a guaranteed confidence interval (``confidence_interval()``) and the privacy
         cost, instead of the bare value. Computed from the release and public parameters
         only: free of privacy cost.""",
+    # Used inside Notes paragraphs (4-space indentation): continuation lines match it.
     "user_level_privacy": """With ``groups``, the unit is one user: neighbours differ in all
-        rows of one user (add or remove the user), or, with ``public_user_counts=True``,
-        in the values of one user's rows (user counts public, sensitivities doubled for
-        the replacement); every sensitivity is multiplied by the threshold h, since one
-        user's rows weigh at most h rows. Choosing h privately costs 10% of ε (an
-        exponential mechanism, recorded in the cost).""",
+    rows of one user (add or remove the user), or, with ``public_user_counts=True``,
+    in the values of one user's rows (user counts public, sensitivities doubled for
+    the replacement); every sensitivity is multiplied by the threshold h, since one
+    user's rows weigh at most h rows. Choosing h privately costs 10% of ε (an
+    exponential mechanism, recorded in the cost).""",
 }
 STATS_DOCS["user_level"] = "\n    ".join(
     STATS_DOCS[k] for k in ("groups", "contribution_bound", "threshold", "public_user_counts")

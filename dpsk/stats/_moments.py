@@ -412,7 +412,7 @@ def sum(a, epsilon=1.0, bounds=None, axis=None, *, delta=0.0, keepdims=False, gr
     -----
     **Privacy.** ε-DP (or (ε, δ)-DP with ``delta > 0``: Gaussian noise). Values are
     clipped to ``bounds``; one record (or, with ``groups``, one user, whose rows weigh at
-    most h) moves each entry by at most max(|lower|, |upper|) (times h and the values
+    most h) moves each entry by at most ``max(|lower|, |upper|)`` (times h and the values
     per record). The entries are released as one vector query (L1 sensitivity summed
     over the entries, i.e. ε shared equally). {user_level_privacy} Released: the noisy
     sums. Floating-point safe (noise on a lattice).

@@ -83,6 +83,11 @@ class DPResult:
     The error figures describe the privacy noise only: how far ``value`` may be from the
     same statistic computed without noise on the *clipped* (and, with ``groups``,
     contribution-weighted) data. Clipping bias and sampling error are not included.
+
+    **Privacy.** Every figure here (``value``, ``noise_std``, the confidence
+    interval and the rank error) is computed from the release and public parameters
+    only, so reading them costs no further budget. ``privacy_spent`` is the cost of
+    the release, as recorded on the accountant in play.
     """
 
     def __init__(self, value, *, noise_std, privacy_spent, mechanism, interval=None, rank_error=None,

@@ -492,7 +492,14 @@ def parametrize_with_dp_checks(estimators, *, expected_failed_checks=None):
         ``expected_failed_checks(estimator) -> {check name: reason}``: those checks are
         marked ``xfail(strict=True)`` with the reason (as in scikit-learn's function).
 
-    Usage::
+    Returns
+    -------
+    decorator : pytest.MarkDecorator
+        ``pytest.mark.parametrize("estimator, check", ...)``.
+
+    Examples
+    --------
+    ::
 
         @parametrize_with_dp_checks([MyDPEstimator(epsilon=1.0)])
         def test_dp_contract(estimator, check):

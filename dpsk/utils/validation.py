@@ -69,6 +69,14 @@ def check_random_state(random_state):
     TypeError
         For a legacy :class:`numpy.random.RandomState` (including numpy's global one), or
         any other type.
+
+    Notes
+    -----
+    **Privacy.** ``None`` is the only choice for releases: the Generator runs dpsk's
+    ChaCha20 bit generator, keyed from the operating system, independent of numpy's
+    global state. An int, a SeedSequence or a Generator makes the noise
+    reproducible, and whoever knows the seed can remove it. Estimators call this
+    inside ``fit`` and never store the result.
     """
     if random_state is None:
         return _secure_generator()
@@ -122,6 +130,11 @@ def check_privacy_params(epsilon, delta=0.0, *, allow_zero_epsilon=False):
     Raises
     ------
     TypeError, ValueError
+
+    Notes
+    -----
+    **Privacy.** Validation only: ε must be positive and finite (0 only where
+    allowed), δ in [0, 1). A value that fails raises before any data is read.
     """
     epsilon = _check_real(epsilon, "epsilon")
     delta = _check_real(delta, "delta")
@@ -152,6 +165,12 @@ def check_bounds(bounds, n_features, *, name="bounds"):
     -------
     lower, upper : ndarray of shape (n_features,), dtype float64
         Fresh arrays (safe to keep as fitted attributes).
+
+    Notes
+    -----
+    **Privacy.** Validation only, of bounds given by the caller: it never looks at
+    data. The bounds must be public (not derived from the protected data) for the
+    estimator's guarantee to hold.
     """
     if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
         raise ValueError(f"{name} must be a tuple (lower, upper)")
@@ -177,7 +196,13 @@ def check_bounds(bounds, n_features, *, name="bounds"):
 
 
 def check_data_norm(data_norm, *, name="data_norm"):
-    """Validate an L2 norm bound on rows: a finite float > 0."""
+    """Validate an L2 norm bound on rows: a finite float > 0.
+
+    Notes
+    -----
+    **Privacy.** Validation only, of a norm bound given by the caller: it never
+    looks at data. The bound must be public for the estimator's guarantee to hold.
+    """
     value = _check_real(data_norm, name)
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be finite and > 0, got {value}")
@@ -189,6 +214,12 @@ def warn_data_derived(estimator, param, attribute):
 
     The derived value must be stored on ``attribute`` (never written back into the
     hyper-parameter) and is not protected by differential privacy.
+
+    Notes
+    -----
+    **Privacy.** Emits the :class:`~dpsk.exceptions.PrivacyLeakWarning` of a
+    sensitivity assumption derived from the data; the warning names the parameter
+    and the fitted attribute, never data values.
     """
     owner = type(estimator).__name__ if not isinstance(estimator, str) else estimator
     warnings.warn(
@@ -217,6 +248,13 @@ def resolve_bounds(estimator, bounds, X, *, param="bounds", attribute="bounds_")
     Returns
     -------
     lower, upper : ndarray of shape (n_features,), dtype float64
+
+    Notes
+    -----
+    **Privacy.** When ``bounds`` is None the bounds are the data's minimum and
+    maximum: a :class:`~dpsk.exceptions.PrivacyLeakWarning` is emitted, and the
+    estimator's release is not differentially private with respect to them. Given
+    bounds are validated and used as they are.
     """
     if bounds is None:
         warn_data_derived(estimator, param, attribute)
@@ -225,7 +263,14 @@ def resolve_bounds(estimator, bounds, X, *, param="bounds", attribute="bounds_")
 
 
 def resolve_data_norm(estimator, data_norm, X, *, param="data_norm", attribute="data_norm_"):
-    """Public row-norm bound if given, else the largest row norm with a :class:`PrivacyLeakWarning`."""
+    """Public row-norm bound if given, else the largest row norm with a :class:`PrivacyLeakWarning`.
+
+    Notes
+    -----
+    **Privacy.** When ``data_norm`` is None the bound is the largest row norm of the
+    data: a :class:`~dpsk.exceptions.PrivacyLeakWarning` is emitted, and the
+    estimator's release is not differentially private with respect to it.
+    """
     if data_norm is None:
         warn_data_derived(estimator, param, attribute)
         norms = np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1)
@@ -249,6 +294,13 @@ def resolve_classes(estimator, classes, y, *, param="classes"):
         If y is not a classification target; if y holds a label outside ``classes``
         (the message does not say which); if ``classes`` has duplicates or fewer than two
         labels; or if ``classes`` is None and y holds one class only.
+
+    Notes
+    -----
+    **Privacy.** When ``classes`` is None the labels present in y are used: a
+    :class:`~dpsk.exceptions.PrivacyLeakWarning` is emitted (the set of labels is
+    information about the data). Given classes are public; labels of y outside them
+    are rejected without showing their values.
     """
     check_classification_targets(y)
     y = np.asarray(y)
