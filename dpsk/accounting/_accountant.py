@@ -656,7 +656,7 @@ class BudgetAccountant:
             )
         n_spends, rows, composition = report
         parts = [box, f"<div><code>{title}</code> &middot; {n_spends} spend{'' if n_spends == 1 else 's'}</div>"]
-        parts.append('<table style="border-collapse: collapse; margin: 0.3em 0;">')
+        parts.append('<table style="border-collapse: collapse; margin: 0.3em 0; font-size: inherit;">')
         for name, used, limit, left, fraction, conversion in rows:
             symbol = "&epsilon;" if name == "epsilon" else "&delta;"
             if fraction is None:
@@ -672,11 +672,11 @@ class BudgetAccountant:
                         f"&middot; remaining {_number(left)}"
                     )
                 if conversion:
-                    text += f"<br><small>{html.escape(_CONVERSION_NOTE)}</small>"
+                    text += f'<br><small style="white-space: normal;">{html.escape(_CONVERSION_NOTE)}</small>'
             parts.append(
                 f'<tr><td style="padding: 0.1em 0.5em 0.1em 0; font-weight: bold;">{symbol}</td>'
                 f'<td style="padding: 0.1em 0.5em 0.1em 0;">{bar}</td>'
-                f'<td style="padding: 0.1em 0;">{text}</td></tr>'
+                f'<td style="padding: 0.1em 0; white-space: nowrap;">{text}</td></tr>'
             )
         parts.append("</table>")
         parts.append(f"<div>Composition: {html.escape(_COMPOSITION[composition])}</div></div>")
