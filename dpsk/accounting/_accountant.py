@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The budget accountant: one privacy budget, checked before and spent by every DP release."""
 
+import html
 import math
 import numbers
 import uuid
@@ -13,7 +14,7 @@ from dpsk.accounting._composition import LedgerState
 from dpsk.accounting._context import _pop, _push
 from dpsk.accounting._events import ApproxDPEvent, PrivacyEvent, PureDPEvent, SelfComposedEvent
 from dpsk.accounting._ledger import DetachedLedger, MemoryLedger, SQLiteLedger
-from dpsk.exceptions import BudgetExceededError
+from dpsk.exceptions import BudgetExceededError, DetachedAccountantError
 
 __all__ = ["Budget", "BudgetAccountant"]
 
@@ -23,6 +24,20 @@ _MIN_GAIN = 0.01
 #: Budget comparisons tolerate this relative excess, the floating-point noise of declared
 #: values (0.1 is not exactly 1/10, so ten spends of 0.1 exceed 1.0 by 5.6e-17).
 _TOLERANCE = 2.0**-40
+
+#: What :meth:`BudgetAccountant.summary` says about the composition behind the total.
+_COMPOSITION = {
+    "none": "nothing spent yet",
+    "single": "a single spend, reported by its own privacy profile",
+    "basic": "basic composition (the epsilons add up, and so do explicit deltas)",
+    "gaussian": "exact composition of Gaussian releases",
+    "advanced": "advanced composition of pure-DP spends (Kairouz, Oh & Viswanath 2015)",
+    "rdp": "Renyi DP of all spends, converted to (epsilon, delta)",
+    "pld": "privacy loss distributions (dp-accounting)",
+    "tightest": "the tightest bound of each kind of spend, added by basic composition",
+}
+
+_CONVERSION_NOTE = "taken by the conversion to epsilon; the remaining epsilon is for pure-DP spends"
 
 # In-memory accountants alive in this process, so that unpickling in the *same* process
 # (joblib.dump/load, copy via pickle, threads) gives back the original object.
@@ -180,6 +195,11 @@ class BudgetAccountant:
     is ever lost silently. Use ``path=`` for process-parallel work. Inside ``with acc:``,
     estimators cloned by scikit-learn remember ``acc``, so their spends reach it (or
     fail loudly) even in worker processes, where the ``with`` block does not exist.
+
+    **Display.** :meth:`summary` tells in a few lines what was spent, what remains and
+    which composition certifies the total; in a notebook the accountant shows the same
+    as bars of ε and δ spent (plain HTML). ``repr`` stays the constructor call, so that
+    estimators holding an accountant keep a short ``repr``.
 
     **Migrating from diffprivlib.** ``from dpsk import BudgetAccountant`` replaces
     ``from diffprivlib import BudgetAccountant``; ``epsilon``, ``delta``, ``slack``,
@@ -413,16 +433,19 @@ class BudgetAccountant:
 
     # -- reports ------------------------------------------------------------------------
 
+    def _report_delta(self, state, slack=None):
+        """δ_c of the converted point :meth:`total` reports (see the reporting semantics)."""
+        if self._delta >= 1.0:
+            return cal.delta_compose(self._slack, state.calibration_delta()) if slack is None else slack
+        return cal.delta_remove(self._delta, state.fixed_delta())
+
     def _total(self, state, slack=None, force_converted=False):
         """(Budget, whether it is the converted point) by the reporting rule."""
         fixed = state.fixed_delta()
         if not state.counts:
             return Budget(0.0, 0.0), False
         plain = Budget(state.conversion_epsilon(0.0), fixed)
-        if self._delta >= 1.0:
-            delta_c = cal.delta_compose(self._slack, state.calibration_delta()) if slack is None else slack
-        else:
-            delta_c = cal.delta_remove(self._delta, fixed)
+        delta_c = self._report_delta(state, slack)
         if not delta_c:
             return plain, False
         converted = Budget(state.conversion_epsilon(delta_c), state.total_delta(delta_c))
@@ -541,3 +564,163 @@ class BudgetAccountant:
             else:
                 hi = mid
         return lo
+
+    # -- display ------------------------------------------------------------------------
+
+    def _composition(self, state, spent, converted):
+        """Key of :data:`_COMPOSITION`: a method that certifies the reported total ``spent``."""
+        if not state.counts:
+            return "none"
+        if state.single_atom() is not None:
+            return "single"
+        if not converted:
+            return "basic"
+        delta_c = self._report_delta(state)
+        for method in ("basic", "gaussian", "advanced", "rdp", "pld"):
+            if state.conversion_epsilon(delta_c, method=method) <= spent.epsilon:
+                return method
+        return "tightest"
+
+    def _report(self):
+        """The figures :meth:`summary` and the HTML view show; None for a detached copy."""
+        try:
+            with self._ledger.transaction() as ledger:
+                n_spends = len(ledger.events)
+                spent, converted = self._reported_total(ledger)
+                composition = self._composition(ledger.state, spent, converted)
+            remaining = self.remaining()
+        except DetachedAccountantError:
+            return None
+        rows = []
+        # Once the ledger is converted to (ε, δ), its δ is used up by the conversion (see
+        # the reporting semantics): say so rather than let a full δ bar look like a warning.
+        converted_note = converted and self._delta < 1.0
+        for name, used, limit, left, unlimited in (
+            ("epsilon", spent.epsilon, self._epsilon, remaining.epsilon, self._epsilon == math.inf),
+            ("delta", spent.delta, self._delta, remaining.delta, self._delta >= 1.0),
+        ):
+            if unlimited:
+                fraction = None
+            elif limit > 0:
+                fraction = min(used / limit, 1.0)
+                if left <= limit * _TOLERANCE:  # floating-point noise of the declared values
+                    left = 0.0
+            else:
+                fraction = 1.0
+            rows.append((name, used, limit, left, fraction, converted_note and name == "delta"))
+        return n_spends, rows, composition
+
+    def summary(self):
+        """A readable account of the budget: spent, remaining, and the composition used.
+
+        Returns
+        -------
+        str
+            Several lines: the budget, the number of spends, the (ε, δ) spent and
+            remaining (as :meth:`total` and :meth:`remaining` report them), and which
+            composition theorem certifies the total.
+
+        Examples
+        --------
+        >>> from dpsk import BudgetAccountant
+        >>> acc = BudgetAccountant(epsilon=2.0, delta=0)
+        >>> print(acc.spend(0.5, 0).spend(1.0, 0).summary())
+        BudgetAccountant(epsilon=2.0, delta=0.0): 2 spends
+          epsilon: spent 1.5 of 2 (75%), remaining 0.5
+          delta:   spent 0 of 0 (no delta allowed)
+          composition: basic composition (the epsilons add up, and so do explicit deltas)
+        """
+        report = self._report()
+        if report is None:
+            return f"{self!r}: a copy in another process; its ledger is not available here"
+        n_spends, rows, composition = report
+        lines = [f"{self!r}: {n_spends} spend{'' if n_spends == 1 else 's'}"]
+        for name, used, limit, left, fraction, conversion in rows:
+            label = f"{name}:".ljust(8)
+            if fraction is None:
+                line = f"spent {_number(used)} (no {'limit' if name == 'epsilon' else 'ceiling'})"
+            elif limit == 0:
+                line = f"spent {_number(used)} of 0 (no {name} allowed)"
+            else:
+                line = f"spent {_number(used)} of {_number(limit)} ({_percent(fraction)}), remaining {_number(left)}"
+            if conversion:
+                line += f"\n           ({_CONVERSION_NOTE})"
+            lines.append(f"  {label} {line}")
+        lines.append(f"  composition: {_COMPOSITION[composition]}")
+        return "\n".join(lines)
+
+    def _repr_html_(self):
+        """HTML view for notebooks: a spent/remaining bar for ε and δ (no JavaScript)."""
+        title = html.escape(repr(self))
+        report = self._report()
+        box = (
+            '<div class="dpsk-accountant" style="font-family: sans-serif; font-size: 0.9em; '
+            "line-height: 1.4; max-width: 40em; border: 1px solid #bbb; border-radius: 4px; "
+            'padding: 0.4em 0.7em;">'
+        )
+        if report is None:
+            return (
+                f"{box}<div><code>{title}</code></div><div>A copy in another process: its ledger "
+                "is not available here.</div></div>"
+            )
+        n_spends, rows, composition = report
+        parts = [box, f"<div><code>{title}</code> &middot; {n_spends} spend{'' if n_spends == 1 else 's'}</div>"]
+        parts.append('<table style="border-collapse: collapse; margin: 0.3em 0; font-size: inherit;">')
+        for name, used, limit, left, fraction, conversion in rows:
+            symbol = "&epsilon;" if name == "epsilon" else "&delta;"
+            if fraction is None:
+                bar = ""
+                text = f"spent {_number(used)} &middot; no {'limit' if name == 'epsilon' else 'ceiling'}"
+            else:
+                bar = _html_bar(fraction, f"{name}: {_percent(fraction)} of the budget spent", neutral=conversion)
+                if limit == 0:
+                    text = f"spent {_number(used)} of 0 &middot; no {symbol} allowed"
+                else:
+                    text = (
+                        f"spent {_number(used)} of {_number(limit)} ({_percent(fraction)}) "
+                        f"&middot; remaining {_number(left)}"
+                    )
+                if conversion:
+                    text += f'<br><small style="white-space: normal;">{html.escape(_CONVERSION_NOTE)}</small>'
+            parts.append(
+                f'<tr><td style="padding: 0.1em 0.5em 0.1em 0; font-weight: bold;">{symbol}</td>'
+                f'<td style="padding: 0.1em 0.5em 0.1em 0;">{bar}</td>'
+                f'<td style="padding: 0.1em 0; white-space: nowrap;">{text}</td></tr>'
+            )
+        parts.append("</table>")
+        parts.append(f"<div>Composition: {html.escape(_COMPOSITION[composition])}</div></div>")
+        return "".join(parts)
+
+
+def _number(value):
+    """A budget figure for display: 4 significant digits, ``inf`` spelled out."""
+    return "inf" if value == math.inf else f"{value:.4g}"
+
+
+def _percent(fraction):
+    """``fraction`` (in [0, 1]) as a percentage: 100% only when all is spent.
+
+    All is spent within the accountant's tolerance (``_TOLERANCE``): the floating-point
+    noise of declared values, e.g. 0.2 + 0.792 + 0.008 is not exactly 1.
+    """
+    if fraction >= 1.0 - _TOLERANCE:
+        return "100%"
+    percent = 100.0 * fraction
+    if percent < 1.0:
+        return f"{percent:.2g}%"
+    return f"{min(round(percent), 99)}%"
+
+
+def _html_bar(fraction, label, neutral=False):
+    """A horizontal bar filled to ``fraction`` (in [0, 1]); its colour warns near the end."""
+    if neutral:
+        color = "#8c8c8c"
+    else:
+        color = "#4c72b0" if fraction < 0.8 else ("#dd8452" if fraction < 1.0 - _TOLERANCE else "#c44e52")
+    percent = 100.0 * fraction
+    return (
+        f'<div role="progressbar" aria-valuemin="0" aria-valuemax="100" aria-valuenow="{math.floor(percent)}" '
+        f'title="{html.escape(label)}" style="width: 10em; height: 0.8em; background: #e4e4e4; '
+        f'border-radius: 2px; overflow: hidden;"><div style="width: {percent:.2f}%; height: 100%; '
+        f'background: {color};"></div></div>'
+    )

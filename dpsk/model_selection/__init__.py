@@ -11,13 +11,17 @@ random number of noisy trials), never the raw argmax.
 * :class:`RandomizedSearchCV` — random candidates; random stopping (default) costs about
   twice one trial whatever the number of trials.
 * :func:`cross_val_score` — noisy cross-validated accuracy of one estimator.
+* :func:`privacy_utility_curve` — test score against ε over repeated fits, for choosing
+  ε and models on public or benchmark data (plot it with
+  :func:`dpsk.utils.plotting.plot_privacy_utility`).
 
 scikit-learn's own ``GridSearchCV`` and ``cross_val_score`` also record every fit of a
 dpsk estimator on its accountant, but their selection (an argmax) and their scores are
 not private: use these instead on private data.
 """
 
+from dpsk.model_selection._curve import privacy_utility_curve
 from dpsk.model_selection._search import GridSearchCV, RandomizedSearchCV
 from dpsk.model_selection._validation import cross_val_score
 
-__all__ = ["GridSearchCV", "RandomizedSearchCV", "cross_val_score"]
+__all__ = ["GridSearchCV", "RandomizedSearchCV", "cross_val_score", "privacy_utility_curve"]

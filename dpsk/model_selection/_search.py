@@ -67,8 +67,10 @@ from dpsk.model_selection._splits import (
     check_training_parts,
     fit_and_score,
     fit_params_with_groups,
+    params_message,
     privacy_units,
     random_parts,
+    run_fits,
     shared_classes,
 )
 from dpsk.utils._docstring import Substitution, _shared_docs
@@ -104,8 +106,11 @@ _SEARCH_DOCS = {
         recorded once, in the calling process, so process workers need no shared
         accountant.""",
     "verbose": """verbose : int, default=0
-        Progress messages: the plan and its privacy cost (>= 1), joblib's progress of the
-        fits (>= 2).""",
+        Progress messages, printed by the calling process. >= 1: the plan and its
+        privacy cost stage by stage, before the budget is checked and anything is
+        fitted, then what the accountant has spent. >= 2: one line per fit as it ends
+        (``[CV 1/3; 2/4] END C=0.1``, scikit-learn's style, without score or time: both
+        depend on the private data). >= 3: joblib's progress messages too.""",
     "pre_dispatch": """pre_dispatch : int or str, default="2*n_jobs"
         Number of tasks dispatched ahead (joblib's ``pre_dispatch``).""",
     "random_state": """random_state : None, int or numpy.random.Generator, default=None
@@ -160,6 +165,27 @@ def _search_estimator_has(attr):
         return True
 
     return check
+
+
+def print_plan(name, description, report):
+    """Print what a search will do and its privacy cost per stage (``verbose >= 1``)."""
+    print(f"{name}: {description}")
+    print(f"{name}: privacy cost, checked against the budget before the data is read:")
+    width = max(len(stage) for stage in report["stage"])
+    for stage, epsilon, delta in zip(report["stage"], report["epsilon"], report["delta"]):
+        print(f"    {stage:<{width}}  epsilon={epsilon:<10.6g} delta={delta:.3g}")
+
+
+def print_charged(name, accountant):
+    """Print where the cost of a search was recorded (``verbose >= 1``)."""
+    if accountant is None:
+        print(f"{name}: no accountant in play; the cost is kept in privacy_spent_ only")
+        return
+    if not isinstance(accountant, BudgetAccountant):
+        print(f"{name}: charged to {accountant!r}")
+        return
+    spent = accountant.total()
+    print(f"{name}: charged to {accountant!r}, which has now spent epsilon={spent.epsilon:.6g}, delta={spent.delta:.3g}")
 
 
 def budget_report(stages, total, accountant):
@@ -360,28 +386,30 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         plan = self._plan(rng)
         accountant = search_accountant(self, self.estimator)
+        report = budget_report(plan.stages, plan.total, accountant)
+        name = type(self).__name__
+        if self.verbose > 0:
+            print_plan(name, self._describe(plan), report)
         if accountant is not None:
             accountant.check_event(plan.total)
         groups = params.pop("groups", None)
-        X, y, groups = check_search_data(X, y, groups, type(self).__name__)
+        X, y, groups = check_search_data(X, y, groups, name)
         data = _SearchData(X, y, fit_params_with_groups(self.estimator, groups, params), *privacy_units(len(y), groups))
         splits = self._draw_splits(plan, data, rng)
         if accountant is not None:
             accountant.record(plan.total)
         self.privacy_spent_ = plan.total
-        self.budget_report_ = budget_report(plan.stages, plan.total, accountant)
-        if self.verbose:
-            total = self.budget_report_
-            print(
-                f"{type(self).__name__}: {self._describe(plan)}; privacy cost epsilon={total['epsilon'][-1]:.6g}, "
-                f"delta={total['delta'][-1]:.3g} (see budget_report_)"
-            )
-        data.classes = shared_classes(self.estimator, y, type(self).__name__)
+        self.budget_report_ = report
+        if self.verbose > 0:
+            print_charged(name, accountant)
+        data.classes = shared_classes(self.estimator, y, name)
         best_params, model = self._run(plan, data, splits, rng)
         self.best_params_ = best_params
         if self.refit is True:
             model = data.prepare(self.estimator, best_params, inner_seed(self.random_state, rng))
             model.fit(X, y, **data.fit_params)
+            if self.verbose >= 2:
+                print("[refit on all data] END", flush=True)
         if self.refit:
             self.best_estimator_ = restore_user_params(model, self.estimator, best_params)
         return self
@@ -398,9 +426,6 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         check_training_parts([pair for pairs in splits for pair in pairs], data.n_units)
         return splits
 
-    def _parallel(self, verbose):
-        return Parallel(n_jobs=self.n_jobs, verbose=verbose, pre_dispatch=self.pre_dispatch)
-
     def _run_fixed(self, plan, data, splits, rng):
         """Fit every candidate on its training parts, score it, select with the mechanism."""
         candidates = plan.candidates
@@ -412,8 +437,16 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             for i in range(m)
             for j, (train, validation) in enumerate(splits[i])
         ]
-        results = self._parallel(max(self.verbose - 1, 0))(
-            data.task(est, train, validation, keep and j == 0) for _, j, est, train, validation in tasks
+        lines = [
+            f"[{'part' if cv == 'disjoint' else f'CV {j + 1}/{cv};'} {i + 1}/{m}] END {params_message(candidates[i])}"
+            for i, j, *_ in tasks
+        ]
+        results = run_fits(
+            (data.task(est, train, validation, keep and j == 0) for _, j, est, train, validation in tasks),
+            lines,
+            n_jobs=self.n_jobs,
+            pre_dispatch=self.pre_dispatch,
+            verbose=self.verbose,
         )
         scores = np.zeros(m)
         models = {}
@@ -433,9 +466,12 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
     def _describe(self, plan):
         m = len(plan.candidates)
         if self._cv() == "disjoint":
-            return f"{m} candidates, each fitted on its own random part of the data and scored on a held-out part"
+            return (
+                f"{m} candidates, each fitted on its own random part of the data (1/{m + 1} of the "
+                "units on average) and scored on the remaining part"
+            )
         k = self._cv()
-        return f"fitting {k} folds for each of {m} candidates, totalling {k * m} fits"
+        return f"Fitting {k} folds for each of {m} candidates, totalling {k * m} fits"
 
 
 def _candidate_table(candidates):
@@ -818,7 +854,7 @@ class RandomizedSearchCV(_BaseSearch):
         keep = self.refit == "selected"
 
         def trials():
-            results = self._parallel(0)(
+            results = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
                 data.task(data.prepare(self.estimator, params, inner_seed(self.random_state, rng)), train, validation, keep)
                 for params in plan.candidates
             )

@@ -23,6 +23,7 @@ import inspect
 import warnings
 
 import numpy as np
+from joblib import Parallel
 from sklearn.utils import indexable
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, column_or_1d
@@ -37,7 +38,9 @@ __all__ = [
     "fit_params_for",
     "fit_params_with_groups",
     "privacy_units",
+    "params_message",
     "random_parts",
+    "run_fits",
     "shared_classes",
     "take_rows",
     "unit_score",
@@ -180,3 +183,30 @@ def fit_and_score(estimator, X, y, fit_params, train, validation, units, keep_mo
         y_pred = estimator.predict(take_rows(X, validation))
         score = unit_score(y_pred, take_rows(y, validation), None if units is None else units[validation])
     return score, (estimator if keep_model else None)
+
+
+def run_fits(tasks, lines, *, n_jobs, pre_dispatch, verbose):
+    """Run the :func:`fit_and_score` ``tasks`` with joblib and return their results in order.
+
+    At ``verbose >= 2`` ``lines[i]`` is printed when task i has finished, by this process
+    (so it also appears in notebooks with process workers). Lines follow scikit-learn's
+    ``[CV i/k; j/m] END params`` style but carry no score or time: both depend on the
+    private data, and printed output is often shared with the notebook. At
+    ``verbose >= 3`` joblib's own progress messages are added.
+    """
+    options = {"n_jobs": n_jobs, "verbose": max(verbose - 2, 0), "pre_dispatch": pre_dispatch}
+    try:
+        parallel = Parallel(**options, return_as="generator")
+    except TypeError:  # joblib < 1.3: all results at the end
+        parallel = Parallel(**options)
+    results = []
+    for line, result in zip(lines, parallel(tasks), strict=True):
+        if verbose >= 2:
+            print(line, flush=True)
+        results.append(result)
+    return results
+
+
+def params_message(params):
+    """``"a=1, b=2"``: parameters as scikit-learn's verbose output shows them."""
+    return ", ".join(f"{name}={value}" for name, value in sorted(params.items()))

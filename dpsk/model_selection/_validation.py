@@ -3,7 +3,7 @@
 """Private cross-validation: noisy per-fold accuracy, with the whole cost charged up front."""
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import delayed
 from sklearn.base import is_classifier
 
 from dpsk.accounting import ComposedEvent, SelfComposedEvent
@@ -16,8 +16,10 @@ from dpsk.model_selection._splits import (
     fit_params_with_groups,
     privacy_units,
     random_parts,
+    run_fits,
     shared_classes,
 )
+from dpsk.model_selection._search import budget_report, print_charged, print_plan
 from dpsk.utils.validation import check_privacy_params, check_random_state
 
 __all__ = ["cross_val_score"]
@@ -72,7 +74,11 @@ def cross_val_score(
     n_jobs : int or None, default=None
         joblib workers for the fits.
     verbose : int, default=0
-        joblib's progress messages.
+        Progress messages, printed by the calling process. >= 1: the folds and the
+        privacy cost, before the budget is checked and anything is fitted, then what
+        the accountant has spent. >= 2: one line per fit as it ends (``[CV 1/5] END``,
+        without score or time: both depend on the private data). >= 3: joblib's progress
+        messages too.
     params : dict or None, default=None
         Passed to the estimator's ``fit`` (indexed by row when they have one entry per row).
     pre_dispatch : int or str, default="2*n_jobs"
@@ -134,6 +140,9 @@ def cross_val_score(
     fits = SelfComposedEvent(candidate_cost(estimator, {}), cv - 1)
     total = ComposedEvent((fits, scores_event))
     charged = search_accountant(_Settings(accountant), estimator)
+    if verbose > 0:
+        stages = [(f"fits ({cv} random folds: each unit in {cv - 1} training folds)", fits), ("noisy fold scores", scores_event)]
+        print_plan("cross_val_score", f"Fitting {cv} folds, totalling {cv} fits", budget_report(stages, total, charged))
     if charged is not None:
         charged.check_event(total)
     X, y, groups = check_search_data(X, y, groups, "cross_val_score")
@@ -144,12 +153,20 @@ def cross_val_score(
     check_training_parts(splits, n_units)
     if charged is not None:
         charged.record(total)
+    if verbose > 0:
+        print_charged("cross_val_score", charged)
 
     classes = shared_classes(estimator, y, "cross_val_score")
     seeds = [inner_seed(random_state, rng) for _ in range(cv)]
-    results = Parallel(n_jobs=n_jobs, verbose=verbose, pre_dispatch=pre_dispatch)(
-        delayed(fit_and_score)(prepare(estimator, {}, seed, classes), X, y, fit_params, train, validation, units, False)
-        for seed, (train, validation) in zip(seeds, splits)
+    results = run_fits(
+        (
+            delayed(fit_and_score)(prepare(estimator, {}, seed, classes), X, y, fit_params, train, validation, units, False)
+            for seed, (train, validation) in zip(seeds, splits)
+        ),
+        [f"[CV {f + 1}/{cv}] END" for f in range(cv)],
+        n_jobs=n_jobs,
+        pre_dispatch=pre_dispatch,
+        verbose=verbose,
     )
     # Units per fold: the fold of each unit is that of its first row.
     unit_folds = folds if units is None else folds[np.unique(units, return_index=True)[1]]

@@ -438,3 +438,47 @@ def test_estimators_that_read_data_before_the_budget_check_are_refused(data):
 
 def test_docstring_examples():
     assert doctest.testmod(search_module, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+# ------------------------------------------------------------------------------ verbose
+
+
+def test_verbose_shows_the_plan_and_its_cost_before_the_budget_is_checked(capsys):
+    acc = BudgetAccountant(epsilon=1.0)  # the search needs 2 (disjoint: 1 in parallel with 0.5, + refit 1)
+    search = GridSearchCV(toy(), GRID, epsilon=0.5, accountant=acc, verbose=1)
+    with pytest.raises(BudgetExceededError):
+        search.fit(_Unreadable(), _Unreadable())
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == (
+        "GridSearchCV: 2 candidates, each fitted on its own random part of the data (1/3 of the units "
+        "on average) and scored on the remaining part"
+    )
+    table = {line.split()[0]: line for line in out.splitlines() if line.startswith("    ")}
+    assert set(table) == {"candidate", "selection", "refit", "total"}
+    assert "epsilon=2 " in table["total"] and "delta=0" in table["total"]
+    assert "charged" not in out and len(acc) == 0
+
+
+def test_verbose_reports_every_fit_as_it_ends_without_scores(data, capsys):
+    X, y = data
+    acc = BudgetAccountant()
+    GridSearchCV(toy(), GRID, cv=3, epsilon=0.5, accountant=acc, verbose=2, random_state=0).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "GridSearchCV: Fitting 3 folds for each of 2 candidates, totalling 6 fits"
+    assert lines[6] == f"GridSearchCV: charged to {acc!r}, which has now spent epsilon=5.5, delta=0"
+    expected = [f"[CV {f}/3; {c}/2] END shift={shift}" for c, shift in ((1, 0.0), (2, 0.1)) for f in (1, 2, 3)]
+    assert lines[7:13] == expected
+    assert lines[13:] == ["[refit on all data] END"]
+    # verbose=1: the plan only
+    GridSearchCV(toy(), GRID, cv=3, epsilon=0.5, verbose=1, random_state=0).fit(X, y)
+    out = capsys.readouterr().out
+    assert "END" not in out and "no accountant in play" in out
+    GridSearchCV(toy(), GRID, cv=3, epsilon=0.5, random_state=0).fit(X, y)
+    assert capsys.readouterr().out == ""
+
+
+def test_verbose_lines_come_from_the_calling_process_with_process_workers(data, capsys):
+    X, y = data
+    GridSearchCV(toy(), GRID, epsilon=0.5, verbose=2, n_jobs=2, random_state=0).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-3:] == ["[part 1/2] END shift=0.0", "[part 2/2] END shift=0.1", "[refit on all data] END"]

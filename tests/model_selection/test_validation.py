@@ -77,3 +77,24 @@ def test_user_level_folds(data):
 
 def test_docstring_examples():
     assert doctest.testmod(validation_module, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+def test_verbose_shows_the_cost_first_then_each_fold(data, capsys):
+    X, y = data
+    acc = BudgetAccountant(epsilon=10.0)
+    cross_val_score(toy(1.0), X, y, cv=3, epsilon=0.5, accountant=acc, verbose=2, random_state=0)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "cross_val_score: Fitting 3 folds, totalling 3 fits"
+    assert lines[2].split()[:2] == ["fits", "(3"] and "epsilon=2 " in lines[2]
+    assert lines[4].split()[0] == "total" and "epsilon=2.5 " in lines[4]
+    assert lines[5] == f"cross_val_score: charged to {acc!r}, which has now spent epsilon=2.5, delta=0"
+    assert lines[6:] == ["[CV 1/3] END", "[CV 2/3] END", "[CV 3/3] END"]
+
+
+def test_verbose_plan_is_printed_even_when_the_budget_refuses(data, capsys):
+    X, y = data
+    with pytest.raises(BudgetExceededError):
+        cross_val_score(toy(1.0), X, y, cv=3, accountant=BudgetAccountant(epsilon=1.0), verbose=1)
+    out = capsys.readouterr().out
+    assert "privacy cost, checked against the budget before the data is read" in out
+    assert "charged" not in out and "END" not in out
