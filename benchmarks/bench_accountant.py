@@ -3,12 +3,13 @@
 """Cost of recording many spends, and of ``total()`` after them: dpsk vs diffprivlib.
 
 diffprivlib 0.6.6 needs scikit-learn < 1.8, so it runs in its own virtual environment
-(``--dpl-python``, default ``/work/.venv-dpl/bin/python``) through a subprocess; both
-sides time the same loop with ``time.perf_counter``. Runs are interleaved (dpsk, then
-diffprivlib, per repeat) and the best of ``--repeats`` is kept, so load from other
-processes affects both sides alike. Ratios are computed within one run.
+(``_family_common.run_diffprivlib``); both sides time the same loop with
+``time.perf_counter``. Runs are interleaved (dpsk, then diffprivlib, per repeat) and the
+best of 3 is kept, so load from other processes affects both sides alike. Ratios are
+computed within one run.
 
-Scenarios (``n`` spends of ε = 1e-4 each, δ = 0 unless said):
+Scenarios (``n`` spends of ε = 1e-4 each, δ = 0 unless said; diffprivlib's O(n²)
+``budget`` run is timed once):
 
 * ``tracking``: ``BudgetAccountant()`` (no limit). diffprivlib skips its check here.
 * ``budget``: ``BudgetAccountant(epsilon=10, delta=1e-5)``: every spend is checked
@@ -21,22 +22,21 @@ Scenarios (``n`` spends of ε = 1e-4 each, δ = 0 unless said):
 Usage::
 
     python benchmarks/bench_accountant.py            # n = 10,000
-    python benchmarks/bench_accountant.py --n 2000   # quicker
+    python benchmarks/bench_accountant.py --quick    # n = 2,000
 """
 
-import argparse
-import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 
-_DPL_SCRIPT = r"""
-import json, sys, time, warnings
-warnings.simplefilter("ignore")
+import numpy as np
+
+from _family_common import main, run_diffprivlib
+from dpsk.accounting import BudgetAccountant, GaussianEvent, LaplaceEvent
+
+DPL_SPENDS = """
 from diffprivlib import BudgetAccountant
-n, scenario = int(sys.argv[1]), sys.argv[2]
+n, scenario = int(n), str(scenario)
 acc = BudgetAccountant() if scenario == "tracking" else BudgetAccountant(epsilon=10, delta=1e-5)
 t0 = time.perf_counter()
 for _ in range(n):
@@ -49,8 +49,6 @@ print(json.dumps({"spends": t1 - t0, "total": t2 - t1, "epsilon": float(total[0]
 
 
 def _dpsk_run(n, scenario, tmpdir):
-    from dpsk.accounting import BudgetAccountant, GaussianEvent, LaplaceEvent
-
     if scenario == "tracking":
         acc, spend = BudgetAccountant(), lambda a: a.spend(1e-4, 0)
     elif scenario == "budget":
@@ -73,53 +71,45 @@ def _dpsk_run(n, scenario, tmpdir):
     return {"spends": t1 - t0, "total": t2 - t1, "epsilon": total.epsilon}
 
 
-def _dpl_run(python, n, scenario):
-    out = subprocess.run([python, "-c", _DPL_SCRIPT, str(n), scenario], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)
+def _dpl_run(n, scenario):
+    out = run_diffprivlib(DPL_SPENDS, {"n": np.array(n), "scenario": np.array(scenario)})
+    return out if isinstance(out, dict) and "spends" in out else None
 
 
 def _best(runs):
     return {key: min(r[key] for r in runs) for key in ("spends", "total")} | {"epsilon": runs[-1]["epsilon"]}
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=10_000, help="spends per run (default 10,000)")
-    parser.add_argument("--repeats", type=int, default=3, help="best of this many interleaved runs")
-    parser.add_argument("--dpl-python", default="/work/.venv-dpl/bin/python")
-    parser.add_argument("--dpl-budget-repeats", type=int, default=1, help="repeats of diffprivlib's O(n^2) run")
-    args = parser.parse_args()
-    have_dpl = os.path.exists(args.dpl_python)
-
-    rows = []
+def run(quick=False, repeats=3):
+    """Rows of the accountant benchmark (``quick``: 2,000 spends instead of 10,000)."""
+    n = 2_000 if quick else 10_000
+    measured = []
     with tempfile.TemporaryDirectory() as tmpdir:
         for scenario in ("tracking", "budget"):
             dpsk_runs, dpl_runs = [], []
-            for i in range(args.repeats):
-                dpsk_runs.append(_dpsk_run(args.n, scenario, tmpdir))
-                if have_dpl and (scenario == "tracking" or i < args.dpl_budget_repeats):
-                    dpl_runs.append(_dpl_run(args.dpl_python, args.n, scenario))
-            rows.append((scenario, args.n, _best(dpsk_runs), _best(dpl_runs) if dpl_runs else None))
-        for scenario, n in (("Gaussian", args.n), ("Laplace tight", 100), ("SQLite", min(args.n, 1000))):
-            rows.append((scenario, n, _best([_dpsk_run(n, scenario, tmpdir) for _ in range(args.repeats)]), None))
-
-    def us(seconds, n):
-        return f"{seconds / n * 1e6:,.1f}"
-
-    print(f"\nAccountant cost (best of {args.repeats}; diffprivlib: {args.dpl_python if have_dpl else 'not found'})\n")
-    print("| scenario | spends | dpsk µs/spend | diffprivlib µs/spend | ratio | dpsk total() ms | diffprivlib total() ms | ε (dpsk / diffprivlib) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|")
-    for scenario, n, d, p in rows:
-        if p is None:
-            print(f"| {scenario} | {n:,} | {us(d['spends'], n)} | – | – | {d['total'] * 1e3:,.2f} | – | {d['epsilon']:.6g} |")
-        else:
-            ratio = p["spends"] / d["spends"]
-            print(
-                f"| {scenario} | {n:,} | {us(d['spends'], n)} | {us(p['spends'], n)} | {ratio:,.1f}x | "
-                f"{d['total'] * 1e3:,.2f} | {p['total'] * 1e3:,.2f} | {d['epsilon']:.6g} / {p['epsilon']:.6g} |"
-            )
-    print()
+            for i in range(repeats):
+                dpsk_runs.append(_dpsk_run(n, scenario, tmpdir))
+                if scenario == "tracking" or i == 0:  # diffprivlib's budget run is O(n²): once
+                    dpl = _dpl_run(n, scenario)
+                    if dpl is not None:
+                        dpl_runs.append(dpl)
+            measured.append((scenario, n, _best(dpsk_runs), _best(dpl_runs) if dpl_runs else None))
+        for scenario, m in (("Gaussian", n), ("Laplace tight", 100), ("SQLite", min(n, 1000))):
+            measured.append((scenario, m, _best([_dpsk_run(m, scenario, tmpdir) for _ in range(repeats)]), None))
+    rows = []
+    for scenario, m, ours, theirs in measured:
+        row = {"scenario": scenario, "spends": m, "dpsk µs / spend": ours["spends"] / m * 1e6,
+               "diffprivlib µs / spend": "–", "diffprivlib / dpsk": "–",
+               "dpsk total() ms": ours["total"] * 1e3, "diffprivlib total() ms": "–",
+               "ε (dpsk / diffprivlib)": f"{ours['epsilon']:.6g}"}
+        if theirs is not None:
+            row.update({"diffprivlib µs / spend": theirs["spends"] / m * 1e6,
+                        "diffprivlib / dpsk": theirs["spends"] / ours["spends"],
+                        "diffprivlib total() ms": theirs["total"] * 1e3,
+                        "ε (dpsk / diffprivlib)": f"{ours['epsilon']:.6g} / {theirs['epsilon']:.6g}"})
+        rows.append(row)
+    return rows
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main(run, __doc__.splitlines()[0])

@@ -13,28 +13,17 @@ and, where the issue sets a target, against a reference:
 
 All timings of one table come from the same run, interleaved (each repetition times
 every candidate once) and reduced to the best of ``--repeats``, so that ratios stay
-meaningful on a busy machine. Run: ``python benchmarks/bench_clip.py [--n 1000000]``.
+meaningful on a busy machine (n = 10⁶, d = 20, best of 7; ``--quick``: n = 10⁵, best
+of 3). Run: ``python benchmarks/bench_clip.py [--quick]``.
 """
 
-import argparse
 import os
-import time
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from _family_common import best_seconds, main
 from dpsk._core import _clip as K
-
-
-def best_times(candidates, repeats):
-    """Best wall time (ms) of each callable, interleaved over ``repeats`` rounds."""
-    times = {name: [] for name in candidates}
-    for _ in range(repeats):
-        for name, func in candidates.items():
-            start = time.perf_counter()
-            func()
-            times[name].append(time.perf_counter() - start)
-    return {name: 1e3 * min(values) for name, values in times.items()}
 
 
 def sklearn_lloyd_iteration(X, centers, n_threads):
@@ -128,33 +117,30 @@ def rows_for(X, y, n_threads):
     ]
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=1_000_000)
-    parser.add_argument("--d", type=int, default=20)
-    parser.add_argument("--repeats", type=int, default=7)
-    args = parser.parse_args()
+def run(quick=False, d=20):
+    """One table per dtype: times (ms) of each kernel, numpy and the reference."""
+    n, repeats = (100_000, 3) if quick else (1_000_000, 7)
     n_threads = K._effective_n_threads(None)
-    print(f"n={args.n}, d={args.d}, best of {args.repeats} interleaved runs, "
-          f"{n_threads} threads available (os.cpu_count()={os.cpu_count()})\n")
     rng = np.random.default_rng(0)
+    out = []
     for dtype in (np.float32, np.float64):
-        X = rng.standard_normal((args.n, args.d)).astype(dtype)
-        y = (X.astype(np.float64) @ rng.standard_normal(args.d)).astype(dtype)
-        print(f"### {np.dtype(dtype).name}\n")
-        print("| operation | dpsk ms | dpsk 1 thread ms | numpy ms | dpsk / numpy "
-              "| reference | reference ms | dpsk / reference |")
-        print("|---|---:|---:|---:|---:|---|---:|---:|")
+        X = rng.standard_normal((n, d)).astype(dtype)
+        y = (X.astype(np.float64) @ rng.standard_normal(d)).astype(dtype)
+        rows = []
         # BLAS threads as scikit-learn and numpy would use them by default.
         with threadpool_limits(limits=n_threads):
             for name, candidates, baseline, reference in rows_for(X, y, n_threads):
-                t = best_times(candidates, args.repeats)
-                ref = (f"{reference} | {t[reference]:.1f} | "
-                       f"{t['dpsk'] / t[reference]:.2f}" if reference else "| | ")
-                print(f"| {name} | {t['dpsk']:.1f} | {t['dpsk 1 thread']:.1f} | "
-                      f"{t[baseline]:.1f} | {t['dpsk'] / t[baseline]:.2f} | {ref} |")
-        print()
+                t = {key: 1e3 * value for key, value in best_seconds(candidates, repeats).items()}
+                row = {"operation": name, "dpsk ms": t["dpsk"], "dpsk 1 thread ms": t["dpsk 1 thread"],
+                       "numpy ms": t[baseline], "dpsk / numpy": t["dpsk"] / t[baseline],
+                       "reference": reference or "", "reference ms": t[reference] if reference else "",
+                       "dpsk / reference": t["dpsk"] / t[reference] if reference else ""}
+                rows.append(row)
+        title = (f"{np.dtype(dtype).name}: n={n}, d={d}, best of {repeats} interleaved runs, {n_threads} threads "
+                 f"(os.cpu_count()={os.cpu_count()})")
+        out.append((title, rows))
+    return out
 
 
 if __name__ == "__main__":
-    main()
+    main(run, __doc__.splitlines()[0])

@@ -25,16 +25,17 @@ Accuracies do not depend on the machine; timings are not reported.
 
 Usage::
 
-    python benchmarks/bench_model_selection.py                 # ε_total = 1, 3 repeats
-    python benchmarks/bench_model_selection.py --epsilon 0.5 --repeats 5
-    python benchmarks/bench_model_selection.py --accounting-only
+    python benchmarks/bench_model_selection.py            # ε_total = 1, 3 repeats
+    python benchmarks/bench_model_selection.py --quick    # 1 repeat, 8,000 training rows
+
+(``run(epsilon=0.5, repeats=5)`` or ``run(accounting_only=True)`` from Python.)
 """
 
-import argparse
 import warnings
 
 import numpy as np
 
+from _family_common import main
 from dpsk.accounting import (
     BudgetAccountant,
     ComposedEvent,
@@ -94,9 +95,8 @@ def _random_stopping(fit, selection_epsilon, shape):
     return RepeatAndSelectEvent(ParallelEvent((fit, score)), float(N_CANDIDATES), shape)
 
 
-def accounting_table(kind):
-    """Part 1: ε of a 10-candidate search, one fit at ε = 1 (selection at ε = 1)."""
-    print(f"\n## Privacy cost of a {N_CANDIDATES}-candidate search (each fit at epsilon = 1, selection at 1)\n")
+def accounting_tables(kind):
+    """Part 1: ε of a 10-candidate search, one fit at ε = 1 (selection at 1): one table per kind of fit."""
     fits = {"pure-DP fits": candidate_cost(_estimator(kind, 1.0, data_norm=1.0), {})}
     if kind == "logistic":
         fits["(eps, delta) fits, Gaussian objective perturbation (a bare (eps, delta) event)"] = candidate_cost(
@@ -105,11 +105,10 @@ def accounting_table(kind):
     sigma = 3.7306316  # a Gaussian-mechanism fit (e.g. noisy gradients) that is (1, 1e-5)-DP
     fits["Gaussian-mechanism fits (sigma = 3.73)"] = GaussianEvent(sigma)
     reporter = BudgetAccountant(delta=1.0, slack=DELTA)  # explicit deltas add; the rest at delta = 1e-5
+    tables = []
     for label, fit in fits.items():
         one = reporter.total(spent_budget=[fit])
-        print(f"{label}; one fit: ({one.epsilon:.4g}, {one.delta:.2g})")
-        print("| design | dpsk (epsilon, delta) | basic composition of every release (epsilon, delta) |")
-        print("|---|---:|---:|")
+        rows = []
         for design, (event, n_fits, n_selections) in _search_costs(fit, 1.0).items():
             if n_fits is None:
                 basic = "no bound (random number of fits)"
@@ -117,11 +116,15 @@ def accounting_table(kind):
                 basic = f"({n_fits * one.epsilon + n_selections:.4g}, {n_fits * one.delta:.2g})"
             try:
                 total = reporter.total(spent_budget=[event])
+                ours = f"({total.epsilon:.4g}, {total.delta:.2g})"
             except TypeError:  # random stopping needs fits with a Renyi-DP curve
-                print(f"| {design} | not applicable: needs fits with a Renyi-DP curve | {basic} |")
-                continue
-            print(f"| {design} | ({total.epsilon:.4g}, {total.delta:.2g}) | {basic} |")
-        print()
+                ours = "not applicable: needs fits with a Renyi-DP curve"
+            rows.append({"design": design, "dpsk (epsilon, delta)": ours,
+                         "basic composition of every release (epsilon, delta)": basic})
+        title = (f"Privacy cost of a {N_CANDIDATES}-candidate search (each fit at epsilon = 1, selection at 1), "
+                 f"{label}; one fit: ({one.epsilon:.4g}, {one.delta:.2g})")
+        tables.append((title, rows))
+    return tables
 
 
 def _budget_split(total, design, m):
@@ -153,15 +156,15 @@ def _dp_search(design, kind, total, data_norm, seed):
     return GridSearchCV(est, grid, cv=cv, epsilon=sel_eps, refit=refit, random_state=seed)
 
 
-def accuracy_table(kind, total, repeats):
-    """Part 2: test accuracy at a total budget."""
+def accuracy_table(kind, total, repeats, n_train=None):
+    """Part 2: test accuracy at a total budget (on the first ``n_train`` training rows if given)."""
     from sklearn.linear_model import LogisticRegression as SkLogisticRegression
     from sklearn.model_selection import GridSearchCV as SkGridSearchCV
 
     from dpsk.datasets import load_adult
 
     train, test = load_adult(), load_adult(subset="test")
-    X, y, X_test, y_test = train.data, train.target, test.data, test.target
+    X, y, X_test, y_test = train.data[:n_train], train.target[:n_train], test.data, test.target
     rows = {}
 
     def add(name, epsilon, accuracy):
@@ -180,29 +183,19 @@ def accuracy_table(kind, total, repeats):
             acc = BudgetAccountant(epsilon=total * (1 + 1e-9), delta=0.0)
             search = _dp_search(design, kind, total, train.data_norm, seed).set_params(accountant=acc).fit(X, y)
             add(f"dpsk search: {design}", acc.total().epsilon, search.score(X_test, y_test))
-        print(f"  seed {seed} done", flush=True)
     if kind == "logistic":
         grid = {"C": [c for c in GRID["C"] if c is not None] + [1.0]}
         add("non-private: scikit-learn default (C=1)", np.inf, SkLogisticRegression(max_iter=1000).fit(X, y).score(X_test, y_test))
         search = SkGridSearchCV(SkLogisticRegression(max_iter=1000), grid, cv=FOLDS).fit(X, y)
         add(f"non-private: scikit-learn GridSearchCV over C, cv={FOLDS}", np.inf, search.score(X_test, y_test))
-
-    print(f"\n## Adult test accuracy at a total budget epsilon = {total:g} ({kind}, {repeats} seeds)\n")
-    print("| method | recorded total epsilon | test accuracy |")
-    print("|---|---:|---:|")
-    for name, (eps, accs) in rows.items():
-        spread = f" ± {np.std(accs):.4f}" if len(accs) > 1 else ""
-        print(f"| {name} | {max(eps):.4g} | {np.mean(accs):.4f}{spread} |")
+    table = [{"method": name, "recorded total epsilon": max(eps), "test accuracy": np.mean(accs),
+             "std": np.std(accs) if len(accs) > 1 else ""} for name, (eps, accs) in rows.items()]
+    rows_used = f", first {len(y)} training rows" if n_train is not None else ""
+    return f"Adult test accuracy at a total budget epsilon = {total:g} ({kind}, {repeats} seeds{rows_used})", table
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epsilon", type=float, default=1.0, help="total budget of each private method")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--estimator", choices=("logistic", "toy"), default=None)
-    parser.add_argument("--accounting-only", action="store_true")
-    args = parser.parse_args()
-    kind = args.estimator
+def run(quick=False, epsilon=1.0, repeats=None, kind=None, accounting_only=False):
+    """Part 1's tables and Part 2's (``quick``: 1 seed instead of 3, the first 8,000 training rows)."""
     if kind is None:
         try:
             import dpsk.linear_model  # noqa: F401
@@ -210,11 +203,13 @@ def main():
             kind = "logistic"
         except ImportError:
             kind = "toy"
-    warnings.simplefilter("ignore", PrivacyLeakWarning)
-    accounting_table(kind)
-    if not args.accounting_only:
-        accuracy_table(kind, args.epsilon, args.repeats)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        tables = accounting_tables(kind)
+        if not accounting_only:
+            tables.append(accuracy_table(kind, epsilon, repeats or (1 if quick else 3), 8000 if quick else None))
+    return tables
 
 
 if __name__ == "__main__":
-    main()
+    main(run, __doc__.splitlines()[0])

@@ -28,31 +28,22 @@ NeurIPS 2020) with dpsk's public API:
    time. diffprivlib treats n as public (replace-one neighbours) while dpsk's default
    relation is add/remove and releases a noisy count as well.
 
-Run ``python benchmarks/bench_user_level.py [--quick]``; plots go to ``benchmarks/results/``
-(``bench_user_level_n.png``, ``bench_user_level_alpha.png``; ``bench_user_level.md`` there
-holds the tables of one full run on a busy 2-core machine).
+Run ``python benchmarks/bench_user_level.py [--quick] [--out FOLDER]`` (or
+``benchmarks/run.py``); the plots (``bench_user_level_n.png``,
+``bench_user_level_alpha.png``) go to ``benchmarks/results/`` or ``--out``.
 """
 
-import argparse
-import json
-import os
-import subprocess
-import sys
-import textwrap
 import time
-from pathlib import Path
 
 import numpy as np
 from sklearn.datasets import make_regression
 
+from _family_common import best_seconds, main, run_diffprivlib
 from dpsk import stats
 from dpsk._core._groups import group_codes
 from dpsk.linear_model import LabelPrivateLinearRegression
 from dpsk.stats._contribution import best_limit_threshold, limit_variance, smooth_threshold, smooth_variance
 
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
-DPL_PYTHON = "/work/.venv-dpl/bin/python"
 METHODS = {"smooth (GWA)": "optimal", "limit, best h": "limit", "all data (OLS)": "ols"}
 
 
@@ -145,17 +136,6 @@ def mean_monte_carlo_rows(quick=False):
              "limit / smooth": errors["limit"] / errors["smooth"], "runs": reps}]
 
 
-def best_times(candidates, repeats):
-    """Best wall time (s) of each callable, interleaved over ``repeats`` rounds."""
-    times = {name: [] for name in candidates}
-    for _ in range(repeats):
-        for name, func in candidates.items():
-            start = time.perf_counter()
-            func()
-            times[name].append(time.perf_counter() - start)
-    return {name: min(values) for name, values in times.items()}
-
-
 def timing_rows(quick=False):
     """User-level mean of 10⁷ rows / 10⁵ users (target < 2 s) and the grouping pass."""
     n, m = (10**6, 10**4) if quick else (10**7, 10**5)
@@ -173,34 +153,29 @@ def timing_rows(quick=False):
         "grouping: np.unique(return_inverse, return_counts)": lambda: np.unique(
             groups, return_inverse=True, return_counts=True),
     }
-    times = best_times(candidates, 2 if quick else 3)
+    times = best_seconds(candidates, 2 if quick else 3)
     base = times["numpy mean (no privacy)"]
     return [{"rows": n, "users": m, "what": name, "seconds": t, "x numpy mean": t / base} for name, t in times.items()]
 
 
-_DPL_SCRIPT = textwrap.dedent(
-    """
-    import json, sys, time, warnings
-    import numpy as np
-    from diffprivlib import tools
-    warnings.simplefilter("ignore")
-    n, seeds = int(sys.argv[1]), int(sys.argv[2])
-    x = np.random.default_rng(0).uniform(0, 1, n)
-    calls = {
-        "mean": lambda s: tools.mean(x, epsilon=1.0, bounds=(0, 1), random_state=s),
-        "var": lambda s: tools.var(x, epsilon=1.0, bounds=(0, 1), random_state=s),
-        "median": lambda s: tools.median(x, epsilon=1.0, bounds=(0, 1), random_state=s),
-        "histogram": lambda s: tools.histogram(x, epsilon=1.0, bins=10, range=(0, 1), random_state=s)[0],
-    }
-    out = {}
-    for name, call in calls.items():
-        values, times = [], []
-        for s in range(seeds):
-            t = time.perf_counter(); values.append(np.asarray(call(s), dtype=float).tolist()); times.append(time.perf_counter() - t)
-        out[name] = {"values": values, "time": min(times)}
-    print(json.dumps(out))
-    """
-)
+DPL_TOOLS = """
+from diffprivlib import tools
+n, seeds = int(n), int(seeds)
+x = np.random.default_rng(0).uniform(0, 1, n)
+calls = {
+    "mean": lambda s: tools.mean(x, epsilon=1.0, bounds=(0, 1), random_state=s),
+    "var": lambda s: tools.var(x, epsilon=1.0, bounds=(0, 1), random_state=s),
+    "median": lambda s: tools.median(x, epsilon=1.0, bounds=(0, 1), random_state=s),
+    "histogram": lambda s: tools.histogram(x, epsilon=1.0, bins=10, range=(0, 1), random_state=s)[0],
+}
+out = {}
+for name, call in calls.items():
+    values, times = [], []
+    for s in range(seeds):
+        t = time.perf_counter(); values.append(np.asarray(call(s), dtype=float).tolist()); times.append(time.perf_counter() - t)
+    out[name] = {"values": values, "time": min(times)}
+print(json.dumps(out))
+"""
 
 
 def item_level_rows(quick=False):
@@ -215,10 +190,8 @@ def item_level_rows(quick=False):
         "median": lambda s: stats.median(x, epsilon=1.0, bounds=(0, 1), random_state=s),
         "histogram": lambda s: stats.histogram(x, epsilon=1.0, bins=10, range=(0, 1), random_state=s)[0],
     }
-    dpl = None
-    if os.path.exists(DPL_PYTHON):
-        done = subprocess.run([DPL_PYTHON, "-c", _DPL_SCRIPT, str(n), str(seeds)], capture_output=True, text=True)
-        dpl = json.loads(done.stdout) if done.returncode == 0 else None
+    dpl = run_diffprivlib(DPL_TOOLS, {"n": np.array(n), "seeds": np.array(seeds)})
+    dpl = dpl if isinstance(dpl, dict) and "mean" in dpl else None
     rows = []
     for name, call in ours.items():
         values, times = [], []
@@ -240,42 +213,24 @@ def _rmse(values, truth):
 
 
 def run(quick=False):
-    """Every table of this benchmark, as a list of rows (dicts with a "table" key)."""
-    tables = {
-        "regression (label privacy), error vs n and vs alpha": regression_rows(quick),
-        "mean: exact variance ratio, Theorem 3 bounds it in [1, 4]": mean_rows(quick),
-        "mean: dpsk.stats.mean, public counts, Monte Carlo": mean_monte_carlo_rows(quick),
-        "timing": timing_rows(quick),
-        "item-level statistics vs diffprivlib (eps = 1)": item_level_rows(quick),
-    }
-    return [{"table": table, **row} for table, rows in tables.items() for row in rows]
+    """Every table of this benchmark, as (title, rows) sections."""
+    return [
+        ("regression (label privacy), error vs n and vs alpha", regression_rows(quick)),
+        ("mean: exact variance ratio, Theorem 3 bounds it in [1, 4]", mean_rows(quick)),
+        ("mean: dpsk.stats.mean, public counts, Monte Carlo", mean_monte_carlo_rows(quick)),
+        ("timing", timing_rows(quick)),
+        ("item-level statistics vs diffprivlib (eps = 1)", item_level_rows(quick)),
+    ]
 
 
-def markdown(rows):
-    """One markdown table per ``table`` key."""
-    out = []
-    for table in dict.fromkeys(r["table"] for r in rows):
-        part = [{k: v for k, v in r.items() if k != "table"} for r in rows if r["table"] == table]
-        keys = list(dict.fromkeys(k for r in part for k in r))
-        out += [f"\n### {table}\n", "| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-        out += ["| " + " | ".join(_fmt(r.get(k, "")) for k in keys) + " |" for r in part]
-    return "\n".join(out)
-
-
-def _fmt(value):
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
-def plot(rows):
-    """Error vs n (α = 1.5, each ε) and vs α (ε = 1), log scale, as PNG files next to this script."""
+def plot(result, folder):
+    """Error vs n (α = 1.5, each ε) and vs α (ε = 1), log scale, as PNG files in ``folder``."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    reg = [r for r in rows if r["table"].startswith("regression")]
+    reg = dict(result)["regression (label privacy), error vs n and vs alpha"]
     fig, axes = plt.subplots(1, len({r["epsilon"] for r in reg if r["sweep"] == "n"}), figsize=(12, 4), squeeze=False)
     for ax, eps in zip(axes[0], sorted({r["epsilon"] for r in reg if r["sweep"] == "n"})):
         part = [r for r in reg if r["sweep"] == "n" and r["epsilon"] == eps]
@@ -285,8 +240,9 @@ def plot(rows):
                title=f"error vs n, eps = {eps:g}, alpha = 1.5")
         ax.legend()
     fig.tight_layout()
-    RESULTS.mkdir(exist_ok=True)
-    fig.savefig(RESULTS / "bench_user_level_n.png", dpi=120)
+    paths = [folder / "bench_user_level_n.png", folder / "bench_user_level_alpha.png"]
+    fig.savefig(paths[0], dpi=120)
+    plt.close(fig)
     fig, ax = plt.subplots(figsize=(5, 4))
     part = [r for r in reg if r["sweep"] == "alpha"]
     for label in METHODS:
@@ -295,17 +251,10 @@ def plot(rows):
            title=f"error vs alpha, eps = 1, n = {part[0]['n'] if part else ''}")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(RESULTS / "bench_user_level_alpha.png", dpi=120)
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes, well under a minute")
-    args = parser.parse_args(argv)
-    rows = run(quick=args.quick)
-    print(markdown(rows))
-    plot(rows)
+    fig.savefig(paths[1], dpi=120)
+    plt.close(fig)
+    return paths
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main(run, __doc__.splitlines()[0])

@@ -1,0 +1,92 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Smoke tests of benchmarks/ (seconds; no diffprivlib): every benchmark is found and
+exposes run(quick), one tiny section runs, and the runner writes its document."""
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@pytest.fixture
+def runner(monkeypatch):
+    """benchmarks/run.py as a module, with diffprivlib switched off."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location("dpsk_benchmarks_run", BENCHMARKS / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module.common, "DPL_PYTHON", None)
+    return module
+
+
+def test_every_benchmark_is_discovered_and_exposes_run(runner):
+    found = dict(runner.discover())
+    files = {path.stem for path in BENCHMARKS.glob("bench_*.py")}
+    assert set(found) == files
+    for name, module in found.items():
+        assert not isinstance(module, str), f"{name} does not import:\n{module}"
+        assert callable(module.run)
+
+
+def test_only_selects_and_rejects_unknown_names(runner):
+    assert [name for name, _ in runner.discover(["fit_time", "bench_noise"])] == ["bench_fit_time", "bench_noise"]
+    with pytest.raises(SystemExit, match="no benchmark named nothing"):
+        runner.discover(["nothing"])
+
+
+def test_tiny_fit_time_section_without_diffprivlib(runner):
+    import bench_fit_time
+
+    rows = bench_fit_time.run(sizes=[300], names=["GaussianNB", "StandardScaler"])
+    assert [row["estimator"] for row in rows] == ["GaussianNB", "StandardScaler"]
+    for row in rows:
+        assert row["n"] == 300 and row["d"] == 20
+        assert row["dpsk (s)"] > 0 and row["scikit-learn (s)"] > 0
+        assert row["dpsk / scikit-learn"] == pytest.approx(row["dpsk (s)"] / row["scikit-learn (s)"])
+        assert row["diffprivlib (s)"] == "unavailable" and row["dpsk / diffprivlib"] == ""
+
+
+def test_missing_diffprivlib_environment_is_not_created_when_told(runner, tmp_path):
+    python, reason = runner.diffprivlib_environment(str(tmp_path / "venv" / "bin" / "python"), create=False)
+    assert python is None and "not found" in reason
+    assert not (tmp_path / "venv").exists()
+
+
+def test_markdown_escapes_pipes_and_formats_numbers(runner):
+    text = runner.common.markdown([{"a": "|x|", "b": 1 / 3}, {"b": math.inf, "c": 2}])
+    assert text.splitlines() == ["| a | b | c |", "|---|---|---|", "| \\|x\\| | 0.3333 |  |", "|  | ∞ | 2 |"]
+
+
+def test_document_headline_and_plots(runner, tmp_path):
+    """A fake benchmark's records reach the headline tables, the plots and the document."""
+    common = runner.common
+    fake = type(sys)("bench_fake")
+    fake.__doc__ = "A fake benchmark.\n\nMore words."
+    fake.run = lambda quick: [
+        ("accuracy", [common.accuracy_record("toy", "majority class", "-", math.inf, [0.6]),
+                      common.accuracy_record("toy", "Model", "scikit-learn (non-private)", math.inf, [0.9]),
+                      common.accuracy_record("toy", "Model", "dpsk", 1.0, [0.8, 0.82]),
+                      common.accuracy_record("toy", "Model", "diffprivlib", 1.0, [0.7, 0.72])]),
+        ("fit time", [common.fit_time_record("Model", n, 20, 0.1 * n / 1e4, 0.2 * n / 1e4, "unavailable")
+                      for n in (10**4, 10**5)]),
+    ]
+    broken = type(sys)("bench_broken")
+    broken.run = lambda quick: 1 / 0
+    results = {name: runner.run_one(name, module, True, tmp_path) for name, module in
+               (("bench_fake", fake), ("bench_broken", broken))}
+    assert "ZeroDivisionError" in results["bench_broken"]["error"]
+    plots = runner.plot_accuracy(results, tmp_path) + runner.plot_fit_time(results, tmp_path)
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert sorted(p.name for p in plots) == ["accuracy_vs_epsilon_toy.png", "fit_time_vs_n.png"]
+        assert all(p.stat().st_size > 0 for p in plots)
+    text = runner.document({"CPU": "test", "command": "python benchmarks/run.py --quick"}, "skipped", results,
+                           plots, True, runner.datetime.datetime(2024, 1, 1), 12.0)
+    assert "**Quick run**" in text and "`python benchmarks/run.py --quick`" in text
+    assert "| Model | 0.5 | unavailable | 0.5 | unavailable |" in text  # the ratios at both n
+    assert "| Model | dpsk | 0.810 ± 0.010 | 0.900 |" in text and "majority class: 0.600" in text
+    assert "## bench_broken" in text and "**Failed:**" in text
