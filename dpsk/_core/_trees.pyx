@@ -33,10 +33,6 @@ its Generator), validate no policy and calibrate nothing. Python decides, Cython
     ``part=None`` every row goes through every tree. Each row adds exactly 1 to exactly
     one leaf of each tree it is sent to. ``y_index``: intp, values in ``[0, n_classes)``.
 
-``leaf_sums(X, y, part, feature, threshold, depth, *, n_threads=None) -> (counts, sums)``
-    The same for regression: ``counts[t, k]`` (int64) rows and ``sums[t, k]`` (float64)
-    the sum of ``y`` (float64, already clipped by the caller) at each leaf.
-
 ``apply_trees(X, feature, threshold, depth, *, n_threads=None) -> leaves``
     ``leaves[i, t]`` (intp, shape ``(n_samples, n_trees)``): the leaf index of row i in
     tree t.
@@ -62,9 +58,9 @@ from libc.math cimport INFINITY, floor, nextafter
 
 import numpy as np
 
-from dpsk._core._clip import _chunks, _map_chunks
+from dpsk._core._clip import _map_chunks
 
-__all__ = ["apply_trees", "draw_structure", "leaf_counts", "leaf_sums", "tree_votes"]
+__all__ = ["apply_trees", "draw_structure", "leaf_counts", "tree_votes"]
 
 ctypedef Py_ssize_t intp_t
 
@@ -247,15 +243,12 @@ cdef inline intp_t _leaf(const floating* x, const intp_t* feature, const double*
 
 def _counts_chunk(const floating[:, ::1] X, intp_t start, intp_t stop, const intp_t[::1] y_index,
                   intp_t n_classes, part, const intp_t[:, ::1] feature,
-                  const double[:, ::1] threshold, int depth, bint weighted, y):
-    """Leaf counts (and sums of y when ``weighted``) of rows [start, stop)."""
-    cdef intp_t n_trees = feature.shape[0], n_leaves = <intp_t> 1 << depth
+                  const double[:, ::1] threshold, int depth):
+    """Leaf counts of rows [start, stop) (``y_index`` and ``part`` are sliced to them)."""
+    cdef intp_t n_trees = feature.shape[0], n_leaves = (<intp_t> 1) << depth
     cdef intp_t n_internal = n_leaves - 1
     counts = np.zeros((n_trees, n_leaves, n_classes), dtype=np.int64)
-    sums = np.zeros((n_trees, n_leaves), dtype=np.float64) if weighted else None
     cdef long long[:, :, ::1] c = counts
-    cdef double[:, ::1] sv = sums if weighted else np.zeros((1, 1))
-    cdef const double[::1] yv = y if weighted else np.zeros(1)
     cdef const intp_t[::1] pv = part if part is not None else np.zeros(1, dtype=np.intp)
     cdef bint all_trees = part is None
     cdef bint nan = False
@@ -271,70 +264,42 @@ def _counts_chunk(const floating[:, ::1] X, intp_t start, intp_t stop, const int
                 for t in range(n_trees):
                     for i in range(block, end):
                         k = _leaf(x0 + i * d, fp + t * n_internal, tp + t * n_internal, depth, &nan)
-                        c[t, k, y_index[i - start] if not weighted else 0] += 1
-                        if weighted:
-                            sv[t, k] += yv[i - start]
+                        c[t, k, y_index[i - start]] += 1
                 block = end
         else:
             for i in range(start, stop):
                 t = pv[i - start]
                 k = _leaf(x0 + i * d, fp + t * n_internal, tp + t * n_internal, depth, &nan)
-                c[t, k, y_index[i - start] if not weighted else 0] += 1
-                if weighted:
-                    sv[t, k] += yv[i - start]
-    return nan, counts, sums
+                c[t, k, y_index[i - start]] += 1
+    return nan, counts
 
 
-def _route(X, y_index, n_classes, part, feature, threshold, depth, n_threads, y):
+def leaf_counts(X, y_index, n_classes, part, feature, threshold, depth, *, n_threads=None):
+    """Per-tree, per-leaf class counts; see the module docstring."""
     X = _check_X(X)
     n = X.shape[0]
     depth = _check_forest(feature, threshold, depth, X.shape[1])
     n_trees = feature.shape[0]
+    if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) or n_classes < 1:
+        raise ValueError(f"n_classes must be an int >= 1, got {n_classes!r}")
+    n_classes = int(n_classes)
+    _check_index(y_index, n, n_classes, "y_index")
     if part is not None:
         _check_index(part, n, n_trees, "part")
-    weighted = y is not None
-    if weighted:
-        y = np.ascontiguousarray(y, dtype=np.float64)
-        if y.shape != (n,):
-            raise ValueError(f"y must have shape ({n},), got {y.shape}")
-        if not np.all(np.isfinite(y)):
-            raise ValueError("y contains NaN or infinity")
-    else:
-        _check_index(y_index, n, n_classes, "y_index")
-    if X.shape[1] == 0 and depth > 0:
+    if X.shape[1] == 0 and depth > 0 and n:
         raise ValueError("X has no features to route on")
 
     def work(start, stop):
-        return _counts_chunk(
-            X, start, stop,
-            y_index[start:stop] if not weighted else np.zeros(stop - start, dtype=np.intp),
-            n_classes, None if part is None else part[start:stop], feature, threshold, depth,
-            weighted, y[start:stop] if weighted else None,
-        )
+        return _counts_chunk(X, start, stop, y_index[start:stop], n_classes,
+                             None if part is None else part[start:stop], feature, threshold, depth)
 
     parts = _map_chunks(work, n, n_threads) if n else []
     if any(p[0] for p in parts):
         _raise_nan()
     counts = np.zeros((n_trees, 1 << depth, n_classes), dtype=np.int64)
-    sums = np.zeros((n_trees, 1 << depth), dtype=np.float64) if weighted else None
-    for _, c, s in parts:
+    for _, c in parts:
         counts += c
-        if weighted:
-            sums += s
-    return counts, sums
-
-
-def leaf_counts(X, y_index, n_classes, part, feature, threshold, depth, *, n_threads=None):
-    """Per-tree, per-leaf class counts; see the module docstring."""
-    if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) or n_classes < 1:
-        raise ValueError(f"n_classes must be an int >= 1, got {n_classes!r}")
-    return _route(X, y_index, int(n_classes), part, feature, threshold, depth, n_threads, None)[0]
-
-
-def leaf_sums(X, y, part, feature, threshold, depth, *, n_threads=None):
-    """Per-tree, per-leaf row counts and sums of y; see the module docstring."""
-    counts, sums = _route(X, None, 1, part, feature, threshold, depth, n_threads, y)
-    return counts[:, :, 0], sums
+    return counts
 
 
 def _apply_chunk(const floating[:, ::1] X, intp_t start, intp_t stop, const intp_t[:, ::1] feature,

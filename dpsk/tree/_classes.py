@@ -78,7 +78,7 @@ def smoothed_leaf_probabilities(noisy, prior, noise_std):
     ``noise_std × √(leaves below)``). From the root (smoothed towards ``prior``) down,
     each node's probabilities are ``(c + a p_parent) / (Σc + a)`` with ``c`` its counts
     clamped at 0 and a pseudo-count ``a`` of ``n_classes`` noise standard deviations of
-    that node: where the counts are below the noise, a leaf falls back on its parent,
+    that node (at least ``n_classes``): where the counts are below the noise, a leaf falls back on its parent,
     and so on up to the prior.
 
     Parameters
@@ -101,7 +101,8 @@ def smoothed_leaf_probabilities(noisy, prior, noise_std):
         if i:
             proba = np.repeat(proba, 2, axis=1)
         counts = np.maximum(level, 0.0)
-        pseudo = n_classes * noise_std * math.sqrt(n_leaves / level.shape[1])
+        # At least one pseudo-count per class: without noise, an empty node follows its parent.
+        pseudo = n_classes * max(noise_std * math.sqrt(n_leaves / level.shape[1]), 1.0)
         proba = (counts + pseudo * proba) / (counts.sum(axis=2, keepdims=True) + pseudo)
     return proba
 
