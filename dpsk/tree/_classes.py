@@ -205,9 +205,13 @@ class BaseRandomTrees(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         return random_parts(rng, n_trees, n_samples, None).astype(np.intp)
 
-    def _mechanism(self, epsilon, rng):
-        """Noise for counts to which one row adds 1 (the leaf counts of the forest; the class totals)."""
-        return DiscreteLaplace(epsilon=epsilon, sensitivity=1, random_state=rng)
+    def _leaf_sensitivity(self, n_trees):
+        """L1 sensitivity of all leaf counts: 1, as each row feeds one tree (see ``_parts``)."""
+        return 1
+
+    def _mechanism(self, epsilon, rng, sensitivity=1):
+        """Exact discrete Laplace noise for integer counts of this L1 sensitivity."""
+        return DiscreteLaplace(epsilon=epsilon, sensitivity=sensitivity, random_state=rng)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -236,7 +240,9 @@ class BaseRandomTrees(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
             )
         rng = check_random_state(self.random_state)
         feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
-        leaves, totals = (self._mechanism(share, rng) for share in split_by_weights(self.epsilon, PRIOR_SPLIT))
+        epsilon_leaves, epsilon_totals = split_by_weights(self.epsilon, PRIOR_SPLIT)
+        leaves = self._mechanism(epsilon_leaves, rng, self._leaf_sensitivity(n_trees))
+        totals = self._mechanism(epsilon_totals, rng)
         shape = (n_trees, 2**depth, n_classes)
         self._spend_privacy_budget(ComposedEvent((leaves.privacy_event(shape), totals.privacy_event(n_classes))))
 

@@ -299,14 +299,20 @@ class MinMaxScalerOneFeature(MinMaxScaler):
         return _Lying(super()._mechanism(n_features, rng), super()._mechanism(1, rng))
 
 
-class DecisionTreeClassifierEpsilonX2(DecisionTreeClassifier):
-    def _mechanism(self, epsilon, rng):
-        return _Lying(super()._mechanism(epsilon, rng), super()._mechanism(2 * epsilon, rng))
+class _TreesEpsilonX2:
+    """Mixin: every release of the random trees declares ε but draws the noise of 2ε."""
+
+    def _mechanism(self, epsilon, rng, sensitivity=1):
+        honest = super()._mechanism(epsilon, rng, sensitivity)
+        return _Lying(honest, super()._mechanism(2 * epsilon, rng, sensitivity))
 
 
-class RandomForestClassifierEpsilonX2(RandomForestClassifier):
-    def _mechanism(self, epsilon, rng):
-        return _Lying(super()._mechanism(epsilon, rng), super()._mechanism(2 * epsilon, rng))
+class DecisionTreeClassifierEpsilonX2(_TreesEpsilonX2, DecisionTreeClassifier):
+    pass
+
+
+class RandomForestClassifierEpsilonX2(_TreesEpsilonX2, RandomForestClassifier):
+    pass
 
 
 class RandomForestEveryRowInEveryTree(RandomForestClassifier):
