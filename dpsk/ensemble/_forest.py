@@ -27,7 +27,8 @@ class RandomForestClassifier(BaseRandomTrees):
     Each tree's splits are drawn at random from the public ``bounds``, without looking
     at the data (Jagannathan, Pillaipakkamnatt & Wright 2009). Each row of the training
     data is sent to one tree, drawn at random; each tree releases the noisy class counts
-    of its leaves. The forest costs ε in total, whatever the number of trees.
+    of its leaves. The forest costs ε in total, whatever the number of trees: more trees
+    see fewer rows each, with the same noise.
 
     Parameters
     ----------
@@ -61,19 +62,10 @@ class RandomForestClassifier(BaseRandomTrees):
     Attributes
     ----------
     estimators_ : list of DecisionTreeClassifier
-        The fitted trees. Each predicts from its own noisy counts (its prior from its
-        own leaves); the forest combines them as described in Notes.
-    class_count_ : ndarray of shape (n_classes,)
-        Noisy number of training rows per class (the sum of all leaves' noisy counts).
-    classes_ : ndarray of shape (n_classes,)
-    n_classes_ : int
-    max_depth_ : int
-        The depth used.
-    bounds_ : tuple of ndarray
-        The bounds used (given, or derived from the data with a warning).
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Defined only when X has string feature names.
+        The fitted trees (views of the forest's release). Each predicts from its own
+        noisy counts and the forest's ``class_count_``; the forest combines them as
+        described in Notes.
+    {common_attributes}
     {privacy_spent_}
 
     See Also
@@ -87,16 +79,18 @@ class RandomForestClassifier(BaseRandomTrees):
     The structure of every tree is drawn from ``random_state`` and the bounds only. Each
     row draws its tree independently and uniformly (never by position, so adding a row
     moves no other row), and reaches exactly one leaf of that tree: the counts of all
-    (tree, leaf, class) cells form one vector of L1 sensitivity 1, released once with
-    exact discrete Laplace noise of scale 1/ε (parallel composition across trees;
-    floating-point safe). Rows outside the bounds are routed as if clipped to them.
+    (tree, leaf, class) cells form one vector of L1 sensitivity 1 (parallel composition
+    across trees), released once with exact discrete Laplace noise at 95% of ε (scale
+    1/(0.95 ε), whatever the number of trees). The class totals (L1 sensitivity 1) get
+    the other 5% (sequential composition, ε in total). Integer noise on integer counts:
+    floating-point safe. Rows outside the bounds are routed as if clipped to them.
     Released: the structure and noisy counts of every tree (``estimators_``),
-    ``class_count_`` and predictions, all computed from the noisy counts.
+    ``class_count_`` and predictions, all computed from these two releases.
 
     **Prediction.** With ``π`` the class prior from ``class_count_`` and ``p_t`` the
     class probabilities of the leaf a row reaches in tree t (noisy counts clamped at 0,
-    smoothed towards ``π`` with a pseudo-count of ``n_classes`` noise standard
-    deviations), the score of a class is ``log π + (w / N) Σ_t log(p_t / π)`` with
+    each node smoothed towards its parent with a pseudo-count of ``n_classes`` noise
+    standard deviations of that node, the root towards ``π``), the score of a class is ``log π + (w / N) Σ_t log(p_t / π)`` with
     ``w = min(evidence_weight, N)``; ``predict_proba`` is its softmax.
 
     Examples

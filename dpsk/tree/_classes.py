@@ -8,8 +8,9 @@ counts of the leaves. The leaves of one tree partition the rows it sees, so one 
 changes one count of that tree by 1. A forest trains each tree on its own random part of
 the rows (each row draws its tree independently), so one row changes exactly one count
 of the whole forest: all leaf counts of all trees form one vector of L1 sensitivity 1,
-released once with exact discrete Laplace noise. Prediction is post-processing of the
-noisy counts (see :class:`BaseRandomTrees`).
+released once with exact discrete Laplace noise (95% of ε; the class totals, which every
+leaf falls back on, get the other 5%). Prediction is post-processing of the noisy counts
+(see :class:`BaseRandomTrees`).
 
 Why disjoint parts rather than every tree on every row with ε/N each: both give each
 tree's leaf counts the same signal-to-noise ratio (n/N rows and noise 1/ε, or n rows
@@ -22,14 +23,12 @@ import math
 from numbers import Integral
 
 import numpy as np
-from scipy.special import logsumexp
-from sklearn.base import BaseEstimator, ClassifierMixin
 
 from dpsk._core._trees import MAX_DEPTH, apply_trees, draw_structure, leaf_counts, tree_votes
-from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.base import DP_PARAMETER_CONSTRAINTS
 from dpsk.accounting import ComposedEvent
 from dpsk.mechanisms import DiscreteLaplace
-from dpsk.naive_bayes._base import priors_from_counts
+from dpsk.naive_bayes._base import BaseDPNB, priors_from_counts
 from dpsk.utils._bounded import budget_bound, split_by_weights
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
@@ -57,6 +56,17 @@ TREE_CONSTRAINTS = {
 }
 
 TREE_DOCS = {
+    "common_attributes": """class_count_ : ndarray of shape (n_classes,)
+        Noisy number of training rows per class (released with 5% of ε, clamped at 0).
+    classes_ : ndarray of shape (n_classes,)
+    n_classes_ : int
+    max_depth_ : int
+        The depth used.
+    bounds_ : tuple of ndarray
+        The bounds used (given, or derived from the data with a warning).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has string feature names.""",
     "max_depth": """max_depth : int or None, default=None
         Depth of every tree (all trees are complete: 2**max_depth leaves). ``None`` uses
         ``min(10, ceil(n_features / 2))``, a rule that depends on the number of features
@@ -156,16 +166,20 @@ class RandomTree:
         return np.where(nodes < self.n_leaves - 1, 2 * nodes + 2, -1)
 
 
-class BaseRandomTrees(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
+class BaseRandomTrees(BaseDPNB):
     """Fit and prediction shared by :class:`DecisionTreeClassifier` and the random forest.
 
     **Prediction** (post-processing of the released counts; nothing here reads the data).
-    Let ``c`` be the noisy counts of the leaf a row reaches in tree t, clamped at 0,
-    ``π`` the class prior from the noisy class totals (all leaves of all trees, clamped
-    at 1), and ``a = n_classes × σ`` with σ the standard deviation of the noise. Tree t's
-    class probabilities are ``p_t = (c + a π) / (Σc + a)``: a leaf whose counts are below
-    the noise says little and is pulled towards the prior (a soft back-off). The trees
-    are combined as weighted log-likelihood ratios::
+    Let ``π`` be the class prior from the released class totals (clamped at 1) and
+    ``p_t`` the class probabilities of the leaf a row reaches in tree t: its noisy
+    counts clamped at 0, smoothed towards its parent's probabilities, which are
+    smoothed towards theirs, up to the root, smoothed towards ``π``
+    (:func:`smoothed_leaf_probabilities`). A leaf whose counts are below the noise says
+    little and falls back on its ancestors (a soft back-off, free: internal counts are
+    sums of released leaf counts). The trees
+    are combined as weighted log-likelihood ratios, a tempered naive Bayes over the
+    trees' leaves (hence the prediction methods of :class:`~dpsk.naive_bayes._base.BaseDPNB`,
+    with these scores as ``predict_joint_log_proba``)::
 
         score(class) = log π + (w / N) Σ_t log(p_t / π),    w = min(evidence_weight, N)
 
@@ -269,52 +283,12 @@ class BaseRandomTrees(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         proba = smoothed_leaf_probabilities(noisy, prior, noise_std)
         self._log_ratio = np.ascontiguousarray(np.log(proba) - self._log_prior)
 
-    def predict_log_proba(self, X):
-        """Log-probability of each class for each row of X.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        C : ndarray of shape (n_samples, n_classes)
-            Columns in the order of ``classes_``.
-        """
-        check_is_fitted(self)
-        X = self._check_X(X)
+    def _joint_log_likelihood(self, X):
+        """Scores ``log π + (w / N) Σ_t log(p_t / π)`` of each class for validated rows X."""
         n_trees = self._feature.shape[0]
         weight = min(self._evidence_weight, n_trees) / n_trees   # read here: post-processing
         evidence = tree_votes(X, self._feature, self._threshold, self.max_depth_, self._log_ratio, n_threads=self._n_threads())
-        scores = self._log_prior + weight * evidence
-        return scores - logsumexp(scores, axis=1, keepdims=True)
-
-    def predict_proba(self, X):
-        """Probability of each class for each row of X.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        C : ndarray of shape (n_samples, n_classes)
-        """
-        return np.exp(self.predict_log_proba(X))
-
-    def predict(self, X):
-        """Most probable class of each row of X.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-        """
-        log_proba = self.predict_log_proba(X)
-        return self.classes_[np.argmax(log_proba, axis=1)]
+        return self._log_prior + weight * evidence
 
     def _apply(self, X):
         check_is_fitted(self)
@@ -363,17 +337,7 @@ class DecisionTreeClassifier(BaseRandomTrees):
     ----------
     tree_ : RandomTree
         The structure and the noisy counts (``tree_.value``).
-    class_count_ : ndarray of shape (n_classes,)
-        Noisy number of training rows per class (the sum of the leaves' noisy counts).
-    classes_ : ndarray of shape (n_classes,)
-    n_classes_ : int
-    max_depth_ : int
-        The depth used.
-    bounds_ : tuple of ndarray
-        The bounds used (given, or derived from the data with a warning).
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Defined only when X has string feature names.
+    {common_attributes}
     {privacy_spent_}
 
     See Also
@@ -385,11 +349,12 @@ class DecisionTreeClassifier(BaseRandomTrees):
     -----
     **Privacy.** ε-DP under add/remove-one-row, for public ``bounds`` and ``classes``.
     The structure is drawn from ``random_state`` and the bounds only. Each row reaches
-    exactly one leaf, so the table of (leaf, class) counts has L1 sensitivity 1 and is
-    released once with exact discrete Laplace noise of scale 1/ε (floating-point safe:
-    integer noise on integer counts). Rows outside the bounds are routed as if clipped
-    to them. Released: ``tree_`` (structure and noisy counts), ``class_count_`` and
-    predictions, all computed from the noisy counts.
+    exactly one leaf, so the table of (leaf, class) counts has L1 sensitivity 1; it is
+    released once with exact discrete Laplace noise at 95% of ε (scale 1/(0.95 ε)), and
+    the class totals (L1 sensitivity 1) at the other 5% (sequential composition, ε in
+    total). Integer noise on integer counts: floating-point safe. Rows outside the
+    bounds are routed as if clipped to them. Released: ``tree_`` (structure and noisy
+    counts), ``class_count_`` and predictions, all computed from these two releases.
 
     Examples
     --------
