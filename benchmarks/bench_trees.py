@@ -11,8 +11,9 @@
   breast_cancer >= 0.85.
 * Design table (same seeds): the budget across trees — each tree on its own random part
   of the rows at ε (dpsk's choice) against every tree on every row at ε/N — and how the
-  trees' votes are combined (``evidence_weight``, post-processing: the same fits scored
-  with each weight), for a few numbers of trees and depths.
+  trees' votes are combined (Jagannathan et al.'s sum of counts, and dpsk's weighted
+  log-likelihood ratios for several ``evidence_weight``; post-processing: the same fits
+  scored each way), for a few numbers of trees and depths.
 * Fit time at 10⁶ × 20 with 100 trees of depth 10 against scikit-learn's
   RandomForestClassifier(n_estimators=100, max_depth=10) and diffprivlib's forest of the
   same size. scikit-learn's time is measured on fewer trees and scaled to 100 (its trees
@@ -107,17 +108,28 @@ def accuracy_rows(name, splits, seeds, target):
     ]
 
 
+def sum_of_counts_score(forest, X, y):
+    """Accuracy of Jagannathan et al.'s rule: the class with the largest sum over trees of
+    the (clamped) noisy counts of the leaves a row reaches (post-processing)."""
+    leaves = forest.apply(X)
+    total = sum(np.maximum(tree.tree_.value[leaves[:, t]], 0.0) for t, tree in enumerate(forest.estimators_))
+    return float(np.mean(forest.classes_[np.argmax(total, axis=1)] == y))
+
+
 def design_rows(name, splits, seeds, configs, weights):
-    """Accuracy of both budget designs, per (n_estimators, max_depth), for each evidence_weight."""
+    """Accuracy of both budget designs, per (n_estimators, max_depth), for each way of voting."""
     rows = []
     for n_estimators, max_depth in configs:
         for cls, design in ((RandomForestClassifier, "disjoint parts, ε each"), (EveryRowEveryTree, "all rows, ε/N each")):
             scores = {w: [] for w in weights}
+            jpw = []
             for seed, (a, b, c, d) in zip(seeds, splits):
                 forest = _dp(cls, seed, n_estimators=n_estimators, max_depth=max_depth).fit(a, c)
                 for w in weights:   # post-processing of the same release
                     scores[w].append(forest.set_params(evidence_weight=w).score(b, d))
-            row = {"benchmark": f"{name}, design", "trees": n_estimators, "depth": max_depth, "budget": design}
+                jpw.append(sum_of_counts_score(forest, b, d))
+            row = {"benchmark": f"{name}, design", "trees": n_estimators, "depth": max_depth, "budget": design,
+                   "sum of counts (JPW)": f"{np.mean(jpw):.3f}"}
             row.update({("w=N" if w >= 1e9 else f"w={w:g}"): f"{np.mean(s):.3f}" for w, s in scores.items()})
             rows.append(row)
     return rows

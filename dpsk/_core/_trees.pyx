@@ -265,13 +265,38 @@ cdef void _route_block(const floating* x, intp_t d, intp_t n_rows, const intp_t*
     nan[0] |= bad
 
 
+cdef struct _Forest:
+    const intp_t* feature      # (n_trees, n_internal), row-major; NULL when empty
+    const double* threshold
+    intp_t n_trees
+    intp_t n_internal
+    int depth
+
+
+cdef _Forest _forest(const intp_t[:, ::1] feature, const double[:, ::1] threshold, int depth):
+    """Pointers into checked forest arrays (the caller keeps the arrays alive)."""
+    cdef _Forest f
+    f.n_trees = feature.shape[0]
+    f.n_internal = feature.shape[1]
+    f.depth = depth
+    f.feature = &feature[0, 0] if f.n_internal > 0 and f.n_trees > 0 else NULL
+    f.threshold = &threshold[0, 0] if f.n_internal > 0 and f.n_trees > 0 else NULL
+    return f
+
+
+cdef inline void _route_tree(const _Forest* f, intp_t t, const floating* x, intp_t d, intp_t n_rows,
+                             intp_t* leaves, bint* nan) noexcept nogil:
+    """Leaf index in tree t of ``n_rows`` (<= _ROW_BLOCK_MAX) consecutive rows from x."""
+    _route_block(x, d, n_rows, f.feature + t * f.n_internal, f.threshold + t * f.n_internal,
+                 f.depth, leaves, nan)
+
+
 def _counts_chunk(const floating[:, ::1] X, intp_t start, intp_t stop, const intp_t[::1] y_index,
                   intp_t n_classes, part, const intp_t[:, ::1] feature,
                   const double[:, ::1] threshold, int depth):
     """Leaf counts of rows [start, stop) (``y_index`` and ``part`` are sliced to them)."""
-    cdef intp_t n_trees = feature.shape[0], n_leaves = (<intp_t> 1) << depth
-    cdef intp_t n_internal = n_leaves - 1
-    counts = np.zeros((n_trees, n_leaves, n_classes), dtype=np.int64)
+    cdef _Forest f = _forest(feature, threshold, depth)
+    counts = np.zeros((f.n_trees, (<intp_t> 1) << depth, n_classes), dtype=np.int64)
     cdef long long[:, :, ::1] c = counts
     cdef const intp_t[::1] pv = part if part is not None else np.zeros(1, dtype=np.intp)
     cdef bint all_trees = part is None
@@ -279,23 +304,20 @@ def _counts_chunk(const floating[:, ::1] X, intp_t start, intp_t stop, const int
     cdef intp_t i, t, k, block, end, d = X.shape[1]
     cdef intp_t leaves[_ROW_BLOCK_MAX]
     cdef const floating* x0 = &X[0, 0] if X.shape[0] > 0 and d > 0 else NULL
-    cdef const intp_t* fp = &feature[0, 0] if n_internal > 0 and n_trees > 0 else NULL
-    cdef const double* tp = &threshold[0, 0] if n_internal > 0 and n_trees > 0 else NULL
     with nogil:
         if all_trees:
             block = start
             while block < stop:
                 end = block + _ROW_BLOCK if block + _ROW_BLOCK < stop else stop
-                for t in range(n_trees):
-                    _route_block(x0 + block * d, d, end - block, fp + t * n_internal,
-                                 tp + t * n_internal, depth, leaves, &nan)
+                for t in range(f.n_trees):
+                    _route_tree(&f, t, x0 + block * d, d, end - block, leaves, &nan)
                     for i in range(block, end):
                         c[t, leaves[i - block], y_index[i - start]] += 1
                 block = end
         else:
             for i in range(start, stop):
                 t = pv[i - start]
-                k = _leaf(x0 + i * d, fp + t * n_internal, tp + t * n_internal, depth, &nan)
+                k = _leaf(x0 + i * d, f.feature + t * f.n_internal, f.threshold + t * f.n_internal, depth, &nan)
                 c[t, k, y_index[i - start]] += 1
     return nan, counts
 
@@ -330,20 +352,17 @@ def leaf_counts(X, y_index, n_classes, part, feature, threshold, depth, *, n_thr
 
 def _apply_chunk(const floating[:, ::1] X, intp_t start, intp_t stop, const intp_t[:, ::1] feature,
                  const double[:, ::1] threshold, int depth, intp_t[:, ::1] out):
-    cdef intp_t n_trees = feature.shape[0], n_internal = ((<intp_t> 1) << depth) - 1
+    cdef _Forest f = _forest(feature, threshold, depth)
     cdef intp_t i, t, block, end, d = X.shape[1]
     cdef intp_t leaves[_ROW_BLOCK_MAX]
     cdef bint nan = False
     cdef const floating* x0 = &X[0, 0] if X.shape[0] > 0 and d > 0 else NULL
-    cdef const intp_t* fp = &feature[0, 0] if n_internal > 0 and n_trees > 0 else NULL
-    cdef const double* tp = &threshold[0, 0] if n_internal > 0 and n_trees > 0 else NULL
     with nogil:
         block = start
         while block < stop:
             end = block + _ROW_BLOCK if block + _ROW_BLOCK < stop else stop
-            for t in range(n_trees):
-                _route_block(x0 + block * d, d, end - block, fp + t * n_internal,
-                             tp + t * n_internal, depth, leaves, &nan)
+            for t in range(f.n_trees):
+                _route_tree(&f, t, x0 + block * d, d, end - block, leaves, &nan)
                 for i in range(block, end):
                     out[i, t] = leaves[i - block]
             block = end
@@ -368,23 +387,20 @@ def apply_trees(X, feature, threshold, depth, *, n_threads=None):
 def _votes_chunk(const floating[:, ::1] X, intp_t start, intp_t stop, const intp_t[:, ::1] feature,
                  const double[:, ::1] threshold, int depth, const double[:, :, ::1] values,
                  double[:, ::1] out):
-    cdef intp_t n_trees = feature.shape[0], n_leaves = (<intp_t> 1) << depth
-    cdef intp_t n_internal = n_leaves - 1, n_out = values.shape[2]
-    cdef intp_t i, t, k, c, block, end, d = X.shape[1]
+    cdef _Forest f = _forest(feature, threshold, depth)
+    cdef intp_t n_leaves = (<intp_t> 1) << depth, n_out = values.shape[2]
+    cdef intp_t i, t, c, block, end, d = X.shape[1]
     cdef intp_t leaves[_ROW_BLOCK_MAX]
     cdef bint nan = False
     cdef const floating* x0 = &X[0, 0] if X.shape[0] > 0 and d > 0 else NULL
-    cdef const intp_t* fp = &feature[0, 0] if n_internal > 0 and n_trees > 0 else NULL
-    cdef const double* tp = &threshold[0, 0] if n_internal > 0 and n_trees > 0 else NULL
     cdef const double* vp = &values[0, 0, 0] if values.size > 0 else NULL
     cdef const double* leaf_value
     with nogil:
         block = start
         while block < stop:
             end = block + _ROW_BLOCK if block + _ROW_BLOCK < stop else stop
-            for t in range(n_trees):
-                _route_block(x0 + block * d, d, end - block, fp + t * n_internal,
-                             tp + t * n_internal, depth, leaves, &nan)
+            for t in range(f.n_trees):
+                _route_tree(&f, t, x0 + block * d, d, end - block, leaves, &nan)
                 for i in range(block, end):
                     leaf_value = vp + (t * n_leaves + leaves[i - block]) * n_out
                     for c in range(n_out):
