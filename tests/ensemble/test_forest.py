@@ -122,3 +122,26 @@ def test_breast_cancer_accuracy_at_epsilon_one():
         X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, random_state=seed)
         scores.append(_forest(random_state=seed).fit(X_train, y_train).score(X_test, y_test))
     assert np.mean(scores) >= 0.85
+
+
+def test_bad_input():
+    X, y = _data(n=200)
+    forest = _forest(n_estimators=3)
+    with pytest.raises(ValueError):
+        forest.fit(X, y[:-1])                      # lengths differ
+    with pytest.raises(ValueError, match="not in `classes`"):
+        forest.fit(X, y + 5)                       # labels outside the public classes
+    with pytest.raises(TypeError):
+        forest.fit(X, y, groups=np.arange(200))    # user-level privacy is not supported
+    forest.fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        forest.predict(X[:, :2])
+    bad = X[:5].copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        forest.predict(bad)
+    bad[0, 0] = np.inf   # rejected like NaN by the input validation
+    with pytest.raises(ValueError):
+        forest.apply(bad)
+    with pytest.raises(ValueError, match="bounds"):
+        _forest(bounds=(1.0, 0.0)).fit(X, y)
