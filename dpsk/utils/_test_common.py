@@ -43,6 +43,8 @@ INIT_PARAMS = {
     "MultinomialNB": dict(epsilon=1e4),
     "PCA": dict(epsilon=1e4, delta=1e-5),
     "StandardScaler": dict(epsilon=1e4),
+    "DecisionTreeClassifier": dict(epsilon=1.0),   # integer noise: see BernoulliNB
+    "RandomForestClassifier": dict(epsilon=1.0),
     # Two candidates that predict differently at the same privacy cost.
     "GridSearchCV": dict(
         estimator=ToyShiftedMeanClassifier(epsilon=1e4), param_grid={"shift": [0.0, 0.1]}, epsilon=1e4

@@ -1,6 +1,6 @@
 # Authors: The dpsk developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Privacy-audit configurations of naive Bayes, PCA, k-means and the scalers, and broken variants.
+"""Privacy-audit configurations of naive Bayes, PCA, k-means, the scalers and random trees, and broken variants.
 
 Shared by ``tests/privacy/test_estimator_privacy.py`` (the audits of the correct
 estimators) and ``tests/privacy/test_family_audit_validity.py`` (the same audits must
@@ -15,7 +15,10 @@ Broken variants still *declare* the correct cost; only their noise or clipping i
 * ``...EpsilonX2``: noise calibrated for twice the declared ε;
 * ``...NoClipping``: a row may move the statistics by more than the declared sensitivity;
 * ``BernoulliNBFeaturesOnly``, ``CategoricalNBOneFeature``, ``MinMaxScalerOneFeature``: a
-  sensitivity that forgets part of a row's contribution.
+  sensitivity that forgets part of a row's contribution;
+* ``RandomForestEveryRowInEveryTree``: every row feeds every tree while the noise and the
+  declared cost are those of disjoint parts (parallel composition claimed, sequential
+  composition done).
 """
 
 from dataclasses import dataclass, field
@@ -27,8 +30,10 @@ from dpsk._core._clip import clipped_gram
 from dpsk.audit import canary_neighbours, project_attribute
 from dpsk.cluster import KMeans
 from dpsk.decomposition import PCA
+from dpsk.ensemble import RandomForestClassifier
 from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB, MultinomialNB
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
+from dpsk.tree import DecisionTreeClassifier
 from dpsk.utils._bounded import Box
 
 __all__ = ["AUDITS", "BROKEN_VARIANTS", "FamilyAudit"]
@@ -80,6 +85,22 @@ def project_scaler_moments(est):
     n = max(est.n_samples_seen_, 1.0)
     mean = float(est.mean_[0])
     return np.array([est.n_samples_seen_, mean * n, (float(est.var_[0]) + mean**2 - 0.5) * n])
+
+
+class project_canary_leaves:
+    """Σ over trees of the noisy class-1 count of the leaf the canary reaches, and the noisy class-1 total.
+
+    With disjoint parts the canary adds 1 to the first coordinate (in whichever tree it
+    lands) and 1 to the total; a forest that feeds it to every tree adds ``n_estimators``.
+    """
+
+    def __init__(self, canary):
+        self.canary = np.asarray([canary], dtype=np.float64)
+
+    def __call__(self, est):
+        trees = getattr(est, "estimators_", [est])
+        leaves = sum(tree.tree_.value[tree.apply(self.canary)[0], 1] for tree in trees)
+        return np.array([leaves, est.class_count_[1]])
 
 
 @dataclass
@@ -139,6 +160,21 @@ AUDITS = {
         project_attribute("histogram_", (slice(None), -1)),
         _Neighbours([[0.9, 0.9]], [4.0, 4.0], False),
     ),
+    # Depth-1 trees on one feature: rows at 0, the canary beyond 1 (routed as if at 1). The
+    # forest has two trees, so that feeding a row to both is visible next to feeding it to one.
+    "DecisionTreeClassifier": FamilyAudit(
+        DecisionTreeClassifier,
+        dict(max_depth=1, epsilon=2.0, bounds=(-1.0, 1.0), classes=[0, 1]),
+        project_canary_leaves([4.0]),
+        _Neighbours([[0.0]], [4.0], True),
+    ),
+    "RandomForestClassifier": FamilyAudit(
+        RandomForestClassifier,
+        dict(n_estimators=2, max_depth=1, epsilon=2.0, bounds=(-1.0, 1.0), classes=[0, 1]),
+        project_canary_leaves([4.0]),
+        _Neighbours([[0.0]], [4.0], True),
+        n_samples=6_000,
+    ),
 }
 
 
@@ -156,6 +192,9 @@ class _Lying:
 
     def noise_std(self, *args):
         return self._honest.noise_std(*args)
+
+    def variance(self, *args):
+        return self._honest.variance(*args)
 
     def randomise(self, value):
         return self._actual.randomise(value)
@@ -260,6 +299,30 @@ class MinMaxScalerOneFeature(MinMaxScaler):
         return _Lying(super()._mechanism(n_features, rng), super()._mechanism(1, rng))
 
 
+class _TreesEpsilonX2:
+    """Mixin: every release of the random trees declares ε but draws the noise of 2ε."""
+
+    def _mechanism(self, epsilon, rng, sensitivity=1):
+        honest = super()._mechanism(epsilon, rng, sensitivity)
+        return _Lying(honest, super()._mechanism(2 * epsilon, rng, sensitivity))
+
+
+class DecisionTreeClassifierEpsilonX2(_TreesEpsilonX2, DecisionTreeClassifier):
+    pass
+
+
+class RandomForestClassifierEpsilonX2(_TreesEpsilonX2, RandomForestClassifier):
+    pass
+
+
+class RandomForestEveryRowInEveryTree(RandomForestClassifier):
+    """Claims parallel composition across trees but feeds every row to every tree."""
+
+    def _parts(self, rng, n_trees, n_samples):
+        super()._parts(rng, n_trees, n_samples)   # same random stream as the correct forest
+        return None
+
+
 #: (name of the audited estimator, broken variant)
 BROKEN_VARIANTS = [
     ("GaussianNB", GaussianNBEpsilonX2),
@@ -278,4 +341,7 @@ BROKEN_VARIANTS = [
     ("StandardScaler", StandardScalerNoClipping),
     ("MinMaxScaler", MinMaxScalerEpsilonX2),
     ("MinMaxScaler", MinMaxScalerOneFeature),
+    ("DecisionTreeClassifier", DecisionTreeClassifierEpsilonX2),
+    ("RandomForestClassifier", RandomForestClassifierEpsilonX2),
+    ("RandomForestClassifier", RandomForestEveryRowInEveryTree),
 ]

@@ -1,0 +1,7 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Random decision trees with differential privacy."""
+
+from dpsk.tree._classes import DecisionTreeClassifier, RandomTree
+
+__all__ = ["DecisionTreeClassifier", "RandomTree"]
