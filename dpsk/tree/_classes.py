@@ -65,7 +65,7 @@ TREE_DOCS = {
     bounds_ : tuple of ndarray
         The bounds used (given, or derived from the data with a warning).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when X has string feature names.""",
     "max_depth": """max_depth : int or None, default=None
         Depth of every tree (all trees are complete: 2**max_depth leaves). ``None`` uses
@@ -142,6 +142,14 @@ class RandomTree:
         Noisy class counts of each leaf (the release; may be negative) and, for internal
         nodes, the sums of their leaves' noisy counts (post-processing).
     children_left, children_right : ndarray of shape (node_count,), dtype intp
+
+    Notes
+    -----
+    **Privacy.** Nothing here is computed from the data beyond the release of the
+    estimator that owns it: ``feature`` and ``threshold`` are drawn from the public
+    bounds before the data is read, the leaves' ``value`` rows are that estimator's noisy
+    counts (its ``privacy_spent_``), and the internal nodes' rows are sums of them
+    (post-processing).
     """
 
     def __init__(self, feature, threshold, leaf_counts):
