@@ -76,7 +76,9 @@ def test_summary_docstring_example():
 
 
 @pytest.mark.parametrize("method", list(LEDGERS))
-def test_summary_names_a_composition_that_certifies_the_total(method):
+def test_summary_names_a_composition_that_certifies_the_total(method, monkeypatch):
+    # Without dp-accounting's PLD, which would certify a tighter total than "advanced" and "rdp".
+    monkeypatch.setattr("dpsk.accounting._pld.available", lambda: False)
     budget, events = LEDGERS[method]
     acc = filled(budget, events)
     total = acc.total()
@@ -88,6 +90,17 @@ def test_summary_names_a_composition_that_certifies_the_total(method):
         assert get_epsilon(ledger, total.delta, method=method) <= total.epsilon * (1 + 1e-12)
         # ... and the summary would be wrong with a method that does not certify it
         assert get_epsilon(ledger, total.delta, method="basic") > total.epsilon
+
+
+def test_summary_names_pld_when_it_certifies_the_total():
+    pytest.importorskip("dp_accounting")
+    budget, events = LEDGERS["advanced"]
+    acc = filled(budget, events)
+    total = acc.total()
+    assert f"composition: {accountant_module._COMPOSITION['pld']}" in acc.summary()
+    ledger = ComposedEvent(tuple(events))
+    assert get_epsilon(ledger, total.delta, method="pld") <= total.epsilon * (1 + 1e-12)
+    assert get_epsilon(ledger, total.delta, method="advanced") > total.epsilon
 
 
 def test_summary_figures_are_those_of_total_and_remaining():
