@@ -188,6 +188,15 @@ def test_guide_snippets_run(page):
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples of doc/{page} failed (see the output above)"
 
 
+def test_readme_python_blocks_run():
+    """Check that the README's Python example runs (the first page users read)."""
+    text = (REPO / "README.md").read_text()
+    blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
+    assert blocks, "README.md has no ```python block"
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {"__name__": "readme"})
+
+
 # ----------------------------------------------------------------- the build
 
 
