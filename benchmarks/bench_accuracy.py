@@ -5,9 +5,10 @@
 Every classifier of dpsk at ε ∈ {0.1, 0.2, 0.5, 1, 2, 5, 10} (``--quick``: {0.1, 1, 10}),
 mean ± standard deviation over 10 seeds (2 with ``--quick``; the seed drives the privacy
 noise only, the train/test split is fixed), with diffprivlib 0.6.6's counterpart where it
-has one (LogisticRegression, GaussianNB; run in its own environment in the same run, same
-bounds) and scikit-learn's non-private model as the baseline (ε = ∞). Every private model
-gets its sensitivity bounds from public information only:
+has one (LogisticRegression, GaussianNB, RandomForestClassifier, DecisionTreeClassifier;
+run in its own environment in the same run, same bounds) and scikit-learn's non-private
+model as the baseline (ε = ∞). Every private model gets its sensitivity bounds from
+public information only:
 
 * **Adult** (``dpsk.datasets.load_adult``: the public-schema encoding, X in [0, 1]^107,
   documented numeric ranges, capital gain/loss log-transformed; the standard 32,561 /
@@ -31,6 +32,15 @@ gets its sensitivity bounds from public information only:
   ``data_norm`` = √30/2 (the corner of that box); CategoricalNB on 10 equal bins of each
   scaled feature. Target for GaussianNB at ε = 1: 0.85 or more. (BernoulliNB and
   MultinomialNB do not fit continuous features and are left out here.)
+* **Trees** (both datasets, on the features in [0, 1]): RandomForestClassifier and
+  DecisionTreeClassifier with their defaults (20 trees; depth min(10, ⌈d/2⌉) = 10 here)
+  and ``bounds`` = (0, 1) on every column; diffprivlib's RandomForestClassifier and
+  DecisionTreeClassifier with its defaults (10 trees, depth 5) and the same bounds and
+  classes; scikit-learn's RandomForestClassifier (100 trees, unlimited depth,
+  ``random_state=0``) and DecisionTreeClassifier as the baselines. Targets at ε = 1 for
+  the forest: 0.80 or more on Adult, 0.85 or more on breast_cancer. (The forest's design
+  choices, fit time and predict throughput are in ``bench_trees.py`` and
+  ``bench_fit_time.py``.)
 
 Run: ``python benchmarks/bench_accuracy.py [--quick]``.
 """
@@ -41,6 +51,7 @@ import warnings
 
 import numpy as np
 from sklearn.datasets import load_breast_cancer
+from sklearn.ensemble import RandomForestClassifier as SkRandomForestClassifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression as SkLogisticRegression
 from sklearn.model_selection import train_test_split
@@ -49,28 +60,39 @@ from sklearn.naive_bayes import CategoricalNB as SkCategoricalNB
 from sklearn.naive_bayes import GaussianNB as SkGaussianNB
 from sklearn.naive_bayes import MultinomialNB as SkMultinomialNB
 from sklearn.svm import LinearSVC as SkLinearSVC
+from sklearn.tree import DecisionTreeClassifier as SkDecisionTreeClassifier
 
 from _family_common import accuracy_record, diffprivlib_cell, main, run_diffprivlib
 from dpsk.datasets import load_adult
 from dpsk.datasets._adult import ADULT_SCHEMA
+from dpsk.ensemble import RandomForestClassifier
 from dpsk.linear_model import LogisticRegression
 from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB, MultinomialNB
 from dpsk.svm import LinearSVC
+from dpsk.tree import DecisionTreeClassifier
 
 NON_PRIVATE = "scikit-learn (non-private)"
 BINS = 10
 
+#: diffprivlib's counterparts, in the order its snippet fits them.
+DPL_MODELS = ("LogisticRegression", "GaussianNB", "RandomForestClassifier", "DecisionTreeClassifier")
 DPL_CLASSIFIERS = """
-from diffprivlib.models import GaussianNB, LogisticRegression
-out = {"LogisticRegression": {}, "GaussianNB": {}}
-for eps in epsilons:
-    eps = float(eps)
-    out["LogisticRegression"][str(eps)] = [
-        float(LogisticRegression(epsilon=eps, data_norm=float(data_norm), random_state=int(s))
-              .fit(X_linear, y).score(X_linear_test, y_test)) for s in seeds]
-    out["GaussianNB"][str(eps)] = [
-        float(GaussianNB(epsilon=eps, bounds=(np.zeros(X.shape[1]), np.ones(X.shape[1])), random_state=int(s))
-              .fit(X, y).score(X_test, y_test)) for s in seeds]
+from diffprivlib.models import DecisionTreeClassifier, GaussianNB, LogisticRegression, RandomForestClassifier
+box = (np.zeros(X.shape[1]), np.ones(X.shape[1]))
+models = {
+    "LogisticRegression": (lambda e, s: LogisticRegression(epsilon=e, data_norm=float(data_norm), random_state=s),
+                           X_linear, X_linear_test),
+    "GaussianNB": (lambda e, s: GaussianNB(epsilon=e, bounds=box, random_state=s), X, X_test),
+    "RandomForestClassifier": (lambda e, s: RandomForestClassifier(epsilon=e, bounds=box, classes=[0, 1],
+                                                                   random_state=s), X, X_test),
+    "DecisionTreeClassifier": (lambda e, s: DecisionTreeClassifier(epsilon=e, bounds=box, classes=[0, 1],
+                                                                   random_state=s), X, X_test),
+}
+out = {}
+for name, (make, train, test) in models.items():
+    out[name] = {str(float(eps)): [float(make(float(eps), int(s)).fit(train, y).score(test, y_test)) for s in seeds]
+                 for eps in epsilons}
+    print(json.dumps({name: out[name]}), flush=True)
 print(json.dumps(out))
 """
 
@@ -119,6 +141,12 @@ def classifiers(norm, sizes, l1=None):
                                    SkMultinomialNB())
     models["CategoricalNB"] = ("codes", lambda e, d: CategoricalNB(epsilon=e, n_categories=sizes, classes=[0, 1]),
                                SkCategoricalNB(min_categories=sizes))
+    models["RandomForestClassifier"] = ("X", lambda e, d: RandomForestClassifier(epsilon=e, bounds=(0.0, 1.0),
+                                                                                 classes=[0, 1]),
+                                        SkRandomForestClassifier(n_jobs=-1, random_state=0))
+    models["DecisionTreeClassifier"] = ("X", lambda e, d: DecisionTreeClassifier(epsilon=e, bounds=(0.0, 1.0),
+                                                                                 classes=[0, 1]),
+                                        SkDecisionTreeClassifier(random_state=0))
     return models
 
 
@@ -131,7 +159,7 @@ def adult():
     norm = float(train.data_norm)
     l1 = float(len(ADULT_SCHEMA["numeric"]) + len(ADULT_SCHEMA["categorical"]))
     models = classifiers(norm, sizes, l1=l1)
-    targets = {"CategoricalNB": "above majority", "BernoulliNB": "above majority"}
+    targets = {"CategoricalNB": "above majority", "BernoulliNB": "above majority", "RandomForestClassifier": ">= 0.80"}
     return views, (train.target, test.target), norm, models, targets
 
 
@@ -147,7 +175,7 @@ def breast_cancer():
     norm = math.sqrt(X01.shape[1]) / 2.0
     sizes = np.full(X01.shape[1], BINS)
     models = classifiers(norm, sizes)
-    return views, (y_train, y_test), norm, models, {"GaussianNB": ">= 0.85"}
+    return views, (y_train, y_test), norm, models, {"GaussianNB": ">= 0.85", "RandomForestClassifier": ">= 0.85"}
 
 
 def meets(target, accuracy, majority):
@@ -180,11 +208,16 @@ def dataset_rows(name, loader, epsilons, seeds):
                   X_linear_test=views["linear"][1], y=y, y_test=y_test, data_norm=np.array(norm),
                   epsilons=np.array(epsilons, dtype=float), seeds=np.array(seeds))
     dpl = run_diffprivlib(DPL_CLASSIFIERS, arrays, timeout=1800)
-    if isinstance(dpl, dict) and "LogisticRegression" in dpl:
-        for model, by_eps in dpl.items():
-            rows += [accuracy_record(name, model, "diffprivlib", eps, by_eps[str(float(eps))]) for eps in epsilons]
-    else:
-        rows.append({"dataset": name, "model": "LogisticRegression, GaussianNB", "library": "diffprivlib",
+    done = {}   # the models it finished (all of them, or those printed before the time limit)
+    if isinstance(dpl, dict) and "timeout" in dpl:
+        done = {model: by_eps for line in dpl["partial"] for model, by_eps in line.items()}
+    elif isinstance(dpl, dict) and "error" not in dpl:
+        done = dpl
+    for model, by_eps in done.items():
+        rows += [accuracy_record(name, model, "diffprivlib", eps, by_eps[str(float(eps))]) for eps in epsilons]
+    missing = [model for model in DPL_MODELS if model not in done]
+    if missing:
+        rows.append({"dataset": name, "model": ", ".join(missing), "library": "diffprivlib",
                      "accuracy": diffprivlib_cell(dpl, str)})
     return rows
 

@@ -25,9 +25,15 @@ Where the algorithms iterate, the comparison fixes the iterations: scikit-learn'
 its private seeding passes, scikit-learn its k-means++ initialisation, one run,
 ``tol=0``). diffprivlib's LogisticRegression (lbfgs, its defaults) and KMeans (its own
 iteration rule from ε) cannot be given the same iterations. LinearSVC: scikit-learn's
-liblinear with dpsk's ``C_`` (different solvers; for reference). Targets (at 10⁶ rows):
-GaussianNB, the scalers and PCA within 1.2× scikit-learn (PCA also under 1 s), KMeans no
-slower than scikit-learn.
+liblinear with dpsk's ``C_`` (different solvers; for reference). RandomForestClassifier:
+100 trees of depth 10 in every library (``n_jobs=1``; diffprivlib's with the same bounds
+and classes). scikit-learn's forest is timed on fewer trees and its time scaled to 100
+(min(100, max(4, 10⁶ / n)) trees: 100 at 10⁴, 10 at 10⁵, 4 at 10⁶, as the
+"scikit-learn setting" column says): its trees are fitted one after the other,
+independently, so its cost is linear in their number, and 100 trees at 10⁶ rows take
+500–1,200 s a fit on a shared 2-core machine. Targets (at 10⁶ rows): GaussianNB, the
+scalers and PCA within 1.2× scikit-learn (PCA also under 1 s), KMeans no slower than
+scikit-learn, RandomForestClassifier under 0.1× scikit-learn.
 """
 
 import warnings
@@ -36,6 +42,7 @@ import numpy as np
 from sklearn.cluster import KMeans as SkKMeans
 from sklearn.datasets import make_blobs
 from sklearn.decomposition import PCA as SkPCA
+from sklearn.ensemble import RandomForestClassifier as SkRandomForestClassifier
 from sklearn.linear_model import LinearRegression as SkLinearRegression
 from sklearn.linear_model import LogisticRegression as SkLogisticRegression
 from sklearn.linear_model import Ridge as SkRidge
@@ -50,6 +57,7 @@ from sklearn.svm import LinearSVC as SkLinearSVC
 from _family_common import best_seconds, fit_time_record, main, run_diffprivlib
 from dpsk.cluster import KMeans
 from dpsk.decomposition import PCA
+from dpsk.ensemble import RandomForestClassifier
 from dpsk.linear_model import LinearRegression, LogisticRegression, Ridge
 from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB, MultinomialNB
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
@@ -60,7 +68,8 @@ CLASSES = [0, 1]
 LINEAR = dict(bounds_X=(-5.0, 5.0), bounds_y=(-30.0, 30.0))
 
 DPL_FIT = """
-from diffprivlib.models import GaussianNB, KMeans, LinearRegression, LogisticRegression, PCA, StandardScaler
+from diffprivlib.models import (GaussianNB, KMeans, LinearRegression, LogisticRegression, PCA,
+                                 RandomForestClassifier, StandardScaler)
 times = []
 for _ in range(int(repeats)):
     model = {constructor}
@@ -110,12 +119,22 @@ def ridge(X, y):
     return ours, {"scikit-learn": SkRidge(1.0)}, "Ridge(alpha=1)"
 
 
+def forest(X, y):
+    """100 trees of depth 10; scikit-learn's time measured on fewer trees, scaled to 100."""
+    trees = min(100, max(4, 10**6 // X.shape[0]))
+    ours = RandomForestClassifier(100, max_depth=10, bounds=(-5.0, 5.0), classes=CLASSES, random_state=0)
+    theirs = SkRandomForestClassifier(trees, max_depth=10, n_jobs=1, random_state=0)
+    note = "100 trees of depth 10, n_jobs=1" + (f"; timed on {trees} trees, x {100 / trees:g}" if trees < 100 else "")
+    return ours, {"scikit-learn": theirs}, note, {"scikit-learn": 100 / trees}
+
+
 def simple(ours, theirs, note=""):
     return lambda X, y: (ours, {"scikit-learn": theirs}, note)
 
 
-#: name -> (data kind, factory(X, y) -> (dpsk estimator, {label: scikit-learn estimator}, note),
-#:          diffprivlib constructor or None, target at 10⁶ rows or None)
+#: name -> (data kind, factory(X, y) -> (dpsk estimator, {label: scikit-learn estimator}, note[,
+#:          {label: factor its time is multiplied by}]), diffprivlib constructor or None,
+#:          target at 10⁶ rows or None)
 ESTIMATORS = {
     "LogisticRegression": ("class", logistic, "LogisticRegression(epsilon=1.0, data_norm=7.0)", None),
     "LinearSVC": ("class", linear_svc, None, None),
@@ -145,6 +164,8 @@ ESTIMATORS = {
                        "StandardScaler(epsilon=1.0, bounds=(-5.0, 5.0))", 1.2),
     "MinMaxScaler": ("class", simple(MinMaxScaler(epsilon=1.0, bounds=(-5.0, 5.0), random_state=0),
                                      SkMinMaxScaler()), None, 1.2),
+    "RandomForestClassifier": ("class", forest, "RandomForestClassifier(n_estimators=100, max_depth=10, epsilon=1.0, "
+                                                "bounds=(-5.0, 5.0), classes=[0, 1])", 0.1),
 }
 
 
@@ -170,9 +191,11 @@ def rows_at(n, repeats, names=None):
         X, y = data[kind]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # scikit-learn's convergence warnings at a fixed number of steps
-            ours, theirs, note = factory(X, y)
+            ours, theirs, note, *scale = factory(X, y)
             times = best_seconds({"dpsk": lambda: ours.fit(X, y)}
                                  | {label: (lambda est=est: est.fit(X, y)) for label, est in theirs.items()}, repeats)
+        for label, factor in (scale[0] if scale else {}).items():
+            times[label] *= factor
         dpl = None
         if dpl_constructor is not None:
             timeout = 300 if name == "PCA" else 600

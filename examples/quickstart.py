@@ -17,12 +17,14 @@ To compare another model, add one line to ``models()``.
 
 import time
 
+from sklearn import ensemble as sk_ensemble
 from sklearn import linear_model as sk_linear_model
 from sklearn import naive_bayes as sk_naive_bayes
 
 import dpsk
 from dpsk import BudgetAccountant, BudgetExceededError
 from dpsk.datasets import ADULT_SCHEMA, load_adult
+from dpsk.ensemble import RandomForestClassifier
 from dpsk.linear_model import LogisticRegression
 from dpsk.naive_bayes import BernoulliNB, MultinomialNB
 
@@ -40,7 +42,8 @@ def models(adult, accountant):
     never from the rows, and records its spend on ``accountant``.
     """
     # Each row holds 5 numeric values in [0, 1] and 8 one-hot blocks: its L2 norm is at
-    # most sqrt(13) (adult.data_norm) and its L1 norm (its total count) at most 13.
+    # most sqrt(13) (adult.data_norm), its L1 norm (its total count) at most 13, and
+    # every feature lies in [0, 1] (the forest's bounds).
     l1_norm = len(ADULT_SCHEMA["numeric"]) + len(ADULT_SCHEMA["categorical"])
     common = {"classes": CLASSES, "accountant": accountant}
     return {
@@ -55,6 +58,10 @@ def models(adult, accountant):
         "BernoulliNB": (
             lambda eps: BernoulliNB(epsilon=eps, binarize=0.5, **common),
             lambda: sk_naive_bayes.BernoulliNB(binarize=0.5),
+        ),
+        "RandomForestClassifier": (
+            lambda eps: RandomForestClassifier(epsilon=eps, bounds=(0.0, 1.0), **common),
+            lambda: sk_ensemble.RandomForestClassifier(random_state=0),
         ),
     }
 
@@ -72,7 +79,7 @@ def main():
 
     # One accountant for everything: every fit checks its cost against the budget before
     # it reads the data, then records it.
-    accountant = BudgetAccountant(epsilon=25.0)
+    accountant = BudgetAccountant(epsilon=30.0)
     rows = []
     for name, (private, public) in models(train, accountant).items():
         scores = [private(eps).fit(train.data, train.target).score(test.data, test.target) for eps in EPSILONS]

@@ -51,6 +51,25 @@ def test_tiny_fit_time_section_without_diffprivlib(runner):
         assert row["diffprivlib (s)"] == "unavailable" and row["dpsk / diffprivlib"] == ""
 
 
+def test_forest_fit_time_scales_scikit_learn_from_fewer_trees(runner, monkeypatch):
+    """scikit-learn's forest is timed on fewer trees at large n, scaled to 100, and the row says so."""
+    import numpy as np
+
+    import bench_fit_time
+
+    _, theirs, note, scale = bench_fit_time.forest(np.empty((10**6, 20)), None)  # shape only: nothing is fitted
+    assert theirs["scikit-learn"].n_estimators == 4 and scale == {"scikit-learn": 25.0}
+    assert "timed on 4 trees, x 25" in note
+    (row,) = bench_fit_time.run(sizes=[300], names=["RandomForestClassifier"])
+    assert row["scikit-learn setting"] == "100 trees of depth 10, n_jobs=1"  # all 100 trees at small n
+    assert row["dpsk (s)"] > 0 and row["scikit-learn (s)"] > 0
+    # At 2e4 rows scikit-learn fits 50 trees: its time counts twice (a fake timer, nothing is fitted).
+    monkeypatch.setattr(bench_fit_time, "best_seconds", lambda candidates, repeats: dict.fromkeys(candidates, 2.0))
+    (row,) = bench_fit_time.run(sizes=[20_000], names=["RandomForestClassifier"])
+    assert (row["dpsk (s)"], row["scikit-learn (s)"], row["dpsk / scikit-learn"]) == (2.0, 4.0, 0.5)
+    assert row["scikit-learn setting"].endswith("timed on 50 trees, x 2")
+
+
 def test_missing_diffprivlib_environment_is_not_created_when_told(runner, tmp_path):
     python, reason = runner.diffprivlib_environment(str(tmp_path / "venv" / "bin" / "python"), create=False)
     assert python is None and "not found" in reason

@@ -24,13 +24,16 @@ EXPECTED = {
         [
             "Test accuracy",
             "non-private",
-            "BudgetAccountant(epsilon=25.0): 18 spends",
+            "BudgetAccountant(epsilon=30.0): 24 spends",
             "composition: basic composition",
             "refused before reading the data",
         ],
         [],
     ),
-    "plot_privacy_utility.py": (["BudgetAccountant(): 3 spends", "LogisticRegression"], ["privacy_utility.png"]),
+    "plot_privacy_utility.py": (
+        ["BudgetAccountant(): 4 spends", "LogisticRegression", "RandomForestClassifier"],
+        ["privacy_utility.png"],
+    ),
     "plot_pipeline_budget.py": (
         ["test accuracy", "classifier epsilon = 0.800", "refused: Privacy spend"],
         ["pipeline_budget.png"],
@@ -100,7 +103,7 @@ def check_quickstart_table(stdout):
     lines = stdout.splitlines()
     header = next(line for line in lines if line.startswith("model"))
     epsilons = [float(e) for e in re.findall(r"eps=([0-9.]+)", header)]
-    models = ("LogisticRegression", "MultinomialNB", "BernoulliNB")
+    models = ("LogisticRegression", "MultinomialNB", "BernoulliNB", "RandomForestClassifier")
     rows = {line.split()[0]: [float(v) for v in line.split()[1:]] for line in lines if line.split()[:1] and line.split()[0] in models}
     assert set(rows) == set(models)
     for values in rows.values():
@@ -109,7 +112,7 @@ def check_quickstart_table(stdout):
     assert rows["LogisticRegression"][-1] > 0.8  # the non-private baseline learns something
     majority = float(re.search(r"majority class scores ([0-9.]+)", stdout).group(1))
     assert 0.7 < majority < 0.8
-    spent = float(re.search(r"epsilon: spent ([0-9.]+) of 25", stdout).group(1))
+    spent = float(re.search(r"epsilon: spent ([0-9.]+) of 30", stdout).group(1))
     assert spent == pytest.approx(len(rows) * sum(epsilons), rel=1e-3)
 
 
