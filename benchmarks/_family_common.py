@@ -6,7 +6,7 @@
   run stay meaningful on a busy machine;
 * :func:`run_diffprivlib` — runs a snippet in diffprivlib's own environment (diffprivlib
   0.6.6 does not import with scikit-learn >= 1.9; ``DPL_PYTHON``, by default
-  ``/work/.venv-dpl/bin/python``, overridable by ``$DPSK_DIFFPRIVLIB_PYTHON``; ``run.py``
+  ``benchmarks/.venv-diffprivlib/bin/python``, overridable by ``$DPSK_DIFFPRIVLIB_PYTHON``; ``run.py``
   creates that environment when it is missing) on arrays saved to a temporary folder,
   with a time limit, and returns what the snippet prints as JSON;
 * :func:`markdown`, :func:`sections` — rows (dicts) as markdown tables;
@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 #: The interpreter of diffprivlib's environment; None (``run.py --no-diffprivlib``) skips it.
-DPL_PYTHON = os.environ.get("DPSK_DIFFPRIVLIB_PYTHON", "/work/.venv-dpl/bin/python")
+DPL_PYTHON = os.environ.get("DPSK_DIFFPRIVLIB_PYTHON", str(Path(__file__).resolve().parent / ".venv-diffprivlib" / "bin" / "python"))
 #: Where results (tables, plots) go by default.
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -12,7 +12,7 @@ Usage, from the repository root with dpsk installed::
 Every ``benchmarks/bench_*.py`` with a ``run(quick)`` function is found and run in this
 process (see ``_family_common`` for the protocol). diffprivlib 0.6.6 does not import with
 scikit-learn >= 1.9, so it runs in a separate environment: the interpreter at
-``$DPSK_DIFFPRIVLIB_PYTHON`` (default ``/work/.venv-dpl/bin/python``, or
+``$DPSK_DIFFPRIVLIB_PYTHON`` (default ``benchmarks/.venv-diffprivlib/bin/python``, or
 ``--diffprivlib-python``); when it is missing, this script creates a virtual environment
 there and installs ``diffprivlib==0.6.6`` and ``scikit-learn<1.8`` into it, saying so.
 
@@ -394,7 +394,7 @@ def main(argv=None):
     parser.add_argument("--no-diffprivlib", action="store_true", help="skip diffprivlib (no environment is created)")
     parser.add_argument("--diffprivlib-python", default=common.DPL_PYTHON,
                         help="interpreter of diffprivlib's environment (default $DPSK_DIFFPRIVLIB_PYTHON or "
-                             "/work/.venv-dpl/bin/python); created if missing")
+                             "benchmarks/.venv-diffprivlib/bin/python); created if missing")
     args = parser.parse_args(argv)
     command = " ".join(shlex.quote(a) for a in ["python", os.path.relpath(__file__), *(sys.argv[1:] if argv is None else argv)])
     started = datetime.datetime.now(datetime.timezone.utc)
