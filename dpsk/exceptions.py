@@ -12,7 +12,6 @@ __all__ = [
     "BudgetExceededError",
     "DetachedAccountantError",
     "PrivacyLeakWarning",
-    "DPSKCompatibilityWarning",
 ]
 
 
@@ -41,6 +40,3 @@ class PrivacyLeakWarning(UserWarning):
     differentially private with respect to it.
     """
 
-
-class DPSKCompatibilityWarning(UserWarning):
-    """A scikit-learn parameter or feature is accepted but behaves differently in dpsk."""

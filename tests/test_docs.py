@@ -36,7 +36,6 @@ NO_PRIVACY_SECTION = {
     "dpsk.exceptions.BudgetExceededError": "an exception: raised before anything is released",
     "dpsk.exceptions.DetachedAccountantError": "an exception: raised instead of a spend",
     "dpsk.exceptions.PrivacyLeakWarning": "a warning class; the estimators that emit it say when",
-    "dpsk.exceptions.DPSKCompatibilityWarning": "a warning class about scikit-learn compatibility",
     "dpsk.accounting.Budget": "a plain (epsilon, delta) pair returned by the accountant",
     "dpsk.utils.all_estimators": "introspection of the package: no data involved",
     "dpsk.audit.canary_row": "builds a synthetic input row from public parameters",
