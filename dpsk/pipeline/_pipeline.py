@@ -99,16 +99,9 @@ class Pipeline(sk_pipeline.Pipeline):
     Attributes
     ----------
     named_steps : :class:`~sklearn.utils.Bunch`
-        The steps by name.
-
-    classes_ : ndarray of shape (n_classes,)
-        Class labels of the final step, if it is a classifier.
-
-    n_features_in_ : int
-        Number of features seen by the first step during ``fit``.
-
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during ``fit``, when ``X`` had string column names.
+        The steps by name. Like scikit-learn's pipeline, a fitted pipeline also has
+        ``classes_`` (if the final step is a classifier), ``n_features_in_`` and
+        ``feature_names_in_`` (if its first step has them).
 
     See Also
     --------
