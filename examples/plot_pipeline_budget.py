@@ -101,13 +101,22 @@ print("costs found without data:", {
     name: round(accountant.total(spent_budget=[cost]).epsilon, 3)
     for name, cost in check_budget(pipe, BudgetAccountant()).costs.items()
 })
-spends_before = len(accountant)
-try:
-    with accountant:
-        pipe.fit(train.data, train.target)
-except BudgetExceededError as exc:
-    print("refused:", str(exc).split(" spend on it")[0])
-print(f"spends recorded by the refused fit: {len(accountant) - spends_before}")
+
+
+def fit_again(pipeline):
+    """Fit ``pipeline`` under the accountant: the refusal, and the spends recorded meanwhile."""
+    spends_before = len(accountant)
+    try:
+        with accountant:
+            pipeline.fit(train.data, train.target)
+    except BudgetExceededError as exc:
+        return str(exc), len(accountant) - spends_before
+    return "not refused", len(accountant) - spends_before
+
+
+refusal, spends = fit_again(pipe)
+print("refused:", refusal.split(" spend on it")[0])
+print(f"spends recorded by the refused fit: {spends}")
 
 # %%
 # scikit-learn's pipeline, for comparison
@@ -122,12 +131,9 @@ print(f"spends recorded by the refused fit: {len(accountant) - spends_before}")
 # check them before anything is fitted.)
 
 plain = sklearn_pipeline.make_pipeline(clone(scaler), clone(classifier))  # the same steps, unfitted
-try:
-    with accountant:
-        plain.fit(train.data, train.target)
-except BudgetExceededError as exc:
-    print("scikit-learn's pipeline refused:", str(exc).split(". ")[0])
-print(f"spends recorded by scikit-learn's pipeline before the refusal: {len(accountant) - spends_before}")
+refusal, spends = fit_again(plain)
+print("scikit-learn's pipeline refused:", refusal.split(". ")[0])
+print(f"spends recorded by scikit-learn's pipeline before the refusal: {spends}")
 print(accountant.summary())
 
 # %%
