@@ -237,6 +237,18 @@ def test_a_bare_dp_estimator_and_a_meta_estimator():
     assert report.costs == {"estimator": _cost(1.0)}
 
 
+def test_a_private_search_as_a_step_counts_with_its_whole_cost(data):
+    X, y = data
+    search = GridSearchCV(_classifier(epsilon=1.0), {"shift": [0.0, 0.1]}, epsilon=1.0, random_state=0)
+    pipe = make_pipeline(_centerer(1.0), search)  # the search costs 2: its fits and selection, and the refit
+    with BudgetAccountant(epsilon=2.9) as acc, pytest.raises(BudgetExceededError, match="'gridsearchcv'"):
+        pipe.fit(_Spy(), _Spy())
+    assert len(acc) == 0
+    with BudgetAccountant(epsilon=3.0) as acc:
+        pipe.fit(X, y)
+    assert acc.total().epsilon == pytest.approx(3.0) and len(acc) == 2
+
+
 def test_the_check_spends_nothing_and_changes_nothing():
     acc = BudgetAccountant(epsilon=10.0)
     pipe = _pipe(accountant=acc)
