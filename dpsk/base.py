@@ -74,12 +74,21 @@ class DPEstimatorMixin:
             setattr(clone, BOUND_ATTRIBUTE, accountant)
         return clone
 
+    def _accountant_in_play(self):
+        """The accountant ``fit`` checks and spends on, here and now (or None).
+
+        :func:`dpsk.accounting.check_budget` asks it, to check a step's cost on the
+        accountant its fit will use. Estimators that look for their accountant
+        elsewhere (a private search also asks its candidate's steps) override it.
+        """
+        return resolve_accountant(self)
+
     def _check_privacy_budget(self, cost):
         """Dry run: raise BudgetExceededError if ``cost`` does not fit the accountant's budget.
 
         Call before reading the data. Returns the accountant in play (or None).
         """
-        accountant = resolve_accountant(self)
+        accountant = self._accountant_in_play()
         if accountant is not None:
             accountant.check_event(cost)
         return accountant
@@ -91,7 +100,7 @@ class DPEstimatorMixin:
         spend can still take the budget first, in which case this raises
         BudgetExceededError and nothing is released.
         """
-        accountant = resolve_accountant(self)
+        accountant = self._accountant_in_play()
         if accountant is not None:
             accountant.record(cost)
         self.privacy_spent_ = cost

@@ -1,7 +1,8 @@
 # Authors: The dpsk developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Shared fixtures: a seed fixture for statistical tests, a dtype fixture for kernels, and a
-switch running accounting with and without the optional dp-accounting package."""
+"""Shared fixtures: a seed fixture for statistical tests, a dtype fixture for kernels, a
+switch running accounting with and without the optional dp-accounting package, and a
+small two-class data set in [-1, 1] for the accounting tests of composite estimators."""
 
 import os
 
@@ -39,3 +40,12 @@ def pld_switch(request, monkeypatch):
     else:
         monkeypatch.setattr("dpsk.accounting._pld.available", lambda: False)
     return request.param
+
+
+@pytest.fixture
+def toy_data():
+    """120 rows, 3 features uniform in [-1, 1]; the class is the sign of the first feature."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(120, 3))
+    y = (X[:, 0] > 0).astype(int)
+    return X, y

@@ -35,7 +35,15 @@ EXPECTED = {
         ["privacy_utility.png"],
     ),
     "plot_pipeline_budget.py": (
-        ["test accuracy", "classifier epsilon = 0.800", "refused: Privacy spend"],
+        [
+            "test accuracy",
+            "classifier epsilon = 0.800",
+            "costs found without data: {'columntransformer__numeric': 0.2, 'logisticregression': 0.8}",
+            "refused: Fitting Pipeline would exceed the budget",
+            "spends recorded by the refused fit: 0",
+            "scikit-learn's pipeline refused: Privacy spend",
+            "spends recorded by scikit-learn's pipeline before the refusal: 1",
+        ],
         ["pipeline_budget.png"],
     ),
     "plot_grid_search.py": (

@@ -8,6 +8,8 @@
   tightest valid method and refuses spends that do not fit.
 * :func:`get_epsilon` gives the guarantee of an event by a chosen composition method, and
   :func:`get_delta` its inverse, the event's privacy profile δ(ε).
+* :func:`check_budget` checks, before any data is read, that every DP step of an
+  estimator (a pipeline, a column transformer, ...) fits the budget together.
 * The calibration functions (:func:`gaussian_sigma`, ...) turn a budget into a noise
   scale with the same formulas the accountant uses to turn it back.
 """
@@ -53,12 +55,14 @@ from dpsk.accounting._events import (
     SelfComposedEvent,
     ZCDPEvent,
 )
+from dpsk.accounting._preflight import BudgetCheck, check_budget
 from dpsk.accounting._recording import note_release, record_releases
 
 __all__ = [
     "ApproxDPEvent",
     "Budget",
     "BudgetAccountant",
+    "BudgetCheck",
     "CalibratedEvent",
     "ComposedEvent",
     "DiscreteGaussianEvent",
@@ -79,6 +83,7 @@ __all__ = [
     "ZCDPEvent",
     "active_accountant",
     "amplified_epsilon",
+    "check_budget",
     "classic_gaussian_sigma",
     "discrete_gaussian_delta",
     "discrete_gaussian_epsilon",

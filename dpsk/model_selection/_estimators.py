@@ -5,20 +5,22 @@
 A search accounts for all of its fits at once, before it reads the data, so it needs
 the privacy cost of every candidate without fitting it. dpsk's fit protocol guarantees
 one: a DP estimator checks its cost with its accountant *before* touching ``X``
-(architecture.rst, "The fit protocol"). :func:`candidate_cost` hands each DP step an
-accountant that captures that check and stops the fit, with placeholder data that
-raises if anything reads it. Inner fits then run with :data:`PREPAID`, an accountant
-that accepts every spend (the search has recorded them all already), with independent
-noise, and without the user's accountant, so nothing is charged twice.
+(architecture.rst, "The fit protocol"). :func:`candidate_cost` probes each DP step
+(``dpsk.accounting._preflight``: an accountant that captures that check and stops the
+fit, with placeholder data that raises if anything reads it). Inner fits then run with
+:data:`PREPAID`, an accountant that accepts every spend (the search has recorded them
+all already), with independent noise, and without the user's accountant, so nothing is
+charged twice.
 """
 
 import warnings
 
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import clone
 from sklearn.utils import get_tags
 
-from dpsk.accounting import ComposedEvent, ParallelEvent, PrivacyEvent
+from dpsk.accounting import ParallelEvent
 from dpsk.accounting._context import BOUND_ATTRIBUTE, active_accountant
+from dpsk.accounting._preflight import PREPAID, compose, dp_steps, probe_cost, walk_estimators
 from dpsk.exceptions import PrivacyLeakWarning
 
 __all__ = [
@@ -34,105 +36,16 @@ __all__ = [
 ]
 
 
-class _Prepaid:
-    """An accountant that accepts every spend: the search has recorded it already.
-
-    Inner fits of a search carry it as their ``accountant``, so that neither the user's
-    accountant (passed to the estimator or made active by ``with``) nor one bound at
-    clone time is charged a second time, including in worker processes.
-    """
-
-    def check_event(self, event):
-        return True
-
-    def record(self, event):
-        return self
-
-    def __repr__(self):
-        return "<prepaid by the search>"
-
-    def __reduce__(self):
-        return "PREPAID"  # a module-level singleton: unpickles as the same object
-
-
-PREPAID = _Prepaid()
-
-
-class _Probed(Exception):
-    """Raised by the probe accountant to stop a fit once its cost is known."""
-
-    def __init__(self, event):
-        super().__init__("privacy cost probed")
-        self.event = event
-
-
-class _ProbeAccountant:
-    """Captures the first cost an estimator checks (or records), then stops its fit."""
-
-    def check_event(self, event):
-        raise _Probed(event)
-
-    def record(self, event):
-        raise _Probed(event)
-
-
-class _DataWasRead(Exception):
-    pass
-
-
-class _Unreadable:
-    """Placeholder for ``X`` and ``y`` during a probe: any use of it raises."""
-
-    def _refuse(self, *args, **kwargs):
-        raise _DataWasRead()
-
-    __array__ = __len__ = __iter__ = __getitem__ = _refuse
-
-    def __getattr__(self, name):
-        raise _DataWasRead()
-
-
-def _is_dp(obj):
-    return isinstance(obj, BaseEstimator) and getattr(obj, "_dpsk_estimator", False)
-
-
-def _walk(obj, dp, plain):
-    """Collect DP estimators (not descending into them) and non-DP leaf estimators."""
-    if _is_dp(obj):
-        dp.append(obj)
-    elif isinstance(obj, BaseEstimator):
-        before = len(dp) + len(plain)
-        for value in obj.get_params(deep=False).values():
-            _walk(value, dp, plain)
-        if len(dp) + len(plain) == before:
-            plain.append(obj)
-    elif isinstance(obj, (list, tuple)):
-        for item in obj:
-            _walk(item, dp, plain)
-
-
-def dp_steps(estimator):
-    """The differentially private estimators inside ``estimator`` (itself, or its steps).
-
-    A DP estimator accounts for everything its own ``fit`` does, so the walk does not
-    look inside it. Pipelines, column transformers and other containers are searched
-    through their parameters.
-    """
-    dp, plain = [], []
-    _walk(estimator, dp, plain)
-    return dp
-
-
 def check_private(estimator):
     """Raise if ``estimator`` has no DP step; warn about steps that learn without privacy."""
     dp, plain = [], []
-    _walk(estimator, dp, plain)
+    walk_estimators(estimator, dp, plain)
     if not dp:
         raise ValueError(
             f"{type(estimator).__name__} has no differentially private step (a dpsk estimator): "
             "its fits would not be private, so a private search cannot account for them."
         )
-    for step in plain:
+    for _, step in plain:
         if get_tags(step).requires_fit:
             warnings.warn(
                 f"{type(step).__name__} learns from the data without differential privacy; the "
@@ -141,24 +54,6 @@ def check_private(estimator):
                 PrivacyLeakWarning,
                 stacklevel=3,
             )
-
-
-def _probe(step):
-    """The privacy cost ``step.fit`` checks before reading the data."""
-    probe = clone(step).set_params(accountant=_ProbeAccountant())
-    vars(probe).pop(BOUND_ATTRIBUTE, None)
-    try:
-        probe.fit(_Unreadable(), _Unreadable())
-    except _Probed as probed:
-        if not isinstance(probed.event, PrivacyEvent):
-            raise TypeError(f"{type(step).__name__}.fit checked a {type(probed.event).__name__}, not a PrivacyEvent")
-        return probed.event
-    except _DataWasRead:
-        pass
-    raise TypeError(
-        f"{type(step).__name__}.fit does not check its privacy cost with its accountant before "
-        "reading the data (dpsk's fit protocol), so a private search cannot account for it."
-    )
 
 
 def candidate_cost(estimator, params):
@@ -171,10 +66,10 @@ def candidate_cost(estimator, params):
         the same rows).
     """
     candidate = clone(estimator).set_params(**params)
-    costs = [_probe(step) for step in dp_steps(candidate)]
+    costs = [probe_cost(step) for step in dp_steps(candidate)]
     if not costs:
         raise ValueError(f"the candidate {params!r} has no differentially private step")
-    return costs[0] if len(costs) == 1 else ComposedEvent(tuple(costs))
+    return compose(costs)
 
 
 def largest_cost(costs):

@@ -314,6 +314,10 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
 
     # -- the search ---------------------------------------------------------------------
 
+    def _accountant_in_play(self):
+        """The accountant the search charges (see :func:`search_accountant`)."""
+        return search_accountant(self, self.estimator)
+
     def _check_setup(self):
         check_privacy_params(self.epsilon)
         if not is_classifier(self.estimator):
@@ -385,7 +389,7 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         self._check_setup()
         rng = check_random_state(self.random_state)
         plan = self._plan(rng)
-        accountant = search_accountant(self, self.estimator)
+        accountant = self._accountant_in_play()
         report = budget_report(plan.stages, plan.total, accountant)
         name = type(self).__name__
         if self.verbose > 0:

@@ -22,11 +22,8 @@ GRID = {"epsilon": [0.5, 1.0, 2.0, 4.0]}
 
 
 @pytest.fixture
-def data():
-    rng = np.random.default_rng(0)
-    X = rng.uniform(-1, 1, size=(120, 3))
-    y = (X[:, 0] > 0).astype(int)
-    return X, y
+def data(toy_data):
+    return toy_data
 
 
 def _classifier(**params):

@@ -1,0 +1,216 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""scikit-learn's Pipeline, with the whole budget checked before the first step reads the data."""
+
+from sklearn import pipeline as sk_pipeline
+from sklearn.utils.metaestimators import available_if
+
+from dpsk.accounting._preflight import budget_check
+
+__all__ = ["Pipeline", "make_pipeline"]
+
+
+def _checked_first(method, summary, returns):
+    """scikit-learn's Pipeline ``method``, preceded by the budget check of every DP step."""
+
+    def checked(self, X, y=None, **params):
+        budget_check(self, skip_unaccounted=True)
+        return getattr(super(Pipeline, self), method)(X, y, **params)
+
+    checked.__name__ = method
+    checked.__qualname__ = f"Pipeline.{method}"
+    checked.__doc__ = f"""{summary}
+
+        Parameters
+        ----------
+        X : iterable
+            Training data, as the first step takes it.
+
+        y : iterable, default=None
+            Training targets, for the steps that use them.
+
+        **params : dict of str -> object
+            Parameters of the steps' ``fit`` methods (``step__param``), or, with
+            metadata routing enabled, metadata routed to the steps that request it
+            (for example ``groups``), as in scikit-learn.
+
+        Returns
+        -------
+        {returns}
+
+        Raises
+        ------
+        BudgetExceededError
+            Before any step reads the data, if the DP steps that spend on one
+            accountant cannot afford their composed cost.
+        """
+    return checked
+
+
+def _offered_by_sklearn(method):
+    """``available_if`` check: ``method`` exists exactly when scikit-learn's Pipeline offers it.
+
+    (Its own ``available_if`` raises AttributeError when, for example, the final step
+    has no ``fit_predict``; the override must not make the method appear.)
+    """
+
+    def check(self):
+        getattr(super(Pipeline, self), method)
+        return True
+
+    return check
+
+
+class Pipeline(sk_pipeline.Pipeline):
+    """scikit-learn's pipeline, with the privacy budget of all its steps checked before it fits.
+
+    A scikit-learn :class:`~sklearn.pipeline.Pipeline` fits its steps one after the
+    other, and each DP step checks only its own cost when its turn comes: if the final
+    step does not fit the budget, the earlier steps have already read the data and spent
+    their part. This pipeline first checks the costs of *all* its DP steps (at any
+    depth: column transformers and nested pipelines included), composed on each
+    accountant they spend on, with :func:`dpsk.accounting.check_budget`, and only then
+    fits them as scikit-learn does. A fit that the budget cannot afford raises
+    :class:`~dpsk.exceptions.BudgetExceededError` before any step has read the data.
+
+    It is a subclass of scikit-learn's ``Pipeline`` and takes the same parameters:
+    replace ``from sklearn.pipeline import Pipeline`` with ``from dpsk.pipeline import
+    Pipeline``. Everything else (``named_steps``, ``set_params``, ``set_output``,
+    metadata routing, caching, ``clone``, use inside searches) behaves as in
+    scikit-learn.
+
+    Parameters
+    ----------
+    steps : list of tuples
+        ``(name, estimator)`` pairs, fitted in order. Every step but the last must be a
+        transformer; a step may be ``"passthrough"`` or None (skipped).
+
+    transform_input : list of str, default=None
+        Names of metadata parameters of ``fit`` that the steps transform before they
+        reach the step that requests them (metadata routing only), as in scikit-learn.
+
+    memory : str or object with the joblib.Memory interface, default=None
+        Cache of fitted transformers, as in scikit-learn. A transformer found in the
+        cache is not refitted and spends nothing; the budget check counts it anyway.
+
+    verbose : bool, default=False
+        Print the time each step takes to fit.
+
+    Attributes
+    ----------
+    named_steps : :class:`~sklearn.utils.Bunch`
+        The steps by name. Like scikit-learn's pipeline, a fitted pipeline also has
+        ``classes_`` (if the final step is a classifier), ``n_features_in_`` and
+        ``feature_names_in_`` (if its first step has them).
+
+    See Also
+    --------
+    make_pipeline : Build a pipeline from estimators, naming the steps automatically.
+    dpsk.accounting.check_budget : The check run at the start of every fit.
+
+    Notes
+    -----
+    **Privacy.** The pipeline adds no release of its own: its guarantee is the
+    sequential composition of its DP steps' guarantees (each step's Privacy paragraph
+    states its relation and sensitivity assumptions), and steps that are not dpsk
+    estimators learn without privacy. Before ``fit``, ``fit_transform`` and
+    ``fit_predict``, the cost of one fit of every DP step is found from its
+    hyper-parameters (no data is read) and checked, composed, on the accountant each
+    step spends on: its ``accountant``, else the one of the enclosing ``with
+    accountant:`` block, else the one bound at clone time. Steps with no accountant are
+    not checked. Each step then records its own spend as it is fitted, so the ledger
+    holds the same events as with scikit-learn's pipeline.
+
+    Inside :class:`dpsk.model_selection.GridSearchCV`, whose inner fits are prepaid,
+    the check has nothing to do. Inside scikit-learn's searches, each fit of the
+    pipeline is checked on its own. The check counts one fit per DP step: a step
+    wrapped in a meta-estimator that fits it several times (``OneVsRestClassifier``,
+    bagging) spends more, and those extra fits are checked by the step itself.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpsk import BudgetAccountant, BudgetExceededError
+    >>> from dpsk.linear_model import LogisticRegression
+    >>> from dpsk.pipeline import make_pipeline
+    >>> from dpsk.preprocessing import StandardScaler
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(0, 1, (200, 3))
+    >>> y = (X[:, 0] > 0.5).astype(int)
+    >>> acc = BudgetAccountant(epsilon=1.2)
+    >>> pipe = make_pipeline(StandardScaler(epsilon=0.5, bounds=(0, 1), accountant=acc),
+    ...                      LogisticRegression(epsilon=1.0, data_norm=4.0, classes=[0, 1], accountant=acc))
+    >>> try:
+    ...     pipe.fit(X, y)
+    ... except BudgetExceededError:
+    ...     print("refused; spends recorded:", len(acc))
+    refused; spends recorded: 0
+    """
+
+    fit = _checked_first(
+        "fit",
+        """Check the budget of every DP step, then fit the steps in order.""",
+        """self : object
+            The fitted pipeline.""",
+    )
+    fit_transform = available_if(_offered_by_sklearn("fit_transform"))(_checked_first(
+        "fit_transform",
+        """Check the budget of every DP step, fit them, and transform with the final one.""",
+        """Xt : ndarray of shape (n_samples, n_transformed_features)
+            The training data, transformed by every step.""",
+    ))
+    fit_predict = available_if(_offered_by_sklearn("fit_predict"))(_checked_first(
+        "fit_predict",
+        """Check the budget of every DP step, then fit them and ``fit_predict`` the final one.""",
+        """y_pred : ndarray
+            What the final step's ``fit_predict`` returns.""",
+    ))
+
+
+def make_pipeline(*steps, memory=None, transform_input=None, verbose=False):
+    """Build a :class:`Pipeline` from estimators, naming each step after its class.
+
+    dpsk's counterpart of :func:`sklearn.pipeline.make_pipeline` (same arguments, same
+    step names): the pipeline it returns checks the budget of all its DP steps before
+    it fits any of them.
+
+    Parameters
+    ----------
+    *steps : estimator objects
+        The steps, in order.
+
+    memory : str or object with the joblib.Memory interface, default=None
+        Cache of fitted transformers (see :class:`Pipeline`).
+
+    transform_input : list of str, default=None
+        Metadata transformed by the steps before it reaches the step requesting it
+        (metadata routing only).
+
+    verbose : bool, default=False
+        Print the time each step takes to fit.
+
+    Returns
+    -------
+    pipeline : Pipeline
+        A :class:`dpsk.pipeline.Pipeline` (a scikit-learn ``Pipeline``).
+
+    See Also
+    --------
+    Pipeline : The pipeline class, with named steps.
+
+    Notes
+    -----
+    **Privacy.** Building the pipeline reads no data and spends nothing; its fits are
+    checked and charged as described in :class:`Pipeline`.
+
+    Examples
+    --------
+    >>> from dpsk.naive_bayes import GaussianNB
+    >>> from dpsk.pipeline import make_pipeline
+    >>> from dpsk.preprocessing import MinMaxScaler
+    >>> make_pipeline(MinMaxScaler(bounds=(0, 10)), GaussianNB(bounds=(0, 1), classes=[0, 1]))
+    Pipeline(steps=[('minmaxscaler', MinMaxScaler(bounds=(0, 10))),
+                    ('gaussiannb', GaussianNB(bounds=(0, 1), classes=[0, 1]))])
+    """
+    named = sk_pipeline.make_pipeline(*steps).steps
+    return Pipeline(named, memory=memory, transform_input=transform_input, verbose=verbose)
