@@ -10,8 +10,22 @@ most m between neighbouring datasets; weights are then exp(-(z_max - z)/2⁴⁰)
 integer differences, whose Bernoulli(exp(-γ)) draws are exact (``dpsk._core._exact``).
 The guarantee holds exactly for these integer scores, with ε' <= ε; the selection
 probabilities differ from the real-number ones by a relative 2⁻⁴⁰·|s|/Δ.
+
+Very many candidates with tied scores (``ExponentialMechanism.randomise_groups``: the
+quantile's 2³² bins, tied between consecutive data values) are sampled without listing
+them, by rejection from a proposal that is exact in integers: candidate r is proposed
+with probability ∝ 2^(−ℓ_r), ℓ_r = ⌊γ_r / ln 2⌋ (capped at 64), and accepted with
+probability exp(−γ_r)·2^ℓ_r = exp(−(γ_r − ℓ_r ln 2)) ∈ (1/2, 1], drawn exactly by
+``_bernoulli_exp_shifted`` (Canonne, Kamath & Steinke 2020, Algorithm 1, with the
+irrational γ_r − ℓ_r ln 2 compared to uniform bits lazily against rigorous bounds of
+ln 2). The proposal picks a level ℓ with probability ∝ (candidates at level ℓ)·2^(−ℓ)
+(integers), then a uniform candidate of that level; the expected number of proposals is
+at most 2 + (candidates)·2⁻⁶⁴.
 """
 
+import bisect
+import itertools
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -30,6 +44,8 @@ _DEN = 1 << _BITS
 # from below at z_max - M changes each by at most as much as z_max does, so it keeps the
 # sensitivity, and it keeps the numerators of γ within the exact sampler's 64 bits.
 _MAX_GAMMA_NUM = 1 << (_BITS + 20)
+# Proposal levels of randomise_groups: candidates with γ >= 64 ln 2 share the last one.
+_TOP_LEVEL = 64
 
 
 class _Selection:
@@ -55,10 +71,13 @@ class _Selection:
             raise ValueError(f"scores must be a non-empty 1-d array, got shape {scores.shape}")
         if not np.all(np.isfinite(scores)):
             raise ValueError("scores must be finite")
-        factor = Fraction(self._m) / Fraction(self.sensitivity)
-        z = [(Fraction(float(s)) * factor).__floor__() for s in scores]
+        z = [self._quantise(float(s)) for s in scores]
         top = max(z)
         return [min(top - zr, _MAX_GAMMA_NUM) for zr in z]
+
+    def _quantise(self, score):
+        """The integer score z = floor(m s / Δ) of an exact score s (int, Fraction or float)."""
+        return math.floor(Fraction(score) * self._m / Fraction(self.sensitivity))
 
     def probabilities(self, scores):
         """The exact selection probabilities for these scores (for tests and utility analysis)."""
@@ -120,6 +139,70 @@ class ExponentialMechanism(_Selection):
             r = int(self._rng.integers(n))
             if numerators[r] == 0 or bernoulli_exp(numerators[r], _DEN, self._rng):
                 return r
+
+    def randomise_groups(self, counts, gaps, gap_error, score, top):
+        """Select a candidate among groups of tied candidates: one private release.
+
+        The same mechanism as :meth:`randomise` over the list in which group ``j``
+        appears ``counts[j]`` times with score ``score(j)``, without building the list:
+        exact rejection sampling in time linear in the number of groups (module docstring).
+
+        Parameters
+        ----------
+        counts : array-like of int, shape (n_groups,)
+            Candidates in each group, >= 0, at most 2**53 in total and at least one in a
+            group of score ``top``.
+        gaps : ndarray of float64, shape (n_groups,)
+            ``top - score(j)``, approximately (used only to build the proposal).
+        gap_error : float or ndarray
+            A bound on ``|gaps - (top - score(j))|``. A gap understated by more than this
+            is detected and raises ``RuntimeError`` (never a silently wrong law).
+        score : callable
+            ``score(j)``: the exact score of group ``j`` (an int, Fraction or float),
+            called for the proposed groups only.
+        top : int, Fraction or float
+            The exact largest score over all candidates.
+
+        Returns
+        -------
+        group : int
+        offset : int
+            Uniform in ``range(counts[group])``: which of the group's tied candidates.
+        """
+        counts = np.asarray(counts, dtype=np.int64)
+        if counts.ndim != 1 or counts.size == 0 or np.any(counts < 0) or counts.sum() < 1:
+            raise ValueError("counts must be a non-empty 1-d array of non-negative integers, not all 0")
+        if float(counts.sum()) > 2.0**53:
+            raise ValueError("at most 2**53 candidates in total")
+        # γ_j >= (m/Δ)(top - s_j)/2⁴⁰ - 2⁻⁴⁰ (the two floors), so this lower bound is safe.
+        scale = self._m / (self.sensitivity * _DEN) * (1.0 - 2.0**-50)
+        lower = np.subtract(gaps, gap_error, dtype=np.float64)
+        lower *= scale / math.log(2) * (1.0 - 2.0**-50)
+        lower -= 2.0**-40 / math.log(2)
+        # level = floor(lower / ln 2) in [0, _TOP_LEVEL]: ℓ ln 2 <= γ
+        np.clip(lower, 0.0, _TOP_LEVEL, out=lower)
+        levels = lower.astype(np.intp)
+        per_level = np.bincount(levels, weights=counts.astype(np.float64), minlength=_TOP_LEVEL + 1)
+        weights = [int(c) << (_TOP_LEVEL - level) for level, c in enumerate(per_level)]
+        cumulative = list(itertools.accumulate(weights))
+        z_top = self._quantise(top)
+        members = {}
+        while True:
+            level = bisect.bisect_right(cumulative, _uniform_below(cumulative[-1], self._rng))
+            if level not in members:
+                index = np.flatnonzero(levels == level)
+                members[level] = (index, np.cumsum(counts[index]))
+            index, cum = members[level]
+            u = _uniform_below(int(cum[-1]), self._rng)
+            position = int(np.searchsorted(cum, u, side="right"))
+            group = int(index[position])
+            offset = u - int(cum[position] - counts[group])
+            numerator = min(z_top - self._quantise(score(group)), _MAX_GAMMA_NUM)
+            if numerator < 0:
+                raise ValueError("top is not the largest score")
+            if _bernoulli_exp_shifted(numerator, level, self._rng):
+                note_release(self.privacy_event())
+                return group, offset
 
 
 @Substitution(**MECHANISM_DOCS)
@@ -187,3 +270,94 @@ def _log_factorial(k):
 
     return gammaln(np.asarray(k, dtype=np.float64) + 1.0)
 
+
+
+# ---------------------------------------------------------------------------------------
+# Exact helpers of ExponentialMechanism.randomise_groups (Python integers: a few calls
+# per selection)
+
+_LN2_BOUNDS = {}
+
+
+def _ln2_bounds(bits):
+    """Integers (lo, hi) with lo <= 2**bits · ln 2 <= hi and hi - lo <= 2.
+
+    From ln 2 = Σ_{k>=1} 1/(k 2^k) with g = 16 guard bits: each of the bits + g floored
+    terms loses less than 1 and the tail is below 1, so 2**(bits+g) ln 2 lies in
+    [S, S + bits + g + 1] for S the sum of the floored terms.
+    """
+    if bits not in _LN2_BOUNDS:
+        guard = 16
+        total = bits + guard
+        s = sum((1 << (total - k)) // k for k in range(1, total + 1))
+        _LN2_BOUNDS[bits] = (s >> guard, (s + total + 1 + (1 << guard) - 1) >> guard)
+    return _LN2_BOUNDS[bits]
+
+
+def _random_bits(count, rng):
+    """A uniform integer of ``count`` random bits (whole 64-bit words from ``rng``)."""
+    value = 0
+    for _ in range(0, count, 64):
+        value = (value << 64) | int(rng.integers(0, 1 << 64, dtype=np.uint64))
+    return value >> ((-count) % 64)
+
+
+def _uniform_below(n, rng):
+    """A uniform integer in range(n), n >= 1 (exact, any size)."""
+    if n <= 1 << 62:
+        return int(rng.integers(n))
+    bits = n.bit_length()
+    while True:
+        value = _random_bits(bits, rng)
+        if value < n:
+            return value
+
+
+def _shifted_bounds(numerator, level, bits):
+    """Integers bracketing 2**bits · y, y = numerator/2⁴⁰ − level·ln 2 (bits >= 40)."""
+    lo2, hi2 = _ln2_bounds(bits)
+    base = numerator << (bits - _BITS)
+    return base - level * hi2, base - level * lo2
+
+
+def _bernoulli_exp_shifted(numerator, level, rng):
+    """Bernoulli(exp(−y)) for y = numerator/2⁴⁰ − level·ln 2 >= 0, exactly.
+
+    level 0: the kernel's exact Bernoulli(exp(−γ)). Otherwise y is irrational: its integer
+    part n (found from bounds on ln 2 of growing precision) costs n Bernoulli(exp(−1))
+    draws, and the fraction f = y − n goes through CKS20 Algorithm 1 (K = 1; while
+    Bernoulli(f)·Bernoulli(1/K): K += 1; accept iff K is odd), where Bernoulli(f) compares
+    a uniform V, revealed 64 bits at a time, with f through the bounds until they decide
+    (ln 2 is irrational, so they do, with probability 1).
+    """
+    if level == 0:
+        return numerator == 0 or bernoulli_exp(numerator, _DEN, rng)
+    bits = 64
+    while True:  # n = floor(y), deterministic
+        low, high = _shifted_bounds(numerator, level, bits)
+        if high < 0:
+            raise RuntimeError("exponential mechanism: a proposal level exceeds γ (gaps understated)")
+        if low >> bits == high >> bits:
+            whole = low >> bits
+            break
+        bits *= 2
+    if whole and not bernoulli_exp(whole, 1, rng):
+        return False
+
+    def below_fraction():
+        # V < f  <=>  (V + n) 2^P < 2^P y; V in [v, v + 1) / 2^P.
+        precision, v = 64, _random_bits(64, rng)
+        while True:
+            low, high = _shifted_bounds(numerator, level, precision)
+            offset = whole << precision
+            if v + 1 + offset <= low:
+                return True
+            if v + offset >= high:
+                return False
+            precision += 64
+            v = (v << 64) | _random_bits(64, rng)
+
+    k = 1
+    while below_fraction() and int(rng.integers(k)) == 0:
+        k += 1
+    return bool(k & 1)

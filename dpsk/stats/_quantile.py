@@ -2,17 +2,29 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Private quantiles: the exponential mechanism over a public grid of bins.
 
-The public range ``bounds`` is cut into ``bins`` equal bins. For a quantile q of values
-with total weight N, bin k covers the ranks ``[R(x_k), R(x_{k+1})]`` (R(x) the weight of
-values below x; the last bin closes at N), and scores ``-dist(qN, [R(x_k), R(x_{k+1})])``.
-The bins' rank intervals tile [0, N], so the best score is 0. Adding or removing one
-record moves every endpoint by 0 or 1 (its weight) and qN by q, so the score moves by at
-most max(q, 1 − q) <= 1 per unit of weight; replacing one user's values moves the
-endpoints by at most the user's weight and leaves N fixed. The exponential mechanism
-(``dpsk.mechanisms.ExponentialMechanism``, sampled exactly) picks a bin; its middle is
-released. With probability >= 1 − α the chosen bin's rank interval is within
-``(2Δ/ε) ln(bins/α)`` of qN (McSherry & Talwar 2007): the rank error reported by
-:meth:`DPResult.rank_error`.
+The public range ``bounds`` is cut into ``bins`` equal bins (2³² by default). For a
+quantile q of values with total weight N, bin k covers the ranks ``[R_k, R_{k+1}]`` (R_k
+the weight of values in bins before k; the last bin closes at N), and scores
+``-dist(qN, [R_k, R_{k+1}])``. The bins' rank intervals tile [0, N], so the best score is
+0. Adding or removing one record moves every endpoint by 0 or 1 (its weight) and qN by
+q, so the score moves by at most max(q, 1 − q) <= 1 per unit of weight; replacing one
+user's values moves the endpoints by at most the user's weight and leaves N fixed. The
+exponential mechanism (``dpsk.mechanisms.ExponentialMechanism``, sampled exactly) picks
+a bin; its middle is released. With probability >= 1 − α the chosen bin's rank interval
+is within ``(2Δ/ε) ln(bins/α)`` of qN (McSherry & Talwar 2007): the rank error reported
+by :meth:`DPResult.rank_error`.
+
+The bins are never listed: all empty bins between two consecutive occupied bins share
+one rank interval, hence one score, so the n values split the bins into at most 2n + 1
+groups of tied candidates (runs of empty bins, and occupied bins), and
+``ExponentialMechanism.randomise_groups`` samples a group with probability ∝ (its number
+of bins) × exp(ε score / 2Δ), then a uniform bin in it, exactly (integer weights, exact
+Bernoulli draws), in time linear in n. With a fine grid this is the exponential
+mechanism of Smith (2011) — an interval between order statistics with probability ∝ its
+length × exp(ε score / 2Δ), then a point inside it — restricted to a public grid, so
+that the release is a grid point (floating-point safe). Scores are exact rationals:
+ranks are integers (with ``groups``, row weights are rounded down to multiples of
+2⁻³⁰, which keeps every user's total weight within the bound).
 
 With ``groups``, values are weighted as for the mean (a user's rows weigh at most h), so
 that the weighted quantile is the one of Epasto et al. (2020) §4 ("the same weighting
@@ -23,6 +35,8 @@ dpsk's own.
 """
 
 import math
+from fractions import Fraction
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,6 +66,17 @@ def _check_q(q):
     return q
 
 
+#: The default grid: this many equal bins of the public range (never materialised).
+FINE_BINS = 2**32
+
+#: With ``groups``, the row weights are rounded down to multiples of 2**-WEIGHT_BITS, so
+#: that weighted ranks are exact integers.
+WEIGHT_BITS = 30
+
+#: Largest accepted ``bins`` (the sampler's counts are exact up to 2**53).
+MAX_BINS = 2**53
+
+
 class QuantileQuery:
     """The exponential-mechanism releases behind one quantile call (public parameters only).
 
@@ -62,8 +87,8 @@ class QuantileQuery:
     epsilon : float
         Budget, shared equally by the ``q.size × n_outputs`` selections.
     n_outputs : int
-    bins : int
-        Number of candidate bins per output.
+    bins : int or None
+        Number of candidate bins per output; None for ``FINE_BINS``.
     rng : numpy.random.Generator
 
     Attributes
@@ -72,8 +97,10 @@ class QuantileQuery:
     """
 
     def __init__(self, q, *, epsilon, n_outputs, bins, rng):
-        if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
-            raise ValueError(f"bins must be an integer >= 1, got {bins!r}")
+        if bins is None:
+            bins = FINE_BINS
+        if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or not 1 <= bins <= MAX_BINS:
+            raise ValueError(f"bins must be None or an integer in [1, 2**53], got {bins!r}")
         self.q = _check_q(q)
         self.bins = int(bins)
         self.n_outputs = int(n_outputs)
@@ -92,13 +119,28 @@ class QuantileQuery:
     def rank_error(self, unit, alpha):
         """With probability >= 1 − α per selection: |rank − qN| <= this, in weight units.
 
-        The mechanism weighs candidate r by exp(−(z_max − z_r)/2⁴⁰) with integer scores
-        z = floor(M s) (``ExponentialMechanism``'s quantisation, M ≈ 2⁴⁰ ε/2): a bin
-        whose score is τ below the best has z_max − z_r >= M τ − 1, so
-        P(some such bin) <= bins · exp(−(M τ − 1)/2⁴⁰) <= α for the τ below.
+        The mechanism weighs bin r by exp(−γ_r) with γ_r = (z_max − z_r)/2⁴⁰ for integer
+        scores z = floor(M s) (``ExponentialMechanism``'s quantisation, M ≈ 2⁴⁰ ε/2): a
+        bin whose score is τ below the best has γ_r >= (M τ − 1)/2⁴⁰, and the best bin
+        weighs 1, so P(some such bin) <= bins · exp(−(M τ − 1)/2⁴⁰) <= α for the τ below.
+        ``unit`` is the weight of one privacy unit in the scores (:meth:`score_unit`).
         """
         steps = self.mechanism._m  # noqa: SLF001 (the mechanism's score multiplier M)
         return unit * (2.0**40 * math.log(self.bins / alpha) + 1.0) / steps
+
+    @staticmethod
+    def score_unit(contribution, per_record):
+        """``(unit, scale)``: the integer weight of one privacy unit in the scores, and the
+        integer weight of a row of weight 1 (1 item level, 2**WEIGHT_BITS with weights).
+
+        User-level weights w in [0, 1] become floor(w 2**WEIGHT_BITS) (:func:`_row_weights`);
+        one user's rows carry at most ``contribution.unit`` in real weights (up to the
+        rounding of h/s_l, relative 2⁻⁵³), hence at most ``unit`` in integer weights.
+        """
+        if contribution.weights is None:
+            return int(math.ceil(contribution.unit * per_record)), 1
+        scale = 2**WEIGHT_BITS
+        return math.floor(Fraction(contribution.unit) * per_record * scale * (1 + Fraction(1, 2**50))) + 1, scale
 
     def release(self, records, lower, upper, contribution=None):
         """The released quantiles, shape ``(q.size, n_outputs)``.
@@ -111,27 +153,121 @@ class QuantileQuery:
         if not isinstance(records, Records):
             records = Records(records, records.shape[0], 1, (records.shape[1],), (1, records.shape[1]))
         contribution = Contribution() if contribution is None else contribution
-        m = records.per_record
-        unit = contribution.unit * m
-        weights = contribution.weights
-        if weights is not None and m > 1:
-            weights = np.repeat(weights, m)
+        unit, _ = self.score_unit(contribution, records.per_record)
+        weights = _row_weights(contribution, records.per_record)
         out = np.empty((self.q.size, self.n_outputs))
         for j in range(self.n_outputs):
-            edges = np.linspace(lower[j], upper[j], self.bins + 1)
-            column = np.clip(records.X[:, j], lower[j], upper[j])
-            order = np.argsort(column, kind="stable")
-            ranked = column[order]
-            cum = np.concatenate([[0.0], np.cumsum(weights[order] if weights is not None else np.ones(ranked.size))])
-            total = cum[-1]
-            below = cum[np.searchsorted(ranked, edges, side="left")]  # weight of values < edge
-            start, stop = below[:-1], np.concatenate([below[1:-1], [total]])
+            groups = _bin_groups(records.X[:, j], lower[j], upper[j], self.bins, weights)
             for k, level in enumerate(self.q):
-                target = level * total
-                distance = np.maximum(np.maximum(start - target, target - stop), 0.0)
-                index = self.mechanism.randomise(-distance / unit)
-                out[k, j] = (edges[index] + edges[index + 1]) / 2.0
+                index = _select_bin(self.mechanism, groups, level, unit)
+                out[k, j] = _bin_middle(index, lower[j], upper[j], self.bins)
         return out
+
+
+def _row_weights(contribution, per_record):
+    """Integer row weights floor(w 2**WEIGHT_BITS) (None at item level: all 1)."""
+    if contribution.weights is None:
+        return None
+    weights = np.floor(np.asarray(contribution.weights, dtype=np.float64) * 2**WEIGHT_BITS).astype(np.int64)
+    return np.repeat(weights, per_record) if per_record > 1 else weights
+
+
+class _Groups(NamedTuple):
+    """The bins of one output, grouped: runs of empty bins between occupied ones.
+
+    Group g holds ``count[g]`` consecutive bins from ``start[g]``, all of rank interval
+    ``[below[g], through[g]]`` (integer weights); ``total`` is the total weight N.
+    """
+
+    start: np.ndarray
+    count: np.ndarray
+    below: np.ndarray
+    through: np.ndarray
+    total: int
+
+
+def _bin_groups(column, lower, upper, bins, weights):
+    """Group the ``bins`` equal bins of [lower, upper] by the data in ``column``.
+
+    A value x goes to bin floor((x − lower)/(upper − lower) · bins) (clipped into range;
+    a deterministic, monotone function of x, so bin k's rank interval is [weight of
+    values in bins < k, weight of values in bins <= k]). Occupied bins are their own
+    group; the empty bins between two occupied ones (and before the first, after the
+    last) share one rank, hence one score, and form one group: at most 2 n + 1 groups.
+    """
+    x = np.asarray(column, dtype=np.float64)
+    half_width = upper / 2 - lower / 2  # halves: no overflow for huge bounds
+    # uint32 sorts faster than int64 (the default 2**32 bins fit)
+    dtype = np.uint32 if bins <= 2**32 else np.int64
+    if half_width > 0:
+        position = np.clip(x, lower, upper)
+        position /= 2
+        position -= lower / 2
+        factor = bins / half_width
+        if math.isfinite(factor):
+            position *= factor
+        else:  # a subnormal range
+            position = position / half_width * bins
+        np.floor(position, out=position)
+        np.clip(position, 0, bins - 1, out=position)
+        index = position.astype(dtype)
+    else:
+        index = np.zeros(x.size, dtype=dtype)
+    if weights is None:
+        index = np.sort(index).astype(np.int64)
+        cumulative = np.arange(index.size + 1, dtype=np.int64)
+    else:
+        order = np.argsort(index, kind="stable")
+        index = index[order].astype(np.int64)
+        cumulative = np.concatenate([[0], np.cumsum(weights[order])])
+    total = int(cumulative[-1])
+    first = np.flatnonzero(np.concatenate([[True], index[1:] != index[:-1]])) if index.size else np.empty(0, np.intp)
+    occupied = index[first]
+    below = cumulative[first]
+    through = np.append(below[1:], total)
+    n = occupied.size
+    start = np.empty(2 * n + 1, dtype=np.int64)
+    count = np.empty(2 * n + 1, dtype=np.int64)
+    low = np.empty(2 * n + 1, dtype=np.int64)
+    high = np.empty(2 * n + 1, dtype=np.int64)
+    # even groups: empty runs; odd groups: occupied bins
+    start[0::2] = np.concatenate([[0], occupied + 1])
+    count[0::2] = np.append(occupied, bins) - start[0::2]
+    low[0::2] = high[0::2] = np.append(below, total)
+    start[1::2] = occupied
+    count[1::2] = 1
+    low[1::2] = below
+    high[1::2] = through
+    return _Groups(start, count, low, high, total)
+
+
+def _select_bin(mechanism, groups, level, unit):
+    """One exponential-mechanism selection of a bin for the quantile ``level``.
+
+    Score of a bin: −dist(qN, [below, through]) / unit, exactly (rationals), top 0 (the
+    rank intervals tile [0, N]). The float distances only build the proposal; their error
+    is at most a few ulps of N.
+    """
+    total = groups.total
+    target = level * total
+    distance = np.maximum(np.maximum(groups.below - target, target - groups.through), 0.0)
+    error = (total * 2.0**-48 + 2.0**-1000) / unit
+    exact_target = Fraction(float(level)) * total
+
+    def score(g):
+        below, through = int(groups.below[g]), int(groups.through[g])
+        return -max(below - exact_target, exact_target - through, 0) / unit
+
+    group, offset = mechanism.randomise_groups(groups.count, distance / unit, error + distance / unit * 2.0**-48, score, 0)
+    return int(groups.start[group]) + offset
+
+
+def _bin_middle(index, lower, upper, bins):
+    """The middle of bin ``index`` of ``bins`` equal bins of [lower, upper] (public)."""
+    width = upper / bins - lower / bins
+    left = lower + index * width
+    right = upper if index == bins - 1 else lower + (index + 1) * width
+    return float(np.clip(left / 2 + right / 2, lower, upper))
 
 
 def _quantile_statistic(call, a, q, bounds, axis, keepdims, bins, return_error, function):
@@ -149,12 +285,13 @@ def _quantile_statistic(call, a, q, bounds, axis, keepdims, bins, return_error, 
     shaped = shape_output(values, records, keepdims, records.X.dtype, leading=q.shape)
     if not return_error:
         return shaped
-    unit = contribution.unit * per_record
+    unit, scale = query.score_unit(contribution, per_record)
+    unit = unit / scale
     return DPResult(
         shaped,
         noise_std=None,
         privacy_spent=call.cost,
-        mechanism="ExponentialMechanism over equal bins (exact sampling, floating-point safe)",
+        mechanism=f"ExponentialMechanism over {query.bins} equal bins (exact sampling, floating-point safe)",
         rank_error=lambda alpha: query.rank_error(unit, alpha),
         bounds=(lower, upper),
         threshold=contribution.threshold,
@@ -162,7 +299,7 @@ def _quantile_statistic(call, a, q, bounds, axis, keepdims, bins, return_error, 
 
 
 @Substitution(**STATS_DOCS)
-def quantile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=4096, groups=None,
+def quantile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=None, groups=None,
              contribution_bound="smooth", threshold=None, public_user_counts=False, accountant=None,
              random_state=None, return_error=False):
     """Differentially private quantiles of clipped values over ``axis``.
@@ -177,10 +314,13 @@ def quantile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=
     {bounds}
     {axis}
     {keepdims}
-    bins : int, default=4096
-        The range ``bounds`` is cut into this many equal bins; the middle of one of them
-        is released. More bins: finer resolution, a slightly larger rank error
-        (logarithmic in ``bins``).
+    bins : int or None, default=None
+        The range ``bounds`` is cut into this many equal bins (at most 2**53); the middle
+        of one of them is released. None: 2**32 bins, a resolution of about 2⁻³² of the
+        range, so that the error is the rank error alone even for millions of values.
+        The bins are never built (empty bins between two data values share one score),
+        so the time does not depend on ``bins``. Fewer bins: a coarser release, a
+        slightly smaller worst-case rank error (logarithmic in ``bins``).
     {user_level}
     {call}
     return_error : bool, default=False
@@ -199,7 +339,8 @@ def quantile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=
     2007), each with ε/(q.size × entries), over the public bins, score the distance of
     the target rank to the bin's rank interval (sensitivity 1 value; the number of
     values per record, or h of them with ``groups``). Released: one bin middle per
-    selection. Sampled exactly by ``dpsk.mechanisms.ExponentialMechanism``:
+    selection. Sampled exactly by ``dpsk.mechanisms.ExponentialMechanism`` (its grouped
+    form: the bins between two data values share a score and are never listed):
     floating-point safe. {user_level_privacy} With ``groups``, the weighted quantile and
     this choice of h are dpsk's design following the paper's §4 trade-off (its quantile
     algorithm is in an appendix dpsk's authors did not have).
@@ -218,7 +359,7 @@ def quantile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=
 
 
 @Substitution(**STATS_DOCS)
-def percentile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=4096, groups=None,
+def percentile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=None, groups=None,
                contribution_bound="smooth", threshold=None, public_user_counts=False, accountant=None,
                random_state=None, return_error=False):
     """Differentially private percentiles: :func:`quantile` with ``q`` in [0, 100].
@@ -232,7 +373,7 @@ def percentile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bin
     {bounds}
     {axis}
     {keepdims}
-    bins : int, default=4096
+    bins : int or None, default=None
         See :func:`quantile`.
     {user_level}
     {call}
@@ -255,7 +396,7 @@ def percentile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bin
 
 
 @Substitution(**STATS_DOCS)
-def median(a, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=4096, groups=None,
+def median(a, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=None, groups=None,
            contribution_bound="smooth", threshold=None, public_user_counts=False, accountant=None,
            random_state=None, return_error=False):
     """Differentially private median: :func:`quantile` at 0.5.
@@ -267,7 +408,7 @@ def median(a, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=4096,
     {bounds}
     {axis}
     {keepdims}
-    bins : int, default=4096
+    bins : int or None, default=None
         See :func:`quantile`.
     {user_level}
     {call}

@@ -184,3 +184,69 @@ def test_randomized_response_validates_categories():
         RandomizedResponse(epsilon=1.0, categories=[1])
     with pytest.raises(ValueError):
         RandomizedResponse(epsilon=1.0, categories=[1, 1])
+
+
+# Groups of tied candidates: counts from 1 to 2**40, scores spread so that every group
+# carries visible mass; one group far down (the proposal's last level) and one empty.
+GROUP_COUNTS = np.array([1, 3, 2**40, 5, 2**33, 7, 0, 2**50])
+GROUP_SCORES = np.array([0.0, -1.0, -52.0, -0.5, -44.0, -3.3, 0.0, -1e7])
+
+
+def _group_probabilities(epsilon):
+    log_w = np.log(np.maximum(GROUP_COUNTS, 1).astype(float)) + epsilon * GROUP_SCORES / 2
+    w = np.where(GROUP_COUNTS > 0, np.exp(log_w - log_w[GROUP_COUNTS > 0].max()), 0.0)
+    return w / w.sum()
+
+
+def test_exponential_mechanism_groups_distribution(global_random_seed):
+    """Check randomise_groups against count × exp(ε s / 2): groups and offsets (chi-square, power)."""
+    mech = ExponentialMechanism(epsilon=1.0, sensitivity=1.0, random_state=global_random_seed)
+    picks = [
+        mech.randomise_groups(GROUP_COUNTS, -GROUP_SCORES, 1e-9, lambda g: float(GROUP_SCORES[g]), 0)
+        for _ in range(N)
+    ]
+    groups = np.array([g for g, _ in picks])
+    support = np.arange(GROUP_COUNTS.size)
+    assert chisquare_pvalue(groups, support, _group_probabilities(1.0)) > ALPHA
+    assert chisquare_pvalue(groups, support, _group_probabilities(1.2)) < ALPHA
+    offsets = np.array([o for g, o in picks if g == 5])  # uniform among the group's 7 candidates
+    assert chisquare_pvalue(offsets, np.arange(7), np.ones(7)) > ALPHA
+    big = np.array([o for g, o in picks if g == 2])
+    assert np.all((big >= 0) & (big < 2**40))
+    assert ks_pvalue(big / 2**40, stats.uniform.cdf) > ALPHA
+
+
+def test_exponential_mechanism_groups_record_one_release_each():
+    from dpsk.accounting import ExponentialEvent, record_releases
+
+    mech = ExponentialMechanism(epsilon=0.5, random_state=0)
+    with record_releases() as drawn:
+        mech.randomise_groups([2, 1], np.array([0.0, 1.0]), 0.0, lambda g: -float(g), 0)
+    assert drawn == [ExponentialEvent(0.5)]
+
+
+def test_exponential_mechanism_groups_detect_understated_gaps():
+    """A proposal built from gaps larger than the true ones is refused, never used."""
+    mech = ExponentialMechanism(epsilon=1.0, random_state=0)
+    with pytest.raises(RuntimeError, match="understated"):
+        for _ in range(50):  # the group with the wrong gap (level 10) is proposed with probability 4/5
+            mech.randomise_groups([1, 2**12], np.array([0.0, 14.0]), 0.0, lambda g: -float(g), 0)
+    with pytest.raises(ValueError, match="largest"):
+        for _ in range(50):
+            mech.randomise_groups([1, 1], np.array([0.0, 0.0]), 0.0, lambda g: float(g), 0)
+
+
+def test_ln2_bounds_are_rigorous_and_nested():
+    from fractions import Fraction
+
+    from dpsk.mechanisms._selection import _ln2_bounds
+
+    # ln 2 to 60 digits (an independent constant)
+    ln2 = Fraction("0.693147180559945309417232121458176568075500134360255254120680")
+    for bits in (64, 128, 256):
+        lo, hi = _ln2_bounds(bits)
+        assert hi - lo <= 2
+        assert Fraction(lo, 2**bits) <= ln2 + Fraction(1, 10**59) and ln2 - Fraction(1, 10**59) <= Fraction(hi, 2**bits)
+    lo64, hi64 = _ln2_bounds(64)
+    lo256, hi256 = _ln2_bounds(256)
+    assert lo64 << 192 <= hi256 and lo256 <= hi64 << 192

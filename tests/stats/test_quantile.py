@@ -8,6 +8,7 @@ from scipy import stats as scipy_stats
 
 from dpsk import stats
 from dpsk.accounting import ExponentialEvent, record_releases
+from dpsk.utils._testing import ALPHA, chisquare_pvalue
 
 
 def test_large_epsilon_matches_numpy_to_the_bin_width():
@@ -94,3 +95,68 @@ def test_bad_input(kwargs, match):
         stats.quantile(np.zeros(5), epsilon=1.0, bounds=(0, 1), **kwargs)
     with pytest.raises(ValueError, match="percentiles"):
         stats.percentile(np.zeros(5), 101, epsilon=1.0, bounds=(0, 1))
+
+
+def _fine_grid_gap_probabilities(x, epsilon, level=0.5):
+    """Exact probabilities of the gaps between the sorted values (and of the values' own
+    bins) under the exponential mechanism over 2**32 bins of [0, 1], computed directly."""
+    index = np.sort(np.floor(np.asarray(x) * 2**32).astype(np.int64))
+    n = index.size
+    target = level * n
+    # groups in order: run before value 0, bin of value 0, run, ..., bin of value n-1, run
+    edges = np.concatenate([[-1], index, [2**32]])
+    runs = np.diff(edges) - 1
+    counts = np.empty(2 * n + 1)
+    counts[0::2], counts[1::2] = runs, 1
+    low = np.empty(2 * n + 1)
+    low[0::2], low[1::2] = np.arange(n + 1), np.arange(n)
+    high = low.copy()
+    high[1::2] += 1
+    distance = np.maximum(np.maximum(low - target, target - high), 0)
+    w = counts * np.exp(-epsilon * distance / 2)
+    return edges, w / w.sum()
+
+
+def test_fine_grid_follows_the_exponential_mechanism_over_gaps():
+    """Check the default 2**32-bin grid: the released point's gap has probability ∝
+    (bins in the gap) · exp(ε·score/2) (chi-square at α = 1e-6, with power against ε × 1.3),
+    and releases are bin middles spread uniformly inside the gap."""
+    x = np.array([0.05, 0.1, 0.3, 0.32, 0.6, 0.7, 0.9])
+    rng = np.random.default_rng(6)
+    draws = np.array([stats.median(x, epsilon=1.0, bounds=(0, 1), random_state=rng) for _ in range(20000)])
+    bins = np.floor(draws * 2**32).astype(np.int64)
+    np.testing.assert_array_equal(draws, (bins + 0.5) / 2**32)  # bin middles
+    edges, probs = _fine_grid_gap_probabilities(x, 1.0)
+    # group of a bin: 2i for the run after edge i, 2i + 1 for the bin of value i
+    position = np.searchsorted(edges[1:-1], bins, side="left")
+    on_value = (position < x.size) & (edges[1:-1][np.minimum(position, x.size - 1)] == bins)
+    group = 2 * position + on_value
+    support = np.arange(probs.size)
+    assert chisquare_pvalue(group, support, probs) > ALPHA
+    assert chisquare_pvalue(group, support, _fine_grid_gap_probabilities(x, 1.3)[1]) < ALPHA
+    inside = draws[group == 6]  # the gap (0.3, 0.32) around rank 3
+    assert inside.size > 300
+    assert scipy_stats.kstest((inside - 0.3) / 0.02, "uniform").pvalue > ALPHA
+
+
+def test_fine_grid_resolution_at_large_n():
+    """Check that the default grid is not the error's floor: a huge ε recovers the median
+    of 10⁵ values to about 1e-6 (4096 bins could not do better than 1.2e-4)."""
+    x = np.random.default_rng(7).uniform(0, 1, 100_000)
+    v = stats.median(x, epsilon=1e4, bounds=(0, 1), random_state=0)
+    assert abs(v - np.median(x)) < 1e-6
+    coarse = stats.median(x, epsilon=1e4, bounds=(0, 1), bins=4096, random_state=0)
+    assert abs(coarse - np.median(x)) > 1e-6
+
+
+def test_bins_validation_and_weighted_ranks_on_the_fine_grid():
+    x = np.random.default_rng(8).uniform(0, 1, 50)
+    with pytest.raises(ValueError, match="bins"):
+        stats.median(x, bounds=(0, 1), bins=0)
+    with pytest.raises(ValueError, match="bins"):
+        stats.median(x, bounds=(0, 1), bins=2**54)
+    # user level: one user holds 10 rows at 0.95; with h = 1 it counts as one value
+    y = np.concatenate([np.linspace(0.1, 0.5, 9), np.full(10, 0.95)])
+    groups = np.concatenate([np.arange(9), np.full(10, 9)])
+    med = stats.median(y, epsilon=1e6, bounds=(0, 1), groups=groups, threshold=1.0, random_state=0)
+    assert 0.1 <= med <= 0.5

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from dpsk import stats
-from dpsk.accounting import ComposedEvent, PureDPEvent, get_epsilon
+from dpsk.accounting import ComposedEvent, ExponentialEvent, PureDPEvent, get_epsilon
 from dpsk.audit import audit, canary_neighbours
+from dpsk.mechanisms import ExponentialMechanism
 from dpsk.stats import _contribution
 
 
@@ -45,6 +46,16 @@ def _item_neighbours(n=50, low=0.0, canary=4.0, high=None):
     return {"a": without["X"][:, 0]}, {"a": with_canary["X"][:, 0]}
 
 
+def _quantile_neighbours():
+    """For q = 0.1 on the default fine grid: 50 records (4 at 0.05, 2 at 0.65, 44 at
+    0.85), so that the gaps (0.05, 0.65) and (0.65, 0.85) each lie one rank from the
+    target 5, and a canary below the range, which moves their distances by −0.9 and +0.9
+    (the score's full range)."""
+    X = np.concatenate([np.full(4, 0.05), np.full(2, 0.65), np.full(44, 0.85)])[:, None]
+    without, with_canary = canary_neighbours(X, canary_X=[-4.0])
+    return {"a": without["X"][:, 0]}, {"a": with_canary["X"][:, 0]}
+
+
 def _user_neighbours(n_users=20, rows=5, low=0.0, canary=4.0, high=None, canary_rows=5):
     X = np.full((n_users * rows, 1), low)
     if high is not None:
@@ -68,6 +79,7 @@ AUDITS = {
     "sum": (StatSampler(stats.sum, epsilon=1.0, bounds=(-1, 1)), _item_neighbours()),
     "count": (StatSampler(stats.count, epsilon=1.0), _item_neighbours()),
     "median": (StatSampler(stats.median, epsilon=1.0, bounds=(0, 1), bins=4), _item_neighbours(low=0.1, high=0.9)),
+    "quantile, fine grid": (StatSampler(stats.quantile, q=0.1, epsilon=1.0, bounds=(0, 1)), _quantile_neighbours()),
     "histogram": (
         StatSampler(lambda **kw: stats.histogram(**kw)[0], epsilon=1.0, bins=2, range=(0, 1)),
         _item_neighbours(low=0.25, canary=0.75),
@@ -139,3 +151,21 @@ def test_item_level_audit_rejects_a_missing_clip(monkeypatch):
 
     monkeypatch.setattr(_moments, "clipped_sums", unclipped)
     assert not _audit("mean", 6_000).passed
+
+
+class _DoubledEpsilon(ExponentialMechanism):
+    """Broken: selects with 2ε but declares ε."""
+
+    def __init__(self, *, epsilon, **kwargs):
+        super().__init__(epsilon=2 * epsilon, **kwargs)
+        self._declared = epsilon
+
+    def privacy_event(self):
+        return ExponentialEvent(self._declared)
+
+
+@pytest.mark.slow
+def test_quantile_audit_rejects_a_doubled_epsilon(monkeypatch):
+    """Check the audit's power on the fine-grid quantile: selecting with 2ε is rejected."""
+    monkeypatch.setattr("dpsk.stats._quantile.ExponentialMechanism", _DoubledEpsilon)
+    assert not _audit("quantile, fine grid", 6_000).passed
