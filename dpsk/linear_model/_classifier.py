@@ -46,21 +46,22 @@ CLASSIFIER_DOCS = {
     "bounds": """bounds : tuple (lower, upper) or None, default=None
         Optional public bounds on each feature (scalars or arrays of shape
         (n_features,)), e.g. the documented ranges of min–max scaled features. Values
-        outside are clipped to them. With ``delta=0`` and ``method="objective"`` the
-        noise of the objective is then drawn from the norm of the box that holds the
-        rows (``max(|lower|, |upper|)`` per feature) instead of a Euclidean ball, when that
-        noise is the smaller one: about √3 times smaller for features centred in their
-        range (for example ``X - 0.5`` for features in [0, 1]). Otherwise the bounds
-        only clip.""",
+        outside are clipped to them. With ``method="objective"`` the noise of the
+        objective is then drawn from the norm of the box that holds the rows
+        (``max(|lower|, |upper|)`` per feature) when that noise is smaller than the
+        Euclidean ball's (``delta=0``; about √3 times smaller for features centred in
+        their range, for example ``X - 0.5`` for features in [0, 1]) or than the
+        Gaussian noise (``delta > 0``; in low dimension), an ε-DP step. Otherwise the
+        bounds only clip.""",
     "C": """C : float or None, default=None
         Inverse regularisation strength, as in scikit-learn: the objective is
         ``C Σ loss(y_i (w·x_i + b)) + ½(‖w‖² + (b/intercept_scaling)²)``. ``None`` (the
         default) uses a data-independent rule suited to DP (scikit-learn's C=1 is far too
         weak for private training): with p = n_features + fit_intercept and ε, δ the
-        budget of one binary problem, Λ = 0.05·p/ε (ε-DP; 0.05·(p + 1)·‖k‖/(√3·ε) with
-        the box-norm noise of ``bounds``, k the box's half-widths in the scaled
-        coordinates) or 0.05·σ(ε, δ)·sqrt(p) ((ε, δ)-DP, σ the Gaussian noise multiplier)
-        for ``method="objective"``, and
+        budget of one binary problem, Λ = 0.05·p/ε (ε-DP), 0.05·σ(ε, δ)·sqrt(p)
+        ((ε, δ)-DP, σ the Gaussian noise multiplier) or 0.05·(p + 1)·‖k‖/(√3·ε) (the
+        box-norm noise of ``bounds``, k the box's half-widths in the scaled
+        coordinates) for ``method="objective"``, and
         Λ = sqrt(p/ε) for ``method="output"``, where Λ = 1/(C S²) is the regularisation
         of rows scaled to the unit ball (S = sqrt(data_norm² + intercept_scaling²)). The
         value used is stored in ``C_``.""",
@@ -120,10 +121,11 @@ CLASSIFIER_DOCS = {
     spends 99% of its ε (and all its δ) on the perturbed objective and 1% on the
     output noise that makes the guarantee cover the
     *returned*, approximate solution (approximate minima perturbation, Iyengar et al.
-    2019); ``method="output"`` spends it all on the output noise. With ``bounds`` and
-    ``delta=0``, the objective's noise has density ∝ exp(−β‖b‖_K), ‖·‖_K the norm of
-    the box that holds every row's gradient (the K-norm mechanism, Hardt & Talwar 2010),
-    when that is smaller than the ball's: the same ε, less noise. The analysis (no n in
+    2019); ``method="output"`` spends it all on the output noise. With ``bounds``, the
+    objective's noise has density ∝ exp(−β‖b‖_K), ‖·‖_K the norm of the box that holds
+    every row's gradient (the K-norm mechanism, Hardt & Talwar 2010), when that is
+    smaller than the ball's (``delta=0``) or the Gaussian's (``delta > 0``; that step is
+    then ε-DP and recorded as such). The analysis (no n in
     the calibration: the objective is a sum, so a neighbour adds or removes one term;
     one rank-one Hessian change; the box norm; the Gaussian variant's profile) is written
     out in ``dpsk/linear_model/_erm.py``. The Gaussian output noise of ``method="output"`` with

@@ -60,8 +60,8 @@ divergence is therefore at most that of the Gaussian mechanism with sensitivity 
 (Balle & Wang 2018). σ is calibrated with :func:`dpsk.accounting.gaussian_sigma` at
 (ε₁ − ε_det, δ).
 
-Objective perturbation with box-shaped noise, pure ε (``bounds`` given)
-====================================================================
+Objective perturbation with box-shaped noise, ε-DP (``bounds`` given)
+===================================================================
 
 When every feature has public bounds, |x_j| <= a_j with a_j = max(|lower_j|, |upper_j|)
 (rows are clipped to the bounds first, and scaling a row down for the norm bound keeps
@@ -78,8 +78,11 @@ ball only at its corners and fills a small part of it, so the box noise is much
 smaller: its size (p + 1)·‖k‖/(√3·β) (mean radius times the root-mean-square norm of U)
 against p/β for the ball. The box is used when that size is the smaller one (a public comparison: for
 features min–max scaled around 0 with the default ``data_norm``, ‖k‖ = 1 and the box
-wins whenever p >= 2); otherwise the ball. The Gaussian variant and output
-perturbation keep the Euclidean calibration (their analyses need the L2 norm of g).
+wins whenever p >= 2); otherwise the ball. With δ > 0 the box noise (ε-DP, hence
+(ε, δ)-DP) is compared with the Gaussian noise's size σ(ε, δ)·√p instead and used if
+smaller, which happens in low dimension (it grows like p, the Gaussian like √p).
+Output perturbation keeps the Euclidean calibration (the minimiser's sensitivity is a
+Euclidean bound).
 
 The solver is inexact: approximate minima perturbation (Iyengar et al. 2019)
 ==========================================================================
@@ -412,16 +415,27 @@ def box_half_widths(lower, upper, kappa, scale):
     return a / scale
 
 
-def _box_wins(box, n_params):
-    """Whether box-norm noise is smaller than gamma-norm noise: (p + 1)‖k‖/√3 < p (public)."""
-    return box is not None and (n_params + 1) * float(np.linalg.norm(box)) < math.sqrt(3.0) * n_params
+def _box_noise_size(box, n_params):
+    """(p + 1)‖k‖/√3: the size of box-norm noise at β = 1 (mean radius × RMS norm of U)."""
+    return (n_params + 1) * float(np.linalg.norm(box)) / math.sqrt(3.0)
+
+
+def _box_wins(box, n_params, epsilon, delta):
+    """Whether box-norm noise is used (a public choice): smaller than the gamma-norm noise
+    p/ε for δ = 0, than the Gaussian noise σ(ε, δ)·√p for δ > 0."""
+    if box is None:
+        return False
+    if delta > 0:
+        return _box_noise_size(box, n_params) / epsilon < gaussian_sigma(epsilon, delta) * math.sqrt(n_params)
+    return _box_noise_size(box, n_params) < n_params
 
 
 def plan_perturbation(*, method, epsilon, delta, lam, curvature, n_params, tol, box=None):
     """Noise parameters for one binary problem with budget (ε, δ) (see the module docstring).
 
     ``box``: the half-widths from :func:`box_half_widths` when the features have public
-    bounds; pure-ε objective perturbation then draws box-norm noise if it is smaller.
+    bounds; objective perturbation then draws box-norm noise (ε-DP, also when δ > 0) if
+    it is smaller than the gamma-norm or Gaussian noise.
     """
     if method == "output":
         sensitivity = _ratio_up(round_up(1.0 + 2.0 * tol), lam)
@@ -438,11 +452,11 @@ def plan_perturbation(*, method, epsilon, delta, lam, curvature, n_params, tol, 
     mu = lam + extra
     eps_det = round_up(math.log1p(curvature / mu))
     budget = round_down(eps_objective - eps_det)  # what is left for the noise on b
-    if delta > 0:
+    if delta > 0 and not _box_wins(box, n_params, epsilon, delta):
         noise, scale = "gaussian", gaussian_sigma(budget, delta)
         objective_event = ApproxDPEvent(eps_objective, delta)
     else:
-        noise, scale = ("box" if _box_wins(box, n_params) else "gamma"), _reciprocal_up(budget)
+        noise, scale = ("box" if _box_wins(box, n_params, epsilon, delta) else "gamma"), _reciprocal_up(budget)
         objective_event = PureDPEvent(eps_objective)
     output_scale = _ratio_up(round_up(2.0 * tol / mu), eps_output)
     return PerturbationPlan(
@@ -464,10 +478,10 @@ def default_regularization(*, method, epsilon, delta, n_params, box=None):
     """
     if method == "output":
         return math.sqrt(n_params / epsilon)
+    if _box_wins(box, n_params, epsilon, delta):
+        return _DEFAULT_STRENGTH * _box_noise_size(box, n_params) / epsilon
     if delta > 0:
         return _DEFAULT_STRENGTH * gaussian_sigma(epsilon, delta) * math.sqrt(n_params)
-    if _box_wins(box, n_params):
-        return _DEFAULT_STRENGTH * (n_params + 1) * float(np.linalg.norm(box)) / (math.sqrt(3.0) * epsilon)
     return _DEFAULT_STRENGTH * n_params / epsilon
 
 

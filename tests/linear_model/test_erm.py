@@ -201,8 +201,8 @@ def test_box_norm_noise_has_the_k_norm_density():
     np.testing.assert_allclose(np.bincount(faces, minlength=box.size) / faces.size, 1.0 / box.size, atol=0.015)
 
 
-def test_box_noise_is_used_only_when_smaller_and_pure():
-    """Check the public choice: box-norm noise for pure-ε objective perturbation when (p + 1)‖k‖ < √3·p."""
+def test_box_noise_is_used_only_when_smaller():
+    """Check the public choice: box-norm noise for objective perturbation when smaller than the ball or Gaussian noise."""
     params = dict(epsilon=1.0, lam=1.0, curvature=0.25, tol=1e-6)
     corner = np.full(31, 1.0 / math.sqrt(31))  # ‖k‖ = 1: rows scaled by the corner norm
     plan = plan_perturbation(method="objective", delta=0.0, n_params=31, box=corner, **params)
@@ -211,7 +211,13 @@ def test_box_noise_is_used_only_when_smaller_and_pure():
     assert (plan.mu, plan.objective_scale, plan.events) == (same.mu, same.objective_scale, same.events)
     assert plan_perturbation(method="objective", delta=0.0, n_params=1, box=np.ones(1), **params).objective_noise == "gamma"
     assert plan_perturbation(method="objective", delta=0.0, n_params=31, box=3 * corner, **params).objective_noise == "gamma"
-    assert plan_perturbation(method="objective", delta=1e-6, n_params=31, box=corner, **params).objective_noise == "gaussian"
+    # δ > 0: the box (an ε-DP step) against the Gaussian noise σ(ε, δ)·√p, which grows more slowly with p
+    boxed = plan_perturbation(method="objective", delta=1e-6, n_params=31, box=corner, **params)
+    assert boxed.objective_noise == "box" and boxed.events[0] == PureDPEvent(0.99)
+    wide = np.full(301, 1.0 / math.sqrt(301))
+    assert plan_perturbation(method="objective", delta=1e-6, n_params=301, box=wide, **params).objective_noise == "gaussian"
+    lam_gauss = default_regularization(method="objective", epsilon=1.0, delta=1e-6, n_params=301, box=wide)
+    assert lam_gauss == pytest.approx(0.05 * gaussian_sigma(1.0, 1e-6) * math.sqrt(301))
     assert plan_perturbation(method="output", delta=0.0, n_params=31, box=corner, **params).objective_box is None
     lam_box = default_regularization(method="objective", epsilon=1.0, delta=0.0, n_params=31, box=corner)
     assert lam_box == pytest.approx(0.05 * 32 / math.sqrt(3.0))

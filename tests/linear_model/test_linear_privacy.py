@@ -190,8 +190,12 @@ def _range_half_widths(lower, upper, kappa, scale):
 
 
 @pytest.mark.slow
-def test_box_norm_objective_perturbation_audit(monkeypatch):
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_box_norm_objective_perturbation_audit(delta, monkeypatch):
     """Check ε-DP objective perturbation with box-norm noise (``bounds``); a box too small is rejected.
+
+    With δ > 0 the box noise is still chosen here (p = 2: it is smaller than the Gaussian),
+    and the step must be ε-DP (the claim audited has δ = 0).
 
     Two features in [0.5, 1], no intercept: the rows lie in the box [−1, 1]² (a = 1), the
     corner norm is √2 = data_norm, and box noise is chosen ((p + 1)‖k‖ = 3 < 2√3). Rows at
@@ -199,7 +203,7 @@ def test_box_norm_objective_perturbation_audit(monkeypatch):
     the decision at the corner sees the canary's gradient, which has box norm 1. The broken
     variant takes the half-widths from the range ((1 − 0.5)/2), a quarter of the correct box.
     """
-    estimator = LogisticRegression(epsilon=1.0, bounds=(0.5, 1.0), C=1.0, fit_intercept=False, classes=[0, 1])
+    estimator = LogisticRegression(epsilon=1.0, delta=delta, bounds=(0.5, 1.0), C=1.0, fit_intercept=False, classes=[0, 1])
     corner = np.ones((1, 2))
     neighbours = canary_neighbours(np.ones((100, 2)), np.zeros(100, dtype=int), canary_X=4.0 * corner, canary_y=1)
     fitted = LogisticRegression(**{**estimator.get_params(), "random_state": 0}).fit(**neighbours[0])
