@@ -29,7 +29,8 @@ public information only:
   of this data does, and are not protected by the guarantee. GaussianNB (and diffprivlib's)
   with ``bounds`` = (0, 1); LogisticRegression and LinearSVC (and diffprivlib's
   LogisticRegression) on the scaled features centred by the public 0.5, with
-  ``data_norm`` = √30/2 (the corner of that box); CategoricalNB on 10 equal bins of each
+  ``data_norm`` = √30/2 (the corner of that box) and, for dpsk's, ``bounds`` =
+  (−0.5, 0.5) (box-shaped noise for pure-ε objective perturbation); CategoricalNB on 10 equal bins of each
   scaled feature. Target for GaussianNB at ε = 1: 0.85 or more. (BernoulliNB and
   MultinomialNB do not fit continuous features and are left out here.)
 * **Trees** (both datasets, on the features in [0, 1]): RandomForestClassifier and
@@ -126,13 +127,15 @@ def adult_codes(X):
     return np.column_stack(columns), np.array(sizes)
 
 
-def classifiers(norm, sizes, l1=None):
+def classifiers(norm, sizes, l1=None, linear_bounds=None):
     """{model: (view, private factory(ε, δ), scikit-learn baseline)}; BernoulliNB and
-    MultinomialNB only with an L1 bound (one-hot data)."""
+    MultinomialNB only with an L1 bound (one-hot data); ``linear_bounds``: the public
+    feature bounds of the linear models' view, if any."""
+    linear = dict(data_norm=norm, bounds=linear_bounds, classes=[0, 1])
     models = {
-        "LogisticRegression": ("linear", lambda e, d: LogisticRegression(epsilon=e, delta=d, data_norm=norm, classes=[0, 1]),
+        "LogisticRegression": ("linear", lambda e, d: LogisticRegression(epsilon=e, delta=d, **linear),
                                SkLogisticRegression(max_iter=1000)),
-        "LinearSVC": ("linear", lambda e, d: LinearSVC(epsilon=e, delta=d, data_norm=norm, classes=[0, 1]), SkLinearSVC()),
+        "LinearSVC": ("linear", lambda e, d: LinearSVC(epsilon=e, delta=d, **linear), SkLinearSVC()),
         "GaussianNB": ("X", lambda e, d: GaussianNB(epsilon=e, delta=d, bounds=(0.0, 1.0), classes=[0, 1]), SkGaussianNB()),
     }
     if l1 is not None:
@@ -174,7 +177,7 @@ def breast_cancer():
              "codes": (equal_bins(X_train), equal_bins(X_test))}
     norm = math.sqrt(X01.shape[1]) / 2.0
     sizes = np.full(X01.shape[1], BINS)
-    models = classifiers(norm, sizes)
+    models = classifiers(norm, sizes, linear_bounds=(-0.5, 0.5))
     return views, (y_train, y_test), norm, models, {"GaussianNB": ">= 0.85", "RandomForestClassifier": ">= 0.85"}
 
 

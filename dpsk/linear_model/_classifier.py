@@ -8,16 +8,23 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from dpsk._core._clip import clip_rows_l2
 from dpsk.accounting import ComposedEvent
 from dpsk.accounting._calibration import round_down, round_up, split_epsilon
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.linear_model._base import budget_event
-from dpsk.linear_model._erm import check_certifiable, default_regularization, fit_private_linear, plan_perturbation
+from dpsk.linear_model._erm import (
+    box_half_widths,
+    check_certifiable,
+    clip_rows,
+    default_regularization,
+    fit_private_linear,
+    plan_perturbation,
+    row_bounds,
+)
 from dpsk.linear_model._user_level import USER_LEVEL_NOTES, fit_user_level_classifier
 from dpsk.utils._docstring import _shared_docs
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import check_random_state, resolve_classes, resolve_data_norm
+from dpsk.utils.validation import check_random_state, resolve_classes
 
 __all__ = ["BasePrivateLinearClassifier", "CLASSIFIER_DOCS"]
 
@@ -34,14 +41,27 @@ CLASSIFIER_DOCS = {
         intercept constant). Rows with a larger norm are scaled down to it, so the
         guarantee holds whatever the data. ``None`` derives it from the data with a
         :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``data_norm_``), which
-        breaks the guarantee.""",
+        breaks the guarantee, unless ``bounds`` is given: then it is the norm of the
+        bounds' corner (public, no warning; a larger ``data_norm`` is lowered to it).""",
+    "bounds": """bounds : tuple (lower, upper) or None, default=None
+        Optional public bounds on each feature (scalars or arrays of shape
+        (n_features,)), e.g. the documented ranges of min–max scaled features. Values
+        outside are clipped to them. With ``method="objective"`` the noise of the
+        objective is then drawn from the norm of the box that holds the rows
+        (``max(|lower|, |upper|)`` per feature) when that noise is smaller than the
+        Euclidean ball's (``delta=0``; about √3 times smaller for features centred in
+        their range, for example ``X - 0.5`` for features in [0, 1]) or than the
+        Gaussian noise (``delta > 0``; in low dimension), an ε-DP step. Otherwise the
+        bounds only clip.""",
     "C": """C : float or None, default=None
         Inverse regularisation strength, as in scikit-learn: the objective is
         ``C Σ loss(y_i (w·x_i + b)) + ½(‖w‖² + (b/intercept_scaling)²)``. ``None`` (the
         default) uses a data-independent rule suited to DP (scikit-learn's C=1 is far too
         weak for private training): with p = n_features + fit_intercept and ε, δ the
-        budget of one binary problem, Λ = 0.05·p/ε (ε-DP) or 0.05·σ(ε, δ)·sqrt(p)
-        ((ε, δ)-DP, σ the Gaussian noise multiplier) for ``method="objective"``, and
+        budget of one binary problem, Λ = 0.05·p/ε (ε-DP), 0.05·σ(ε, δ)·sqrt(p)
+        ((ε, δ)-DP, σ the Gaussian noise multiplier) or 0.05·(p + 1)·‖k‖/(√3·ε) (the
+        box-norm noise of ``bounds``, k the box's half-widths in the scaled
+        coordinates) for ``method="objective"``, and
         Λ = sqrt(p/ε) for ``method="output"``, where Λ = 1/(C S²) is the regularisation
         of rows scaled to the unit ball (S = sqrt(data_norm² + intercept_scaling²)). The
         value used is stored in ``C_``.""",
@@ -92,8 +112,8 @@ CLASSIFIER_DOCS = {
         Only after a fit with ``groups``: the threshold h (a user's rows weigh at most h
         rows), chosen privately.""",
     "privacy": """**Privacy.** ε-DP (``delta=0``) or (ε, δ)-DP under the add/remove-one-row
-    relation, assuming the public ``data_norm`` (and ``classes``; rows are clipped, so
-    no assumption is made on the data itself). Released: ``coef_`` and ``intercept_``
+    relation, assuming the public ``data_norm`` or ``bounds`` (and ``classes``; rows are
+    clipped, so no assumption is made on the data itself). Released: ``coef_`` and ``intercept_``
     (everything else is public or derived from them, except ``n_iter_``: the solver's
     step count depends on the data and is not covered; do not publish it). Labels are
     mapped to ±1; with K > 2 classes, K one-vs-rest problems each get ε/K and δ/K
@@ -101,16 +121,21 @@ CLASSIFIER_DOCS = {
     spends 99% of its ε (and all its δ) on the perturbed objective and 1% on the
     output noise that makes the guarantee cover the
     *returned*, approximate solution (approximate minima perturbation, Iyengar et al.
-    2019); ``method="output"`` spends it all on the output noise. The analysis (no n in
+    2019); ``method="output"`` spends it all on the output noise. With ``bounds``, the
+    objective's noise has density ∝ exp(−β‖b‖_K), ‖·‖_K the norm of the box that holds
+    every row's gradient (the K-norm mechanism, Hardt & Talwar 2010), when that is
+    smaller than the ball's (``delta=0``) or the Gaussian's (``delta > 0``; that step is
+    then ε-DP and recorded as such). The analysis (no n in
     the calibration: the objective is a sum, so a neighbour adds or removes one term;
-    one rank-one Hessian change; the Gaussian variant's profile) is written out in
-    ``dpsk/linear_model/_erm.py``. The Gaussian output noise of ``method="output"`` with
+    one rank-one Hessian change; the box norm; the Gaussian variant's profile) is written
+    out in ``dpsk/linear_model/_erm.py``. The Gaussian output noise of ``method="output"`` with
     δ > 0 is floating-point safe (:class:`~dpsk.mechanisms.Gaussian`); the gamma-norm
     and Gaussian noise of objective perturbation and the gamma-norm output noise are
     continuous samplers and are not.
 
     """ + USER_LEVEL_NOTES + """ The fit is then a weighted ERM (Epasto et al.'s Algorithm 2):
-    ε-DP by objective perturbation with the linear-term noise scaled by h and the
+    ``bounds`` only clip there. ε-DP by objective perturbation with the linear-term
+    noise (gamma-norm) scaled by h and the
     determinant term bounded by h·c/μ (a user changes the Hessian by a PSD matrix of
     trace <= h·c, not a rank-one one), default Λ times h; (ε, δ)-DP by output
     perturbation (the minimiser moves by at most (h + 2·tol)/Λ), Gaussian noise,
@@ -120,7 +145,7 @@ CLASSIFIER_DOCS = {
 CLASSIFIER_DOCS["parameters"] = "\n\n    ".join(
     CLASSIFIER_DOCS[name].strip("\n")
     for name in (
-        "epsilon", "delta", "data_norm", "C", "fit_intercept", "intercept_scaling", "method",
+        "epsilon", "delta", "data_norm", "bounds", "C", "fit_intercept", "intercept_scaling", "method",
         "tol", "max_iter", "classes", "accountant", "random_state",
     )
 )
@@ -135,6 +160,7 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
     _parameter_constraints = {
         **DP_PARAMETER_CONSTRAINTS,
         "data_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "bounds": [tuple, None],
         "C": [Interval(Real, 0, None, closed="neither"), None],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],
@@ -143,6 +169,8 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "classes": ["array-like", None],
     }
+    # Either public bound suffices: ``bounds`` implies a row norm bound (its corner).
+    _alternative_sensitivity_params = (("bounds", "data_norm"),)
 
     def __init__(
         self,
@@ -150,6 +178,7 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         epsilon=1.0,
         delta=0.0,
         data_norm=None,
+        bounds=None,
         C=None,
         fit_intercept=True,
         intercept_scaling=1.0,
@@ -163,6 +192,7 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
+        self.bounds = bounds
         self.C = C
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
@@ -203,18 +233,19 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
         classes, y_index = resolve_classes(self, self.classes, y)
-        data_norm = resolve_data_norm(self, self.data_norm, X)
+        data_norm, lower, upper = row_bounds(self, X)
         check_certifiable(X.shape[0], self.tol)
         n_problems = 1 if classes.size == 2 else classes.size
         kappa = float(self.intercept_scaling) if self.fit_intercept else None
         # S >= sqrt(R² + κ²) in exact arithmetic (rounded up), so scaled rows have norm <= 1.
         scale = round_up(math.hypot(data_norm, kappa)) if kappa is not None else data_norm
         n_params = X.shape[1] + (kappa is not None)
+        box = None if lower is None else box_half_widths(lower, upper, kappa, scale)
         epsilon = split_epsilon(self.epsilon, n_problems)
         delta = round_down(self.delta / n_problems)
         loss = self._make_loss()
         if self.C is None:
-            lam = default_regularization(method=self.method, epsilon=epsilon, delta=delta, n_params=n_params)
+            lam = default_regularization(method=self.method, epsilon=epsilon, delta=delta, n_params=n_params, box=box)
         else:
             lam = 1.0 / (float(self.C) * scale * scale)
         plan = plan_perturbation(
@@ -225,12 +256,11 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
             curvature=loss.curvature,
             n_params=n_params,
             tol=self.tol,
+            box=box,
         )
         cost = ComposedEvent(plan.events * n_problems)
         rng = check_random_state(self.random_state)
-        # float32 input is converted (a private copy, clipped in place); float64 is copied by the clip.
-        rows = np.asarray(X, dtype=np.float64)
-        rows = clip_rows_l2(rows, data_norm, out=None if X.dtype == np.float64 else rows)
+        rows = clip_rows(X, data_norm, lower, upper)
         self._spend_privacy_budget(cost)
 
         coefs, n_iters = [], []

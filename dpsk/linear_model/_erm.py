@@ -60,6 +60,30 @@ divergence is therefore at most that of the Gaussian mechanism with sensitivity 
 (Balle & Wang 2018). σ is calibrated with :func:`dpsk.accounting.gaussian_sigma` at
 (ε₁ − ε_det, δ).
 
+Objective perturbation with box-shaped noise, ε-DP (``bounds`` given)
+===================================================================
+
+When every feature has public bounds, |x_j| <= a_j with a_j = max(|lower_j|, |upper_j|)
+(rows are clipped to the bounds first, and scaling a row down for the norm bound keeps
+it in the symmetric box), so g = s·y·[x, κ]/S lies in the box K = Π_j [−k_j, k_j],
+k = [a, κ]/S. The density argument above uses only ν(b − g)/ν(b) <= e^β for every
+possible g; with ν(b) ∝ exp(−β‖b‖_K), ‖·‖_K the norm whose unit ball is K (a weighted
+max-norm), the triangle inequality gives it from ‖g‖_K <= 1: the K-norm mechanism
+(Hardt & Talwar 2010; Awan & Slavković 2021 compare such norms). The determinant term
+is unchanged (the rows still have ‖z‖ <= 1: R <= ‖a‖ and S >= sqrt(R² + κ²)), so the
+calibration of β, Δ and the approximate-minima step is the same. Sampling: b = r·U
+with r ~ Gamma(p + 1, 1/β) and U uniform in K, whose density is
+∝ ∫_{‖b‖_K}^∞ r^p e^{−βr} r^{−p} dr ∝ e^{−β‖b‖_K}. A box with ‖k‖ = 1 touches the unit
+ball only at its corners and fills a small part of it, so the box noise is much
+smaller: its size (p + 1)·‖k‖/(√3·β) (mean radius times the root-mean-square norm of U)
+against p/β for the ball. The box is used when that size is the smaller one (a public comparison: for
+features min–max scaled around 0 with the default ``data_norm``, ‖k‖ = 1 and the box
+wins whenever p >= 2); otherwise the ball. With δ > 0 the box noise (ε-DP, hence
+(ε, δ)-DP) is compared with the Gaussian noise's size σ(ε, δ)·√p instead and used if
+smaller, which happens in low dimension (it grows like p, the Gaussian like √p).
+Output perturbation keeps the Euclidean calibration (the minimiser's sensitivity is a
+Euclidean bound).
+
 The solver is inexact: approximate minima perturbation (Iyengar et al. 2019)
 ==========================================================================
 
@@ -90,20 +114,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpsk._core._clip import clipped_gram
+from dpsk._core._clip import clip_bounds, clip_rows_l2, clipped_gram
 from dpsk._core._noise import add_gaussian, gamma_norm_vector
 from dpsk.accounting import ApproxDPEvent, PureDPEvent, gaussian_sigma, note_release
 from dpsk.accounting._calibration import _ratio_up, _reciprocal_up, round_down, round_up
 from dpsk.mechanisms import Gaussian
+from dpsk.utils.validation import check_bounds, check_data_norm, resolve_data_norm
 
 __all__ = [
     "AMP_SHARE",
     "HuberizedHinge",
     "LogisticLoss",
     "PerturbationPlan",
+    "box_half_widths",
+    "clip_rows",
     "default_regularization",
     "fit_private_linear",
     "plan_perturbation",
+    "row_bounds",
 ]
 
 #: Share of each problem's ε spent on the output noise of approximate minima perturbation.
@@ -321,9 +349,11 @@ class PerturbationPlan:
     method : {"objective", "output"}
     mu : float
         Strong convexity of the solved objective (Λ + Δ).
-    objective_noise : {"gamma", "gaussian"} or None
+    objective_noise : {"gamma", "box", "gaussian"} or None
         Law of the linear term b: gamma-norm with scale ``objective_scale`` (density
-        ∝ exp(−‖b‖/scale)), or Gaussian with standard deviation ``objective_scale``.
+        ∝ exp(−‖b‖/scale)), box-norm (density ∝ exp(−‖b‖_K/scale), K the box of
+        half-widths ``objective_box``), or Gaussian with standard deviation
+        ``objective_scale``.
     objective_scale : float or None
     output_scale : float
         Scale of the gamma-norm output noise (pure ε), or the L2 sensitivity handed to
@@ -331,6 +361,8 @@ class PerturbationPlan:
     output_gaussian : tuple (epsilon, delta) or None
     events : tuple of PrivacyEvent
         One per release, in order (objective, then output; output only for "output").
+    objective_box : ndarray of shape (n_params,) or None
+        Half-widths k of the box K (rows scaled to the unit ball), for box-norm noise.
     """
 
     method: str
@@ -340,10 +372,71 @@ class PerturbationPlan:
     output_scale: float
     output_gaussian: object
     events: tuple
+    objective_box: object = None
 
 
-def plan_perturbation(*, method, epsilon, delta, lam, curvature, n_params, tol):
-    """Noise parameters for one binary problem with budget (ε, δ) (see the module docstring)."""
+def row_bounds(estimator, X):
+    """(R, lower, upper): the row norm bound and the public feature bounds of a fit.
+
+    Without ``bounds``: ``data_norm`` (or the data-derived value, with a warning) and
+    None, None. With ``bounds``: R is the norm of the box's corner max(|lower|, |upper|)
+    (public, no warning), or ``data_norm`` if that is smaller.
+    """
+    if estimator.bounds is None:
+        return resolve_data_norm(estimator, estimator.data_norm, X), None, None
+    lower, upper = check_bounds(estimator.bounds, X.shape[1])
+    corner = round_up(float(np.linalg.norm(np.maximum(np.abs(lower), np.abs(upper)))))
+    if corner == 0.0:
+        raise ValueError("bounds must not be all zero: no row could carry information")
+    if estimator.data_norm is None:
+        return corner, lower, upper
+    return min(check_data_norm(estimator.data_norm), corner), lower, upper
+
+
+def clip_rows(X, norm_bound, lower=None, upper=None):
+    """The rows of X as float64, clipped to the bounds (if given) and to norm ``norm_bound``.
+
+    Scaling a row down keeps it in the symmetric box [−a, a] (a = max(|lower|, |upper|)),
+    which is what the box-norm noise needs. X is never modified.
+    """
+    rows = np.asarray(X, dtype=np.float64)
+    fresh = X.dtype != np.float64  # the conversion already copied: clip in place
+    if lower is not None:
+        rows = clip_bounds(rows, lower, upper, out=rows if fresh else None)
+        fresh = True
+    return clip_rows_l2(rows, norm_bound, out=rows if fresh else None)
+
+
+def box_half_widths(lower, upper, kappa, scale):
+    """Half-widths k = [a, κ]/S of the box that holds every scaled row (a_j = max(|lower_j|, |upper_j|))."""
+    a = np.maximum(np.abs(lower), np.abs(upper))
+    if kappa is not None:
+        a = np.append(a, kappa)
+    return a / scale
+
+
+def _box_noise_size(box, n_params):
+    """(p + 1)‖k‖/√3: the size of box-norm noise at β = 1 (mean radius × RMS norm of U)."""
+    return (n_params + 1) * float(np.linalg.norm(box)) / math.sqrt(3.0)
+
+
+def _box_wins(box, n_params, epsilon, delta):
+    """Whether box-norm noise is used (a public choice): smaller than the gamma-norm noise
+    p/ε for δ = 0, than the Gaussian noise σ(ε, δ)·√p for δ > 0."""
+    if box is None:
+        return False
+    if delta > 0:
+        return _box_noise_size(box, n_params) / epsilon < gaussian_sigma(epsilon, delta) * math.sqrt(n_params)
+    return _box_noise_size(box, n_params) < n_params
+
+
+def plan_perturbation(*, method, epsilon, delta, lam, curvature, n_params, tol, box=None):
+    """Noise parameters for one binary problem with budget (ε, δ) (see the module docstring).
+
+    ``box``: the half-widths from :func:`box_half_widths` when the features have public
+    bounds; objective perturbation then draws box-norm noise (ε-DP, also when δ > 0) if
+    it is smaller than the gamma-norm or Gaussian noise.
+    """
     if method == "output":
         sensitivity = _ratio_up(round_up(1.0 + 2.0 * tol), lam)
         if delta > 0:
@@ -359,23 +452,25 @@ def plan_perturbation(*, method, epsilon, delta, lam, curvature, n_params, tol):
     mu = lam + extra
     eps_det = round_up(math.log1p(curvature / mu))
     budget = round_down(eps_objective - eps_det)  # what is left for the noise on b
-    if delta > 0:
+    if delta > 0 and not _box_wins(box, n_params, epsilon, delta):
         noise, scale = "gaussian", gaussian_sigma(budget, delta)
         objective_event = ApproxDPEvent(eps_objective, delta)
     else:
-        noise, scale = "gamma", _reciprocal_up(budget)
+        noise, scale = ("box" if _box_wins(box, n_params, epsilon, delta) else "gamma"), _reciprocal_up(budget)
         objective_event = PureDPEvent(eps_objective)
     output_scale = _ratio_up(round_up(2.0 * tol / mu), eps_output)
     return PerturbationPlan(
-        method, mu, noise, scale, output_scale, None, (objective_event, PureDPEvent(eps_output))
+        method, mu, noise, scale, output_scale, None, (objective_event, PureDPEvent(eps_output)),
+        box if noise == "box" else None,
     )
 
 
-def default_regularization(*, method, epsilon, delta, n_params):
+def default_regularization(*, method, epsilon, delta, n_params, box=None):
     """The data-independent Λ used when ``C=None``.
 
     Objective perturbation: Λ = 0.05 × the expected norm of b at this budget (n_params/ε
-    for gamma-norm noise, σ·sqrt(n_params) for Gaussian noise), so that directions the
+    for gamma-norm noise, (n_params + 1)·‖k‖/(√3·ε) for box-norm noise, σ·sqrt(n_params)
+    for Gaussian noise), so that directions the
     data does not pin down move by O(1) in the unit-ball coordinates (the factor was
     tuned by cross-validation on the Adult training split and synthetic data). Output
     perturbation: Λ = sqrt(n_params/ε) (the noise ‖N‖ ≈ n_params/(Λε) then matches the
@@ -383,6 +478,8 @@ def default_regularization(*, method, epsilon, delta, n_params):
     """
     if method == "output":
         return math.sqrt(n_params / epsilon)
+    if _box_wins(box, n_params, epsilon, delta):
+        return _DEFAULT_STRENGTH * _box_noise_size(box, n_params) / epsilon
     if delta > 0:
         return _DEFAULT_STRENGTH * gaussian_sigma(epsilon, delta) * math.sqrt(n_params)
     return _DEFAULT_STRENGTH * n_params / epsilon
@@ -394,6 +491,14 @@ def default_regularization(*, method, epsilon, delta, n_params):
 def _gamma_norm(n_params, scale, rng, plan_event):
     noise = np.zeros(n_params)
     gamma_norm_vector(noise, scale, rng)
+    note_release(plan_event)
+    return noise
+
+
+def _box_norm(box, scale, rng, plan_event):
+    """b with density ∝ exp(−‖b‖_K/scale), K the box of half-widths ``box``: r·U, r ~ Gamma(p + 1, scale)."""
+    radius = rng.gamma(box.size + 1.0, scale)
+    noise = radius * rng.uniform(-1.0, 1.0, size=box.size) * box
     note_release(plan_event)
     return noise
 
@@ -433,6 +538,8 @@ def fit_private_linear(X, y, loss, plan, *, norm_bound, scale, kappa, tol, max_i
         if plan.objective_noise == "gaussian":
             add_gaussian(linear, plan.objective_scale, rng)
             note_release(plan.events[0])
+        elif plan.objective_noise == "box":
+            linear = _box_norm(plan.objective_box, plan.objective_scale, rng, plan.events[0])
         else:
             linear = _gamma_norm(n_params, plan.objective_scale, rng, plan.events[0])
     objective = _Objective(

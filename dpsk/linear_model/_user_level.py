@@ -38,19 +38,27 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from dpsk._core._clip import clip_rows_l2
 from dpsk._core._groups import limit_weights
 from dpsk.accounting import PureDPEvent, note_release
 from dpsk.accounting._calibration import _ratio_up, round_down, round_up, split_epsilon
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.linear_model._base import budget_event
-from dpsk.linear_model._erm import AMP_SHARE, PerturbationPlan, _minimize, _Objective, check_certifiable, fit_private_linear
+from dpsk.linear_model._erm import (
+    AMP_SHARE,
+    PerturbationPlan,
+    _minimize,
+    _Objective,
+    check_certifiable,
+    clip_rows,
+    fit_private_linear,
+    row_bounds,
+)
 from dpsk.mechanisms import Gaussian, Laplace
 from dpsk.stats._common import compose
 from dpsk.stats._contribution import ContributionPlan, group_index
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import check_random_state, resolve_bounds, resolve_classes, resolve_data_norm
+from dpsk.utils.validation import check_random_state, resolve_bounds, resolve_classes
 
 __all__ = [
     "LabelPrivateLinearRegression",
@@ -542,7 +550,9 @@ def fit_user_level_classifier(est, X, y, groups):
       log det(I + H⁻¹ΔH) <= tr(H⁻¹ΔH) <= h·c/μ replaces the rank-one bound; μ is raised to
       2hc/ε₁ if needed so that this term is at most ε₁/2. Approximate minima perturbation
       follows unchanged (its sensitivity 2γ/μ does not involve the neighbours). Default
-      Λ (``C=None``): the item-level rule 0.05·p/ε times h.
+      Λ (``C=None``): the item-level rule 0.05·p/ε times h. ``bounds`` only clip rows
+      here (the box-norm noise of ``_erm`` is not used: a user's weighted rows sum to a
+      gradient in h times the box, which would need its own calibration).
     * (ε, δ)-DP: output perturbation. The certified minimiser moves by at most
       (h + 2γ)/Λ; Gaussian noise of that L2 sensitivity (:class:`~dpsk.mechanisms.Gaussian`,
       floating-point safe). (Gaussian objective perturbation is not used: its analysis
@@ -552,7 +562,7 @@ def fit_user_level_classifier(est, X, y, groups):
     est._check_privacy_budget(budget_event(est.epsilon, est.delta))
     X, y = validate_data(est, X, y, dtype=[np.float64, np.float32], order="C")
     classes, y_index = resolve_classes(est, est.classes, y)
-    data_norm = resolve_data_norm(est, est.data_norm, X)
+    data_norm, lower, upper = row_bounds(est, X)  # ``bounds`` only clip here
     check_certifiable(X.shape[0], est.tol)
     plan = user_plan(groups, X.shape[0], est.epsilon)
     n_problems = 1 if classes.size == 2 else classes.size
@@ -570,8 +580,7 @@ def fit_user_level_classifier(est, X, y, groups):
         eps_objective = epsilon * (1.0 - AMP_SHARE)
         events = (PureDPEvent(eps_objective), PureDPEvent(round_down(epsilon - eps_objective)))
     cost = compose([plan.event, *(events * n_problems)])
-    rows = np.asarray(X, dtype=np.float64)
-    rows = clip_rows_l2(rows, data_norm, out=None if X.dtype == np.float64 else rows)
+    rows = clip_rows(X, data_norm, lower, upper)
     est._spend_privacy_budget(cost)
 
     contribution = plan.resolve(rng)  # releases the threshold h

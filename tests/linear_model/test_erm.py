@@ -9,15 +9,18 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 from scipy.special import expit
+from scipy.stats import gamma, kstest
 
 from dpsk.accounting import ApproxDPEvent, PureDPEvent, gaussian_sigma
 from dpsk.linear_model._erm import (
     AMP_SHARE,
     HuberizedHinge,
     LogisticLoss,
+    _box_norm,
     _Objective,
     _minimize,
     check_certifiable,
+    default_regularization,
     plan_perturbation,
 )
 
@@ -182,3 +185,40 @@ def test_output_plan_sensitivity():
     plan = plan_perturbation(method="output", epsilon=0.5, delta=1e-5, lam=4.0, curvature=0.25, n_params=3, tol=1e-3)
     assert plan.output_gaussian == (0.5, 1e-5)
     assert plan.output_scale == pytest.approx((1 + 2e-3) / 4.0, rel=1e-9)
+
+
+def test_box_norm_noise_has_the_k_norm_density():
+    """Check b = r·U (r ~ Gamma(p + 1), U uniform in K): under ∝ exp(−‖b‖_K/s), ‖b‖_K/s ~ Gamma(p), direction uniform."""
+    box = np.array([0.5, 0.1, 0.3, 0.2])
+    rng = np.random.default_rng(0)
+    draws = np.array([_box_norm(box, 2.0, rng, PureDPEvent(1.0)) for _ in range(20_000)])
+    k_norm = np.max(np.abs(draws) / box, axis=1) / 2.0
+    assert kstest(k_norm, gamma(box.size).cdf).pvalue > 1e-6
+    # Given its K-norm, b follows the cone measure of the box's surface: the pair of faces
+    # where coordinate j attains the max spans the cone of volume k_j·Π_(i≠j) k_i·2^p/p,
+    # the same for every j, so each coordinate is the maximal one with probability 1/p.
+    faces = np.argmax(np.abs(draws) / box, axis=1)
+    np.testing.assert_allclose(np.bincount(faces, minlength=box.size) / faces.size, 1.0 / box.size, atol=0.015)
+
+
+def test_box_noise_is_used_only_when_smaller():
+    """Check the public choice: box-norm noise for objective perturbation when smaller than the ball or Gaussian noise."""
+    params = dict(epsilon=1.0, lam=1.0, curvature=0.25, tol=1e-6)
+    corner = np.full(31, 1.0 / math.sqrt(31))  # ‖k‖ = 1: rows scaled by the corner norm
+    plan = plan_perturbation(method="objective", delta=0.0, n_params=31, box=corner, **params)
+    assert plan.objective_noise == "box" and plan.objective_box is corner
+    same = plan_perturbation(method="objective", delta=0.0, n_params=31, **params)
+    assert (plan.mu, plan.objective_scale, plan.events) == (same.mu, same.objective_scale, same.events)
+    assert plan_perturbation(method="objective", delta=0.0, n_params=1, box=np.ones(1), **params).objective_noise == "gamma"
+    assert plan_perturbation(method="objective", delta=0.0, n_params=31, box=3 * corner, **params).objective_noise == "gamma"
+    # δ > 0: the box (an ε-DP step) against the Gaussian noise σ(ε, δ)·√p, which grows more slowly with p
+    boxed = plan_perturbation(method="objective", delta=1e-6, n_params=31, box=corner, **params)
+    assert boxed.objective_noise == "box" and boxed.events[0] == PureDPEvent(0.99)
+    wide = np.full(301, 1.0 / math.sqrt(301))
+    assert plan_perturbation(method="objective", delta=1e-6, n_params=301, box=wide, **params).objective_noise == "gaussian"
+    lam_gauss = default_regularization(method="objective", epsilon=1.0, delta=1e-6, n_params=301, box=wide)
+    assert lam_gauss == pytest.approx(0.05 * gaussian_sigma(1.0, 1e-6) * math.sqrt(301))
+    assert plan_perturbation(method="output", delta=0.0, n_params=31, box=corner, **params).objective_box is None
+    lam_box = default_regularization(method="objective", epsilon=1.0, delta=0.0, n_params=31, box=corner)
+    assert lam_box == pytest.approx(0.05 * 32 / math.sqrt(3.0))
+    assert default_regularization(method="objective", epsilon=1.0, delta=0.0, n_params=31, box=3 * corner) == pytest.approx(0.05 * 31)

@@ -5,7 +5,8 @@
 The audits fit an estimator thousands of times on two neighbouring datasets (a canary
 row beyond the norm boundary, added or removed) and test the projection against the
 claim. Each broken variant (noise halved; the curvature term of objective perturbation
-scaled like the leading library's) must be rejected, the correct code accepted. The
+scaled like the leading library's; the box of box-norm noise taken from the range of the
+bounds) must be rejected, the correct code accepted. The
 correct variants of the default configurations are audited in
 ``tests/privacy/test_estimator_privacy.py``.
 """
@@ -20,7 +21,14 @@ from scipy.special import expit
 import dpsk.linear_model._classifier as classifier_module
 import dpsk.linear_model._least_squares as least_squares_module
 from dpsk.accounting import GaussianEvent, gaussian_delta
-from dpsk.audit import audit, audit_estimator, canary_neighbours, estimator_sampler, project_attribute
+from dpsk.audit import (
+    audit,
+    audit_estimator,
+    canary_neighbours,
+    estimator_sampler,
+    project_attribute,
+    project_output,
+)
 from dpsk.linear_model import LinearRegression, LogisticRegression
 from dpsk.linear_model._erm import plan_perturbation
 from dpsk.mechanisms import Gaussian
@@ -172,6 +180,39 @@ def test_output_perturbation_audit(monkeypatch):
     estimator = LinearSVC(epsilon=1.0, data_norm=1.0, C=0.25, method="output", fit_intercept=False, classes=[0, 1])
     _broken_plans(monkeypatch, _halve_noise)
     result = _audit(estimator, _lone_canary(1.0))
+    assert not result.passed, str(result)
+
+
+def _range_half_widths(lower, upper, kappa, scale):
+    """A plausible mistake: the box's half-widths from the range, (upper − lower)/2, not max(|lower|, |upper|)."""
+    a = (upper - lower) / 2.0
+    return (a if kappa is None else np.append(a, kappa)) / scale
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_box_norm_objective_perturbation_audit(delta, monkeypatch):
+    """Check ε-DP objective perturbation with box-norm noise (``bounds``); a box too small is rejected.
+
+    With δ > 0 the box noise is still chosen here (p = 2: it is smaller than the Gaussian),
+    and the step must be ε-DP (the claim audited has δ = 0).
+
+    Two features in [0.5, 1], no intercept: the rows lie in the box [−1, 1]² (a = 1), the
+    corner norm is √2 = data_norm, and box noise is chosen ((p + 1)‖k‖ = 3 < 2√3). Rows at
+    the corner (1, 1) with label 0, a canary of label 1 beyond it (clipped to the corner):
+    the decision at the corner sees the canary's gradient, which has box norm 1. The broken
+    variant takes the half-widths from the range ((1 − 0.5)/2), a quarter of the correct box.
+    """
+    estimator = LogisticRegression(epsilon=1.0, delta=delta, bounds=(0.5, 1.0), C=1.0, fit_intercept=False, classes=[0, 1])
+    corner = np.ones((1, 2))
+    neighbours = canary_neighbours(np.ones((100, 2)), np.zeros(100, dtype=int), canary_X=4.0 * corner, canary_y=1)
+    fitted = LogisticRegression(**{**estimator.get_params(), "random_state": 0}).fit(**neighbours[0])
+    assert fitted.data_norm_ == pytest.approx(math.sqrt(2.0))
+    projection = project_output("decision_function", corner)
+    sampler = estimator_sampler(estimator, projection)
+    assert audit(sampler, neighbours, 1.0, n_samples=N_SAMPLES_CORRECT, random_state=0).passed
+    monkeypatch.setattr(classifier_module, "box_half_widths", _range_half_widths)
+    result = audit(sampler, neighbours, 1.0, n_samples=N_SAMPLES, random_state=0)
     assert not result.passed, str(result)
 
 

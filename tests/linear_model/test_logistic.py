@@ -159,6 +159,46 @@ def test_rows_beyond_data_norm_are_clipped_not_trusted():
     assert np.linalg.norm(big[0]) == pytest.approx(1e6)  # the input itself is not clipped
 
 
+@pytest.mark.parametrize("Estimator", [LogisticRegression, LinearSVC])
+def test_public_bounds_clip_and_set_the_norm_bound(Estimator):
+    """Check ``bounds``: values outside are clipped (the input is not), data_norm_ is the corner norm, no warning."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, size=(300, 4))
+    y = (X @ [1.0, -1.0, 0.5, 0.0] > 0).astype(int)
+    wild = X.copy()
+    wild[:5] *= 40.0
+    params = dict(epsilon=1e9, bounds=(-0.5, 0.5), C=10.0, classes=[0, 1], random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        a = Estimator(**params).fit(wild, y)
+    b = Estimator(**params).fit(np.clip(wild, -0.5, 0.5), y)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-12)
+    assert np.abs(wild).max() > 0.5  # the input itself is not clipped
+    assert a.data_norm_ == pytest.approx(1.0)  # the corner (±0.5, ..., ±0.5) of 4 features
+    assert Estimator(**{**params, "data_norm": 0.6}).fit(X, y).data_norm_ == 0.6
+    assert Estimator(**{**params, "data_norm": 5.0}).fit(X, y).data_norm_ == pytest.approx(1.0)
+    X32 = wild.astype(np.float32)
+    copy = X32.copy()
+    assert Estimator(**params).fit(X32, y).coef_.dtype == np.float32
+    np.testing.assert_array_equal(X32, copy)
+    with pytest.raises(ValueError, match="all zero"):
+        Estimator(**{**params, "bounds": (0.0, 0.0)}).fit(X, y)
+
+
+def test_public_bounds_lower_the_noise_of_pure_objective_perturbation():
+    """Check that box-norm noise (centred bounds, 30 features) spreads the coefficients less than ball noise."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-0.5, 0.5, size=(200, 30))
+    y = (X[:, 0] > 0).astype(int)
+    params = dict(epsilon=1.0, C=1.0, classes=[0, 1])
+    corner = math.sqrt(30) / 2
+    spread = {}
+    for name, extra in (("ball", dict(data_norm=corner)), ("box", dict(bounds=(-0.5, 0.5)))):
+        coefs = [LogisticRegression(**params, **extra, random_state=s).fit(X, y).coef_.ravel() for s in range(30)]
+        spread[name] = np.mean(np.var(coefs, axis=0))
+    assert spread["box"] < 0.6 * spread["ball"]
+
+
 def test_budget_is_checked_before_reading_and_spent_once():
     X, y = _data()
     accountant = BudgetAccountant(epsilon=1.5)

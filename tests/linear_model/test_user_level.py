@@ -232,6 +232,19 @@ def test_user_level_logistic_regression(delta):
     assert big.fit(X, y, groups=groups).score(X, y) > Reference().fit(X, y).score(X, y) - 0.02
 
 
+def test_user_level_logistic_regression_with_bounds_clips_only():
+    """Check ``bounds`` with ``groups``: rows clipped, data_norm_ the corner, gamma-norm noise as without."""
+    from dpsk.linear_model import LogisticRegression
+
+    X, y, groups = _classification_users()
+    bounds = (-np.abs(X).max(axis=0), np.abs(X).max(axis=0))  # holds every row: nothing is clipped
+    params = dict(epsilon=1.0, classes=[0, 1], random_state=0)
+    boxed = LogisticRegression(bounds=bounds, **params).fit(X, y, groups=groups)
+    plain = LogisticRegression(data_norm=boxed.data_norm_, **params).fit(X, y, groups=groups)
+    assert boxed.data_norm_ == pytest.approx(np.linalg.norm(bounds[1]))
+    np.testing.assert_allclose(boxed.coef_, plain.coef_, rtol=1e-12)
+
+
 def test_user_level_linear_regression_weights_users():
     """Check that at a huge ε the user-level fit is the weighted least squares solution."""
     from dpsk.linear_model import LinearRegression
