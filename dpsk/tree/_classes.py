@@ -540,6 +540,12 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         half = self.bounds_y_[1] / 2 - self.bounds_y_[0] / 2
         return RandomTree(feature[t], threshold[t], np.stack([counts[t], sums[t] * half], axis=1))
 
+    def _standardised_targets(self, y, box_y):
+        """t = (clip(y) - m) / h, clipped again into [-1, 1] against rounding; 0 for a constant target."""
+        half = float(box_y.half_width[0]) if box_y.n_active else 1.0
+        t = clip_bounds_1d(y, float(box_y.lower[0]), float(box_y.upper[0]))
+        return clip_bounds_1d((t - float(box_y.centre[0])) / half, -1.0, 1.0)
+
     def _release(self, rng):
         """The one joint release of (leaf counts, leaf sums, total count, total sum)."""
         return JointRelease([(1.0, 1.0)] * 4, REGRESSION_SHARES, epsilon=self.epsilon, delta=0.0, random_state=rng)
@@ -578,10 +584,7 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         if part is None:
             part = np.zeros(X.shape[0], dtype=np.intp)
         cell = part * 2**depth + apply_trees(X, feature, threshold, depth, part=part, n_threads=n_threads)
-        # t = (clip(y) - m) / h, clipped again into [-1, 1] against rounding; 0 for a constant target.
-        half = float(box_y.half_width[0]) if box_y.n_active else 1.0
-        t = clip_bounds_1d(y, float(y_lower[0]), float(y_upper[0]))
-        t = clip_bounds_1d((t - float(box_y.centre[0])) / half, -1.0, 1.0)
+        t = self._standardised_targets(y, box_y)
         counts = np.bincount(cell, minlength=n_cells).astype(np.float64)
         sums = np.bincount(cell, weights=t, minlength=n_cells)
         noisy_counts, noisy_sums, total_count, total_sum = release.randomise(
