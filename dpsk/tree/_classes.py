@@ -17,6 +17,11 @@ tree's leaf counts the same signal-to-noise ratio (n/N rows and noise 1/ε, or n
 and noise N/ε); measured accuracy was within a point on Adult, and on breast cancer each
 design won some sizes by up to 2.4 points (doc/user_guide/trees.rst). The disjoint design routes each row through one tree
 instead of N, so fitting costs N times less, and its noise does not grow with N.
+
+The regressors (:class:`BaseRandomTreesRegressor`) share the structure, the partition
+and the routing (:class:`RandomTreesMixin`); their leaves release a noisy count and a
+noisy sum of the target centred in the public ``bounds_y``, all leaves and the totals
+in one joint lattice-Laplace release.
 """
 
 import math
@@ -190,9 +195,11 @@ class RandomTree:
     feature : ndarray of shape (node_count,), dtype intp
     threshold : ndarray of shape (node_count,), dtype float64
         ``+inf`` where every value within the bounds goes left.
-    value : ndarray of shape (node_count, n_classes), dtype float64
-        Noisy class counts of each leaf (the release; may be negative) and, for internal
-        nodes, the sums of their leaves' noisy counts (post-processing).
+    value : ndarray of shape (node_count, n_classes) or (node_count, 2), dtype float64
+        Classifiers: noisy class counts of each leaf (the release; may be negative).
+        Regressors: the noisy row count and the noisy sum of ``y - m`` (``m`` the middle
+        of ``bounds_y_``) of each leaf. For internal nodes, the sums of their leaves'
+        rows (post-processing).
     children_left, children_right : ndarray of shape (node_count,), dtype intp
 
     Notes
