@@ -33,9 +33,11 @@ its Generator), validate no policy and calibrate nothing. Python decides, Cython
     ``part=None`` every row goes through every tree. Each row adds exactly 1 to exactly
     one leaf of each tree it is sent to. ``y_index``: intp, values in ``[0, n_classes)``.
 
-``apply_trees(X, feature, threshold, depth, *, n_threads=None) -> leaves``
+``apply_trees(X, feature, threshold, depth, *, part=None, n_threads=None) -> leaves``
     ``leaves[i, t]`` (intp, shape ``(n_samples, n_trees)``): the leaf index of row i in
-    tree t.
+    tree t. With ``part`` (as in ``leaf_counts``): ``leaves[i]`` (shape ``(n_samples,)``),
+    the leaf index of row i in its own tree ``part[i]`` only (each row routed once), for
+    per-leaf statistics other than class counts (``np.bincount`` with weights).
 
 ``tree_votes(X, feature, threshold, depth, values, *, n_threads=None) -> scores``
     ``scores[i, c] = Σ_t values[t, leaf_t(x_i), c]`` (float64, shape ``(n_samples,
@@ -369,14 +371,37 @@ def _apply_chunk(const floating[:, ::1] X, intp_t start, intp_t stop, const intp
     return nan
 
 
-def apply_trees(X, feature, threshold, depth, *, n_threads=None):
-    """Leaf index of every row in every tree; see the module docstring."""
+def _apply_part_chunk(const floating[:, ::1] X, intp_t start, intp_t stop, const intp_t[::1] part,
+                      const intp_t[:, ::1] feature, const double[:, ::1] threshold, int depth,
+                      intp_t[::1] out):
+    """Leaf index of rows [start, stop) in their own tree ``part[i]``."""
+    cdef _Forest f = _forest(feature, threshold, depth)
+    cdef intp_t i, t, d = X.shape[1]
+    cdef bint nan = False
+    cdef const floating* x0 = &X[0, 0] if X.shape[0] > 0 and d > 0 else NULL
+    with nogil:
+        for i in range(start, stop):
+            t = part[i]
+            out[i] = _leaf(x0 + i * d, f.feature + t * f.n_internal, f.threshold + t * f.n_internal, depth, &nan)
+    return nan
+
+
+def apply_trees(X, feature, threshold, depth, *, part=None, n_threads=None):
+    """Leaf index of every row in every tree (or, with ``part``, in its own tree); see the module docstring."""
     X = _check_X(X)
     depth = _check_forest(feature, threshold, depth, X.shape[1])
     n = X.shape[0]
-    out = np.zeros((n, feature.shape[0]), dtype=np.intp)
     if X.shape[1] == 0 and depth > 0 and n:
         raise ValueError("X has no features to route on")
+    if part is not None:
+        _check_index(part, n, feature.shape[0], "part")
+        out = np.zeros(n, dtype=np.intp)
+        flags = _map_chunks(lambda start, stop: _apply_part_chunk(X, start, stop, part, feature, threshold, depth, out),
+                            n, n_threads) if n else []
+        if any(flags):
+            _raise_nan()
+        return out
+    out = np.zeros((n, feature.shape[0]), dtype=np.intp)
     flags = _map_chunks(lambda start, stop: _apply_chunk(X, start, stop, feature, threshold, depth, out),
                         n, n_threads) if n else []
     if any(flags):

@@ -2,6 +2,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Ensembles with differential privacy: forests of random decision trees."""
 
-from dpsk.ensemble._forest import RandomForestClassifier
+from dpsk.ensemble._forest import RandomForestClassifier, RandomForestRegressor
 
-__all__ = ["RandomForestClassifier"]
+__all__ = ["RandomForestClassifier", "RandomForestRegressor"]

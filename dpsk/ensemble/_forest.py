@@ -6,14 +6,54 @@ from numbers import Integral, Real
 
 from joblib import effective_n_jobs
 
-from dpsk.tree._classes import TREE_CONSTRAINTS, TREE_DOCS, BaseRandomTrees, DecisionTreeClassifier, RandomTree
+from dpsk.tree._classes import (
+    REGRESSOR_DOCS,
+    TREE_CONSTRAINTS,
+    TREE_DOCS,
+    BaseRandomTrees,
+    BaseRandomTreesRegressor,
+    DecisionTreeClassifier,
+    DecisionTreeRegressor,
+    RandomTree,
+)
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval
 
-__all__ = ["RandomForestClassifier"]
+__all__ = ["RandomForestClassifier", "RandomForestRegressor"]
+
+
+_N_JOBS_DOC = """n_jobs : int or None, default=None
+        Threads that route rows through the trees in ``fit``, ``predict`` and
+        ``apply`` (``None``: 1; ``-1``: all CPUs). Workers only route and count: every
+        random number (structure, partition, noise) is drawn in the calling thread
+        from the fit's generator, so results do not depend on ``n_jobs``."""
+
+
+class _ForestMixin:
+    """Number of trees, threads and ``apply`` of the random forests."""
+
+    def _n_trees(self):
+        return int(self.n_estimators)
+
+    def _n_threads(self):
+        return effective_n_jobs(self.n_jobs)
+
+    def apply(self, X):
+        """Index of the leaf (node number in each tree's ``tree_``) each row reaches in each tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_leaves : ndarray of shape (n_samples, n_estimators), dtype intp
+        """
+        return self._apply(X)
 
 
 @Substitution(
+    n_jobs=_N_JOBS_DOC,
     epsilon=_shared_docs["epsilon"],
     classes=_shared_docs["classes"],
     accountant=_shared_docs["accountant"],
@@ -21,7 +61,7 @@ __all__ = ["RandomForestClassifier"]
     privacy_spent_=_shared_docs["privacy_spent_"],
     **TREE_DOCS,
 )
-class RandomForestClassifier(BaseRandomTrees):
+class RandomForestClassifier(_ForestMixin, BaseRandomTrees):
     """A forest of random decision trees with differential privacy.
 
     Each tree's splits are drawn at random from the public ``bounds``, without looking
@@ -49,11 +89,7 @@ class RandomForestClassifier(BaseRandomTrees):
 
     {classes}
 
-    n_jobs : int or None, default=None
-        Threads that route rows through the trees in ``fit``, ``predict`` and
-        ``apply`` (``None``: 1; ``-1``: all CPUs). Workers only route and count: every
-        random number (structure, partition, noise) is drawn in the calling thread
-        from the fit's generator, so results do not depend on ``n_jobs``.
+    {n_jobs}
 
     {accountant}
 
@@ -95,8 +131,7 @@ class RandomForestClassifier(BaseRandomTrees):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from dpsk.ensemble import RandomForestClassifier
+    >>>     >>> from dpsk.ensemble import RandomForestClassifier
     >>> rng = np.random.default_rng(0)
     >>> X = rng.random((5000, 3))
     >>> y = (X[:, 0] + X[:, 1] > 1).astype(int)
@@ -139,12 +174,6 @@ class RandomForestClassifier(BaseRandomTrees):
     def _evidence_weight(self):
         return float(self.evidence_weight)
 
-    def _n_trees(self):
-        return int(self.n_estimators)
-
-    def _n_threads(self):
-        return effective_n_jobs(self.n_jobs)
-
     def _store_trees(self, feature, threshold, noisy, noise_std):
         trees = []
         for t in range(noisy.shape[0]):
@@ -160,15 +189,122 @@ class RandomForestClassifier(BaseRandomTrees):
             trees.append(tree)
         self.estimators_ = trees
 
-    def apply(self, X):
-        """Index of the leaf (node number in each tree's ``tree_``) each row reaches in each tree.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
+@Substitution(
+    n_jobs=_N_JOBS_DOC,
+    epsilon=_shared_docs["epsilon"],
+    accountant=_shared_docs["accountant"],
+    random_state=_shared_docs["random_state"],
+    privacy_spent_=_shared_docs["privacy_spent_"],
+    max_depth=TREE_DOCS["max_depth"],
+    bounds=TREE_DOCS["bounds"],
+    **REGRESSOR_DOCS,
+)
+class RandomForestRegressor(_ForestMixin, BaseRandomTreesRegressor):
+    """A forest of random decision trees for regression with differential privacy.
 
-        Returns
-        -------
-        X_leaves : ndarray of shape (n_samples, n_estimators), dtype intp
-        """
-        return self._apply(X)
+    Each tree's splits are drawn at random from the public ``bounds``, without looking
+    at the data (as for :class:`RandomForestClassifier`). Each row of the training data
+    is sent to one tree, drawn at random; each tree releases the noisy row counts and
+    target sums of its leaves, and the forest averages the trees' leaf means. The
+    forest costs ε in total, whatever the number of trees.
+
+    Parameters
+    ----------
+    n_estimators : int, default=20
+        Number of trees. Each sees about ``n_samples / n_estimators`` rows.
+
+    {max_depth}
+
+    {epsilon}
+
+    {bounds}
+
+    {bounds_y}
+
+    {n_jobs}
+
+    {accountant}
+
+    {random_state}
+
+    Attributes
+    ----------
+    estimators_ : list of DecisionTreeRegressor
+        The fitted trees (views of the forest's release); each predicts its own leaf
+        means, the forest their average.
+    {common_attributes}
+    {privacy_spent_}
+
+    See Also
+    --------
+    dpsk.tree.DecisionTreeRegressor : one random tree.
+    sklearn.ensemble.RandomForestRegressor : the non-private estimator.
+
+    Notes
+    -----
+    **Privacy.** ε-DP under add/remove-one-row, for public ``bounds`` and ``bounds_y``.
+    The structure of every tree is drawn from ``random_state`` and the bounds only. Each
+    row draws its tree independently and uniformly (never by position, so adding a row
+    moves no other row) and reaches exactly one leaf of that tree, so the statistics
+    of all (tree, leaf) cells have the sensitivity of one tree's (parallel composition
+    across trees), whatever the number of trees. {privacy} Rows outside ``bounds`` are
+    routed as if clipped to them. Released: the structure, noisy counts and sums of
+    every tree (``estimators_``), ``totals_`` and predictions, all computed from the
+    one release.
+
+    {prediction}
+
+    Examples
+    --------
+    >>>     >>> from dpsk.ensemble import RandomForestRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.random((20000, 2))
+    >>> y = 10 * X[:, 0]
+    >>> reg = RandomForestRegressor(n_estimators=10, max_depth=4, bounds=(0, 1), bounds_y=(0, 10), random_state=0)
+    >>> reg.fit(X, y).predict([[0.1, 0.5], [0.9, 0.5]]).round()
+    array([2., 8.])
+    """
+
+    _parameter_constraints = {
+        **{k: v for k, v in TREE_CONSTRAINTS.items() if k != "classes"},
+        "bounds_y": [tuple, None],
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
+    }
+
+    def __init__(
+        self,
+        n_estimators=20,
+        *,
+        max_depth=None,
+        epsilon=1.0,
+        bounds=None,
+        bounds_y=None,
+        n_jobs=None,
+        accountant=None,
+        random_state=None,
+    ):
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.epsilon = epsilon
+        self.bounds = bounds
+        self.bounds_y = bounds_y
+        self.n_jobs = n_jobs
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def _store_trees(self, feature, threshold, counts, sums):
+        trees = []
+        for t in range(counts.shape[0]):
+            tree = DecisionTreeRegressor(
+                max_depth=self.max_depth_, epsilon=self.epsilon, bounds=self.bounds, bounds_y=self.bounds_y
+            )
+            tree.bounds_, tree.bounds_y_, tree.max_depth_ = self.bounds_, self.bounds_y_, self.max_depth_
+            tree.n_features_in_ = self.n_features_in_
+            tree.totals_ = self.totals_
+            tree._feature, tree._threshold = feature[t : t + 1], threshold[t : t + 1]
+            tree._leaf_values = self._leaf_values[t : t + 1]
+            tree.tree_ = self._random_tree(t, feature, threshold, counts, sums)
+            trees.append(tree)
+        self.estimators_ = trees

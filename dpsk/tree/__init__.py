@@ -2,6 +2,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Random decision trees with differential privacy."""
 
-from dpsk.tree._classes import DecisionTreeClassifier, RandomTree
+from dpsk.tree._classes import DecisionTreeClassifier, DecisionTreeRegressor, RandomTree
 
-__all__ = ["DecisionTreeClassifier", "RandomTree"]
+__all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor", "RandomTree"]

@@ -18,7 +18,10 @@ Broken variants still *declare* the correct cost; only their noise or clipping i
   sensitivity that forgets part of a row's contribution;
 * ``RandomForestEveryRowInEveryTree``: every row feeds every tree while the noise and the
   declared cost are those of disjoint parts (parallel composition claimed, sequential
-  composition done).
+  composition done);
+* ``RandomForestRegressorNoCentring``: sums the clipped target divided by the half-width
+  of ``bounds_y`` without centring it first, so a row moves a sum by up to 2 while 1 is
+  declared.
 """
 
 from dataclasses import dataclass, field
@@ -30,10 +33,10 @@ from dpsk._core._clip import clipped_gram
 from dpsk.audit import canary_neighbours, project_attribute
 from dpsk.cluster import KMeans
 from dpsk.decomposition import PCA
-from dpsk.ensemble import RandomForestClassifier
+from dpsk.ensemble import RandomForestClassifier, RandomForestRegressor
 from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB, MultinomialNB
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
-from dpsk.tree import DecisionTreeClassifier
+from dpsk.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from dpsk.utils._bounded import Box
 
 __all__ = ["AUDITS", "BROKEN_VARIANTS", "FamilyAudit"]
@@ -101,6 +104,59 @@ class project_canary_leaves:
         trees = getattr(est, "estimators_", [est])
         leaves = sum(tree.tree_.value[tree.apply(self.canary)[0], 1] for tree in trees)
         return np.array([leaves, est.class_count_[1]])
+
+
+class project_regression_loss:
+    """Privacy loss of the regressors' release on :class:`_RegressionNeighbours`.
+
+    The canary moves four released values: the count and the sum of its leaf in the
+    tree it is sent to (the other rows are in the other leaf of every tree) by 1 and
+    ``h``, the total count and sum by 1 and ``h``. With Laplace noise of ``ε_i`` on
+    value i, each value's log-likelihood ratio is ``ε_i clip((2 (x_i − μ_i) − Δ_i) /
+    Δ_i, −1, 1)`` (``μ_i`` the value without the canary, ``Δ_i`` its move), and the
+    canary's tree is uniform over the trees, so the privacy loss of the whole release
+    is ``log mean_t exp(ℓ_t) + ℓ_totals`` (``ℓ_t`` the leaf terms of tree t): one
+    number that carries the whole loss, where the coordinates one by one each carry a
+    share. The second output is the same for a canary that moves the sums by
+    ``max(|lower|, |upper|)`` of ``bounds_y`` (a sum of uncentred targets). Any function of the release is a valid projection:
+    the weights only decide the audit's power, never its validity.
+    """
+
+    def __init__(self, canary, n):
+        self.canary = np.asarray([canary], dtype=np.float64)
+        self.n = n
+
+    def __call__(self, est):
+        from dpsk.tree._classes import REGRESSION_SHARES
+
+        trees = getattr(est, "estimators_", [est])
+        leaves = np.array([tree.tree_.value[tree.apply(self.canary)[0]] for tree in trees])
+        totals = est.totals_ - np.array([self.n, 0.0])
+        h = est.bounds_y_[1] / 2 - est.bounds_y_[0] / 2
+        epsilons = np.array(REGRESSION_SHARES) * est.epsilon
+        out = []
+        uncentred = max(abs(est.bounds_y_[0]), abs(est.bounds_y_[1]))
+        for move in (np.array([1.0, h]), np.array([1.0, uncentred])):
+            per_tree = np.clip((2 * leaves - move) / move, -1.0, 1.0) @ epsilons[:2]
+            total = np.clip((2 * totals - move) / move, -1.0, 1.0) @ epsilons[2:]
+            out.append(float(np.log(np.mean(np.exp(per_tree))) + total))
+        return np.array(out)
+
+
+class _RegressionNeighbours(_Neighbours):
+    """Rows at x = −1 (always in the left leaf) with y = 2, the middle of ``bounds_y`` = (1, 3);
+    a canary beyond both bounds (always in the right leaf, at the top of ``bounds_y``).
+
+    ``bounds_y`` lies away from 0, as it often does (prices, ages): a sum of uncentred
+    targets would move by 3 where the declared sensitivity is the half-width, 1.
+    """
+
+    def __init__(self, n=100):
+        super().__init__([[-1.0]], [4.0], False, n)
+        self.y = np.full(self.X.shape[0], 2.0)
+
+    def __call__(self, estimator=None):
+        return canary_neighbours(self.X, self.y, canary_X=self.canary, canary_y=8.0)
 
 
 @dataclass
@@ -173,6 +229,21 @@ AUDITS = {
         dict(n_estimators=2, max_depth=1, epsilon=2.0, bounds=(-1.0, 1.0), classes=[0, 1]),
         project_canary_leaves([4.0]),
         _Neighbours([[0.0]], [4.0], True),
+        n_samples=6_000,
+    ),
+    # Depth-1 trees on one feature: the canary alone in its leaf, at the top of bounds_y.
+    "DecisionTreeRegressor": FamilyAudit(
+        DecisionTreeRegressor,
+        dict(max_depth=1, epsilon=2.0, bounds=(-1.0, 1.0), bounds_y=(1.0, 3.0)),
+        project_regression_loss([4.0], 100),
+        _RegressionNeighbours(),
+        n_samples=6_000,
+    ),
+    "RandomForestRegressor": FamilyAudit(
+        RandomForestRegressor,
+        dict(n_estimators=2, max_depth=1, epsilon=2.0, bounds=(-1.0, 1.0), bounds_y=(1.0, 3.0)),
+        project_regression_loss([4.0], 100),
+        _RegressionNeighbours(),
         n_samples=6_000,
     ),
 }
@@ -323,6 +394,21 @@ class RandomForestEveryRowInEveryTree(RandomForestClassifier):
         return None
 
 
+class DecisionTreeRegressorEpsilonX2(_EpsilonX2, DecisionTreeRegressor):
+    pass
+
+
+class RandomForestRegressorEpsilonX2(_EpsilonX2, RandomForestRegressor):
+    pass
+
+
+class RandomForestRegressorNoCentring(RandomForestRegressor):
+    """Divides the clipped target by the half-width without subtracting the middle of ``bounds_y``."""
+
+    def _standardised_targets(self, y, box_y):
+        return np.clip(y, box_y.lower[0], box_y.upper[0]) / box_y.half_width[0]
+
+
 #: (name of the audited estimator, broken variant)
 BROKEN_VARIANTS = [
     ("GaussianNB", GaussianNBEpsilonX2),
@@ -344,4 +430,7 @@ BROKEN_VARIANTS = [
     ("DecisionTreeClassifier", DecisionTreeClassifierEpsilonX2),
     ("RandomForestClassifier", RandomForestClassifierEpsilonX2),
     ("RandomForestClassifier", RandomForestEveryRowInEveryTree),
+    ("DecisionTreeRegressor", DecisionTreeRegressorEpsilonX2),
+    ("RandomForestRegressor", RandomForestRegressorEpsilonX2),
+    ("RandomForestRegressor", RandomForestRegressorNoCentring),
 ]

@@ -183,3 +183,27 @@ def test_empty_inputs():
     assert apply_trees(X, feature, threshold, 2).shape == (0, 2)
     assert leaf_counts(X, np.empty(0, dtype=np.intp), 2, None, feature, threshold, 2).sum() == 0
     assert tree_votes(X, feature, threshold, 2, np.zeros((2, 4, 3))).shape == (0, 3)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_apply_trees_with_part_routes_each_row_through_its_own_tree(dtype):
+    rng = np.random.default_rng(3)
+    feature, threshold = _forest(5, 4, np.zeros(3), np.ones(3))
+    X = rng.random((200_000, 3)).astype(dtype)   # several chunks
+    part = rng.integers(0, 5, X.shape[0]).astype(np.intp)
+    leaves = apply_trees(X, feature, threshold, 4, part=part)
+    assert leaves.shape == (X.shape[0],) and leaves.dtype == np.intp
+    np.testing.assert_array_equal(leaves, _route(X, feature, threshold, 4)[np.arange(X.shape[0]), part])
+    np.testing.assert_array_equal(leaves, apply_trees(X, feature, threshold, 4, part=part, n_threads=2))
+    # The counts of leaf_counts are the bincount of (tree, leaf).
+    counts = leaf_counts(X, np.zeros(X.shape[0], dtype=np.intp), 1, part, feature, threshold, 4)
+    np.testing.assert_array_equal(np.bincount(part * 16 + leaves, minlength=80).reshape(5, 16), counts[:, :, 0])
+    with pytest.raises(ValueError, match="part"):
+        apply_trees(X[:3], feature, threshold, 4, part=np.array([0, 5, 1], dtype=np.intp))
+    with pytest.raises(ValueError, match="part"):
+        apply_trees(X[:3], feature, threshold, 4, part=part[:2].copy())
+    bad = np.array(X[:3], dtype=np.float64)
+    bad[1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        apply_trees(bad, feature, threshold, 4, part=part[:3].copy())
+    assert apply_trees(X[:0], feature, threshold, 4, part=part[:0].copy()).shape == (0,)
