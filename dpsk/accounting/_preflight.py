@@ -229,7 +229,10 @@ class Uncounted(NamedTuple):
 
     def error(self, step):
         """The TypeError a caller that needs the count raises (before reading the data)."""
-        return TypeError(f"Cannot count the fits of DP step {step!r}: {self.reason} ({self.wrapper}).")
+        return TypeError(
+            f"Cannot count the fits of DP step {step!r} inside {self.wrapper}, so its privacy cost "
+            f"cannot be planned: {self.reason}. Nothing was read or spent."
+        )
 
 
 def _sklearn_class(module, name):
