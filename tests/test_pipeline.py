@@ -27,7 +27,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import dpsk.accounting._preflight as preflight
 import dpsk.pipeline._pipeline as pipeline_module
 from dpsk.accounting import BudgetAccountant, BudgetCheck, ComposedEvent, LaplaceEvent, PrivacyEvent, check_budget
-from dpsk.accounting._preflight import PREPAID, named_dp_steps, probe_cost
+from dpsk.accounting._preflight import PrepaidTicket, named_dp_steps, probe_cost
 from dpsk.exceptions import BudgetExceededError
 from dpsk.model_selection import GridSearchCV
 from dpsk.pipeline import Pipeline, make_pipeline
@@ -232,9 +232,9 @@ def test_a_bare_dp_estimator_and_a_meta_estimator():
     acc = BudgetAccountant(epsilon=1.0)
     with pytest.raises(BudgetExceededError, match="'ToyShiftedMeanClassifier'"):
         check_budget(_classifier(accountant=acc))
-    # The check counts one fit per step (documented): OneVsRestClassifier fits more.
-    report = check_budget(OneVsRestClassifier(_classifier(accountant=acc, epsilon=1.0)))
-    assert report.costs == {"estimator": _cost(1.0)}
+    # OneVsRestClassifier fits one copy per class of y: no count from its parameters.
+    with pytest.raises(TypeError, match="'estimator'.*OneVsRestClassifier fits one copy .* per class"):
+        check_budget(OneVsRestClassifier(_classifier(accountant=acc, epsilon=1.0)))
 
 
 def test_a_private_search_as_a_step_counts_with_its_whole_cost(data):
@@ -378,7 +378,8 @@ def test_inside_dpsks_grid_search_nothing_is_checked_twice(data, monkeypatch):
 
 def test_prepaid_steps_are_accepted_without_a_probe(monkeypatch):
     monkeypatch.setattr(preflight, "probe_cost", lambda step: pytest.fail("probed"))
-    assert preflight.budget_check(_pipe(accountant=PREPAID), skip_unaccounted=True).costs == {}
+    ticket = PrepaidTicket(_cost(1.0), 1)
+    assert preflight.budget_check(_pipe(accountant=ticket), skip_unaccounted=True).costs == {}
 
 
 def test_metadata_routing_reaches_the_steps(data):

@@ -4,8 +4,9 @@
 
 The curve is computed like a private search is run (``_search.py``): the cost of every
 fit is probed from the hyper-parameters, the total is checked against the budget before
-the data is read and recorded once, and the fits then run with the prepaid accountant
-and independent noise, so process workers need no shared ledger.
+the data is read and recorded once, and the fits then run with prepaid tickets (for
+exactly what was recorded) and independent noise, so process workers need no shared
+ledger.
 """
 
 import numbers
@@ -240,7 +241,7 @@ def privacy_utility_curve(
     tasks, lines = [], []
     for i, (eps, model) in enumerate(zip(epsilons, models)):
         for s in range(n_seeds):
-            fitted = prepare(model, {}, inner_seed(random_state, rng))
+            fitted = prepare(model, {}, inner_seed(random_state, rng), charged=charged)
             tasks.append(delayed(_fit_and_test)(fitted, X_train, y_train, X_test, y_test, scorer, fit_params))
             lines.append(f"[epsilon {i + 1}/{epsilons.size}; seed {s + 1}/{n_seeds}] END epsilon={eps:g}")
     scores = run_fits(tasks, lines, n_jobs=n_jobs, pre_dispatch=pre_dispatch, verbose=verbose)

@@ -7,10 +7,18 @@ the privacy cost of every candidate without fitting it. dpsk's fit protocol guar
 one: a DP estimator checks its cost with its accountant *before* touching ``X``
 (architecture.rst, "The fit protocol"). :func:`candidate_cost` probes each DP step
 (``dpsk.accounting._preflight``: an accountant that captures that check and stops the
-fit, with placeholder data that raises if anything reads it). Inner fits then run with
-:data:`PREPAID`, an accountant that accepts every spend (the search has recorded them
-all already), with independent noise, and without the user's accountant, so nothing is
-charged twice.
+fit, with placeholder data that raises if anything reads it), and multiplies it by the
+number of times the meta-estimators around the step fit it (``dp_fits``: bagging fits
+``n_estimators`` copies); a meta-estimator whose number of fits is not known from its
+parameters, or that learns from the data outside dpsk, is refused before the data is
+read (:func:`check_private`).
+
+Inner fits then run with a :class:`~dpsk.accounting._preflight.PrepaidTicket` on every
+DP step: it accepts exactly the fits the search has recorded for that fit and charges
+any other to the search's accountant, so nothing is charged twice and nothing is free.
+Every copy a meta-estimator clones from the step shares the ticket. Before a model is
+handed back, :func:`restore_user_params` puts the user's accountant back on every DP
+estimator inside it, fitted copies included.
 """
 
 import warnings
@@ -20,11 +28,20 @@ from sklearn.utils import get_tags
 
 from dpsk.accounting import ParallelEvent
 from dpsk.accounting._context import BOUND_ATTRIBUTE, active_accountant
-from dpsk.accounting._preflight import PREPAID, compose, dp_steps, probe_cost, walk_estimators
+from dpsk.accounting._preflight import (
+    PrepaidTicket,
+    Uncounted,
+    compose,
+    counted_cost,
+    dp_fits,
+    dp_steps,
+    probe_cost,
+    restore_accountants,
+    walk_estimators,
+)
 from dpsk.exceptions import PrivacyLeakWarning
 
 __all__ = [
-    "PREPAID",
     "candidate_cost",
     "dp_steps",
     "inner_seed",
@@ -36,8 +53,20 @@ __all__ = [
 ]
 
 
+def counted_steps(estimator):
+    """``[(name, step, fits)]`` of :func:`dp_fits`; TypeError if a wrapper prevents counting."""
+    counted = dp_fits(estimator)
+    for name, _, fits in counted:
+        if isinstance(fits, Uncounted):
+            raise fits.error(name)
+    return counted
+
+
 def check_private(estimator):
-    """Raise if ``estimator`` has no DP step; warn about steps that learn without privacy."""
+    """Raise if ``estimator`` has no DP step, or one whose fits cannot be counted in advance.
+
+    Warn about steps that learn without privacy. Called before any data is read.
+    """
     dp, plain = [], []
     walk_estimators(estimator, dp, plain)
     if not dp:
@@ -45,6 +74,7 @@ def check_private(estimator):
             f"{type(estimator).__name__} has no differentially private step (a dpsk estimator): "
             "its fits would not be private, so a private search cannot account for them."
         )
+    counted_steps(estimator)
     for _, step in plain:
         if get_tags(step).requires_fit:
             warnings.warn(
@@ -63,10 +93,17 @@ def candidate_cost(estimator, params):
     -------
     PrivacyEvent
         The cost of the only DP step, or the composition of all of them (they all see
-        the same rows).
+        the same rows), each self-composed as many times as the meta-estimators around
+        it fit it.
+
+    Raises
+    ------
+    TypeError
+        If a meta-estimator fits a DP step a number of times that its parameters do not
+        tell, or learns from the data outside dpsk (the message names it).
     """
     candidate = clone(estimator).set_params(**params)
-    costs = [probe_cost(step) for step in dp_steps(candidate)]
+    costs = [counted_cost(probe_cost(step), fits) for _, step, fits in counted_steps(candidate)]
     if not costs:
         raise ValueError(f"the candidate {params!r} has no differentially private step")
     return compose(costs)
@@ -92,26 +129,39 @@ def missing_classes(estimator):
     return any(_param_name(k) == "classes" and v is None for k, v in estimator.get_params(deep=True).items())
 
 
-def prepare(estimator, params, random_state, classes=None):
-    """A clone with ``params``, the :data:`PREPAID` accountant and ``random_state`` on every step.
+def prepare(estimator, params, random_state, classes=None, charged=None):
+    """A clone with ``params``, a prepaid ticket and ``random_state`` on every step.
 
-    Each inner fit gets its own ``random_state`` (an int drawn by the search, or None for
-    fresh secure entropy), so fits never share noise: composition theorems assume
-    independent randomness. ``classes`` (derived once by the search) fills every
-    ``classes`` parameter left to None, so that every fit knows every class even when
-    its random part misses one.
+    Each DP step gets its own :class:`PrepaidTicket` for as many fits as the
+    meta-estimators around it make (what the search recorded for this fit); spends
+    beyond them go to ``charged`` (the search's accountant), or are refused
+    if it is None. Each inner fit gets its own ``random_state`` (an int drawn by the
+    search, or None for fresh secure entropy), so fits never share noise: composition
+    theorems assume independent randomness. ``classes`` (derived once by the search)
+    fills every ``classes`` parameter left to None, so that every fit knows every class
+    even when its random part misses one.
     """
     prepared = clone(estimator).set_params(**params)
-    for step in dp_steps(prepared):
-        step.set_params(accountant=PREPAID)
-        vars(step).pop(BOUND_ATTRIBUTE, None)
     overrides = {}
-    for key, value in prepared.get_params(deep=True).items():
+    deep = prepared.get_params(deep=True)
+    for key, value in deep.items():
         if _param_name(key) == "random_state":
-            overrides[key] = random_state
+            overrides[key] = _seed_for(deep.get(key.rpartition("__")[0], prepared), random_state)
         elif _param_name(key) == "classes" and value is None and classes is not None:
             overrides[key] = classes
-    return prepared.set_params(**overrides)
+    prepared.set_params(**overrides)
+    for name, step, fits in counted_steps(prepared):
+        ticket = PrepaidTicket(probe_cost(step), fits, charged, getattr(step, "accountant", None), name)
+        step.set_params(accountant=ticket)
+        vars(step).pop(BOUND_ATTRIBUTE, None)
+    return prepared
+
+
+def _seed_for(owner, random_state):
+    """``random_state`` as ``owner`` accepts it: scikit-learn's own estimators take ints < 2**32."""
+    if isinstance(random_state, int) and not getattr(owner, "_dpsk_estimator", False):
+        return random_state % 2**32
+    return random_state
 
 
 def inner_seed(random_state, rng):
@@ -124,7 +174,11 @@ def restore_user_params(fitted, estimator, params):
     """Give a fitted inner estimator back the user's parameters that :func:`prepare` replaced.
 
     The model stays as fitted; later refits by the user then spend on the user's
-    accountant, as with scikit-learn's ``best_estimator_``.
+    accountant, as with scikit-learn's ``best_estimator_``. Fitted copies that
+    meta-estimators made of a step (``estimators_`` of bagging, ``transformers_`` of a
+    column transformer, ...) get the user's accountant back too
+    (:func:`~dpsk.accounting._preflight.restore_accountants`): no ticket of the search
+    survives in the model, so refitting any part of it charges the user.
     """
     user = clone(estimator).set_params(**params).get_params(deep=True)
     replaced = ("accountant", "random_state", "classes")
@@ -132,7 +186,7 @@ def restore_user_params(fitted, estimator, params):
     fitted.set_params(**keep)
     for step in dp_steps(fitted):
         vars(step).pop(BOUND_ATTRIBUTE, None)
-    return fitted
+    return restore_accountants(fitted)
 
 
 def search_accountant(search, estimator):

@@ -9,8 +9,9 @@ best candidate and the final refit all depend on the data. These searches
    protocol lets a search probe each candidate's cost without data, see
    ``_estimators.py``), compose it with the selection and the refit, and check the total
    against the accountant *before reading the data*;
-2. record the total on the accountant in one step (inner fits are then prepaid, so
-   nothing is charged twice and process-parallel fits need no shared ledger);
+2. record the total on the accountant in one step (inner fits then carry tickets for
+   exactly what was paid, so nothing is charged twice, nothing is free, and
+   process-parallel fits need no shared ledger);
 3. select privately: the exponential mechanism on validation counts, or the best of a
    random number of noisy-scored trials (Papernot & Steinke 2022); never the raw argmax.
 
@@ -88,7 +89,12 @@ _SEARCH_DOCS = {
     "estimator": """estimator : estimator object
         A dpsk estimator, or a pipeline whose learning steps are dpsk estimators. Its
         ``fit`` must follow dpsk's protocol (check the privacy cost before reading the
-        data), which lets the search compute every cost in advance.""",
+        data), which lets the search compute every cost in advance. A scikit-learn
+        meta-estimator around a DP step must fit it a number of times known from its
+        parameters (``BaggingClassifier``: ``n_estimators``, each charged; with
+        ``bootstrap=True`` only if the step's ``fit`` takes ``sample_weight``); others
+        (``OneVsRestClassifier``, ``CalibratedClassifierCV``, stacking, unknown
+        wrappers) are refused with a ``TypeError`` before the data is read.""",
     "scoring": """scoring : {"accuracy"} or None, default="accuracy"
         Validation score. Only accuracy, scored as a count of correct predictions
         (sensitivity 1), is supported: other scorers have no sensitivity bound the search
@@ -208,9 +214,10 @@ class _SearchData:
         self.X, self.y, self.fit_params = X, y, fit_params
         self.units, self.n_units = units, n_units
         self.classes = None  # set by the search once the budget is spent (it warns)
+        self.charged = None  # the search's accountant: any spend it did not plan goes there
 
     def prepare(self, estimator, params, seed):
-        return prepare(estimator, params, seed, self.classes)
+        return prepare(estimator, params, seed, self.classes, self.charged)
 
     def task(self, estimator, train, validation, keep_model):
         """A delayed :func:`fit_and_score` of ``estimator`` on these rows."""
@@ -407,6 +414,7 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         if self.verbose > 0:
             print_charged(name, accountant)
         data.classes = shared_classes(self.estimator, y, name)
+        data.charged = accountant
         best_params, model = self._run(plan, data, splits, rng)
         self.best_params_ = best_params
         if self.refit is True:

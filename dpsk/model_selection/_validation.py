@@ -60,7 +60,10 @@ def cross_val_score(
     Parameters
     ----------
     estimator : estimator object
-        A dpsk classifier, or a pipeline whose learning steps are dpsk estimators.
+        A dpsk classifier, or a pipeline whose learning steps are dpsk estimators. A
+        scikit-learn meta-estimator around a DP step is accepted only if its number of
+        fits of the step is known from its parameters (see
+        :class:`GridSearchCV`); every one of them is charged.
     X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
     groups : array-like of shape (n_samples,) or None, default=None
@@ -102,6 +105,9 @@ def cross_val_score(
     ------
     BudgetExceededError
         Before any data is read, if the cost does not fit the budget.
+    TypeError
+        Before any data is read, if a meta-estimator around a DP step fits it a number
+        of times its parameters do not tell, or learns from the data outside dpsk.
 
     Notes
     -----
@@ -160,7 +166,7 @@ def cross_val_score(
     seeds = [inner_seed(random_state, rng) for _ in range(cv)]
     results = run_fits(
         (
-            delayed(fit_and_score)(prepare(estimator, {}, seed, classes), X, y, fit_params, train, validation, units, False)
+            delayed(fit_and_score)(prepare(estimator, {}, seed, classes, charged), X, y, fit_params, train, validation, units, False)
             for seed, (train, validation) in zip(seeds, splits)
         ),
         [f"[CV {f + 1}/{cv}] END" for f in range(cv)],

@@ -43,6 +43,10 @@ def _checked_first(method, summary, returns):
         BudgetExceededError
             Before any step reads the data, if the DP steps that spend on one
             accountant cannot afford their composed cost.
+        TypeError
+            Before any step reads the data, if a meta-estimator around a DP step fits
+            it a number of times its parameters do not tell (see
+            :func:`dpsk.accounting.check_budget`).
         """
     return checked
 
@@ -123,9 +127,12 @@ class Pipeline(sk_pipeline.Pipeline):
 
     Inside :class:`dpsk.model_selection.GridSearchCV`, whose inner fits are prepaid,
     the check has nothing to do. Inside scikit-learn's searches, each fit of the
-    pipeline is checked on its own. The check counts one fit per DP step: a step
-    wrapped in a meta-estimator that fits it several times (``OneVsRestClassifier``,
-    bagging) spends more, and those extra fits are checked by the step itself.
+    pipeline is checked on its own. A step wrapped in a meta-estimator counts as many
+    fits as the wrapper makes (bagging: ``n_estimators``); a wrapper whose number of
+    fits is not known from its parameters (``OneVsRestClassifier``), or that learns
+    from the data outside dpsk (``CalibratedClassifierCV``), is refused with a
+    ``TypeError`` before any step reads the data, unless its DP steps spend on no
+    accountant (then there is nothing to check).
 
     Examples
     --------

@@ -8,13 +8,17 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.ensemble import BaggingClassifier
 from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.multiclass import OneVsRestClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from dpsk.accounting import BudgetAccountant, ComposedEvent, LaplaceEvent, SelfComposedEvent
+from dpsk.accounting import BudgetAccountant, ComposedEvent, LaplaceEvent, SelfComposedEvent, record_releases
 from dpsk.accounting._context import BOUND_ATTRIBUTE
 from dpsk.exceptions import BudgetExceededError, DetachedAccountantError, PrivacyLeakWarning
+from dpsk.linear_model import LogisticRegression
 from dpsk.utils._testing import ToyDPMeanClassifier
 from dpsk.utils._testing_accounting import ToyDPCenterer
 
@@ -85,6 +89,36 @@ def test_cross_val_score_records_every_fold(data):
     with acc:
         cross_val_score(_classifier(epsilon=1.0), X, y, cv=5)
     assert len(acc) == 10
+
+
+def _meta_estimators(accountant=None):
+    step = _classifier(epsilon=1.0, accountant=accountant)
+    return {
+        "OneVsRestClassifier": OneVsRestClassifier(step),
+        "BaggingClassifier": BaggingClassifier(step, n_estimators=4, bootstrap=False, max_samples=0.5, random_state=0),
+        "CalibratedClassifierCV": CalibratedClassifierCV(
+            LogisticRegression(epsilon=1.0, data_norm=2.0, classes=[0, 1], accountant=accountant), cv=3
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", list(_meta_estimators()))
+def test_meta_estimators_used_directly_charge_every_clone(data, name):
+    """Outside dpsk's searches, each clone a meta-estimator fits spends on the user's accountant."""
+    X, y = data
+    y3 = np.where(X[:, 1] > 0.3, 2, y)  # three classes: OneVsRest fits three clones
+    for use_with in (False, True):
+        acc = BudgetAccountant()
+        meta = _meta_estimators(None if use_with else acc)[name]
+        with record_releases() as drawn:
+            if use_with:
+                with acc:
+                    meta.fit(X, y3 if name == "OneVsRestClassifier" else y)
+            else:
+                meta.fit(X, y3 if name == "OneVsRestClassifier" else y)
+        made = sorted(repr(leaf) for event in drawn for leaf in event.flatten())
+        charged = sorted(repr(leaf) for event in acc.spent_budget for leaf in event.flatten())
+        assert made == charged and len(acc) == {"OneVsRestClassifier": 3, "BaggingClassifier": 4}.get(name, 3)
 
 
 def test_clone_keeps_the_accountant_and_binds_the_active_one():

@@ -338,7 +338,7 @@ def test_inner_fits_get_independent_seeds_and_the_users_params_back(data, monkey
 
     def spy(self, X, y):
         if type(self.accountant).__name__ != "_ProbeAccountant":  # not a cost probe
-            assert type(self.accountant).__name__ == "_Prepaid"
+            assert type(self.accountant).__name__ == "PrepaidTicket"
             seeds.append(self.random_state)
         return original(self, X, y)
 
