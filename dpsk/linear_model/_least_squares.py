@@ -55,7 +55,7 @@ from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, 
 from dpsk.linear_model._base import budget_event
 from dpsk.linear_model._user_level import USER_LEVEL_NOTES, user_plan
 from dpsk.stats._common import compose
-from dpsk.utils.validation import _check_sample_weight_dp, check_random_state, combine_weights, resolve_bounds
+from dpsk.utils.validation import _check_sample_weight_dp, _combine_weights, check_random_state, resolve_bounds
 
 __all__ = ["LinearRegression", "Ridge", "least_squares_sensitivities"]
 
@@ -231,7 +231,7 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         contribution = users.resolve(rng)  # user level: releases the threshold h
         count, sum_u, sum_t, utu, utt, _ = clipped_linear_stats(
             U, t, -1.0, 1.0, lower=-np.ones(U.shape[1]), upper=np.ones(U.shape[1]),
-            sample_weight=combine_weights(contribution.weights, sample_weight),
+            sample_weight=_combine_weights(contribution.weights, sample_weight),
         )
 
         A, B = self._augmented(count, sum_u, sum_t, utu, utt)

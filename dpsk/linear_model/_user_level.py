@@ -58,7 +58,13 @@ from dpsk.stats._common import compose
 from dpsk.stats._contribution import ContributionPlan, group_index
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import _check_sample_weight_dp, check_random_state, combine_weights, resolve_bounds, resolve_classes
+from dpsk.utils.validation import (
+    _check_sample_weight_dp,
+    _combine_weights,
+    check_random_state,
+    resolve_bounds,
+    resolve_classes,
+)
 
 __all__ = [
     "LabelPrivateLinearRegression",
@@ -594,7 +600,7 @@ def fit_user_level_classifier(est, X, y, groups, sample_weight=None):
     contribution = plan.resolve(rng)  # releases the threshold h
     h = contribution.unit
     # Sample weights in [0, 1] only lower the user weights: a user still weighs <= h.
-    weights = combine_weights(contribution.weights, sample_weight)
+    weights = _combine_weights(contribution.weights, sample_weight)
     loss = est._make_loss()
     if est.C is not None:
         lam = 1.0 / (float(est.C) * scale * scale)

@@ -23,11 +23,11 @@ from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
 from dpsk.utils.validation import (
     _check_sample_weight_dp,
+    _weight_units,
     check_data_norm,
     check_random_state,
     resolve_classes,
     warn_data_derived,
-    weight_units,
 )
 
 __all__ = ["BernoulliNB", "CategoricalNB", "MultinomialNB"]
@@ -377,7 +377,7 @@ class BernoulliNB(_BaseDiscreteNB):
         self : object
         """
         X, classes, y_index, sample_weight = self._prepare(X, y, sample_weight)
-        units, grid = weight_units(sample_weight)
+        units, grid = _weight_units(sample_weight)
         n_classes, n_features = classes.size, X.shape[1]
         alpha = self._check_alpha(n_features)
         rng = check_random_state(self.random_state)
@@ -545,7 +545,7 @@ class CategoricalNB(_BaseDiscreteNB):
         self : object
         """
         X, classes, y_index, sample_weight = self._prepare(X, y, sample_weight)
-        units, grid = weight_units(sample_weight)
+        units, grid = _weight_units(sample_weight)
         codes = self._codes(X)
         n_classes, n_features = classes.size, X.shape[1]
         alpha = np.broadcast_to(self._check_alpha(n_features), (n_features,))

@@ -14,7 +14,7 @@ from dpsk.mechanisms import DiscreteLaplace
 from dpsk.utils._bounded import Box, JointRelease, budget_bound
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import _check_sample_weight_dp, check_random_state, resolve_bounds, weight_units
+from dpsk.utils.validation import _check_sample_weight_dp, _weight_units, check_random_state, resolve_bounds
 
 __all__ = ["MinMaxScaler", "StandardScaler"]
 
@@ -411,7 +411,7 @@ class MinMaxScaler(_BaseScaler):
             raise ValueError(f"feature_range must be (min, max) with min < max, got {self.feature_range}")
         self._check_privacy_budget(budget_bound(self.epsilon))
         X = self._validate(X, reset=True)
-        units, grid = weight_units(_check_sample_weight_dp(sample_weight, X))
+        units, grid = _weight_units(_check_sample_weight_dp(sample_weight, X))
         lower, upper = resolve_bounds(self, self.bounds, X)
         n_features = X.shape[1]
         rng = check_random_state(self.random_state)

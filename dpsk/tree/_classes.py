@@ -42,10 +42,10 @@ from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
 from dpsk.utils.validation import (
     _check_sample_weight_dp,
+    _weight_units,
     check_random_state,
     resolve_bounds,
     resolve_classes,
-    weight_units,
 )
 
 __all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor", "RandomTree"]
@@ -391,7 +391,7 @@ class BaseRandomTrees(RandomTreesMixin, BaseDPNB):
         """
         self._check_privacy_budget(budget_bound(self.epsilon))
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
-        units, grid = weight_units(_check_sample_weight_dp(sample_weight, X))
+        units, grid = _weight_units(_check_sample_weight_dp(sample_weight, X))
         lower, upper = resolve_bounds(self, self.bounds, X)
         classes, y_index = resolve_classes(self, self.classes, y)
         n_trees, n_classes = self._n_trees(), classes.size

@@ -10,8 +10,8 @@ One place for each policy:
 * :func:`check_bounds`, :func:`check_data_norm` — sensitivity assumptions, and
   :func:`warn_data_derived` for the (leaky) case where they come from the data;
 * :func:`_check_sample_weight_dp` — what a ``sample_weight`` is (clipped to [0, 1], so
-  that a row never counts more than once), with :func:`combine_weights` and
-  :func:`weight_units` for the estimators that weight user-level rows or integer counts.
+  that a row never counts more than once), with ``_combine_weights`` and
+  ``_weight_units`` for the estimators that weight user-level rows or integer counts.
 
 Error messages name parameters and shapes, never data values.
 """
@@ -31,12 +31,10 @@ __all__ = [
     "check_data_norm",
     "check_privacy_params",
     "check_random_state",
-    "combine_weights",
     "resolve_bounds",
     "resolve_classes",
     "resolve_data_norm",
     "warn_data_derived",
-    "weight_units",
 ]
 
 #: Resolution of sample weights in the estimators that release integer counts with
@@ -380,7 +378,7 @@ def _check_sample_weight_dp(sample_weight, X):
     return np.ascontiguousarray(np.minimum(weights, 1.0, out=weights))
 
 
-def combine_weights(*weights):
+def _combine_weights(*weights):
     """The product of per-row weights in [0, 1] (None entries mean all ones), or None.
 
     A user-level fit weights a user's rows so that the user weighs at most h rows;
@@ -396,7 +394,7 @@ def combine_weights(*weights):
     return out
 
 
-def weight_units(sample_weight):
+def _weight_units(sample_weight):
     """Integer units of weights in [0, 1] on the public grid: ``floor(w · WEIGHT_GRID)``.
 
     For estimators that release integer counts with exact integer noise: weighted counts
