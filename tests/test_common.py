@@ -42,6 +42,7 @@ from dpsk.utils.estimator_checks import (
     check_random_state_int_reproducible,
     check_random_state_none_is_fresh,
     check_releases_match_declared_cost,
+    check_sample_weight_counts_once,
     dp_checks,
     parametrize_with_dp_checks,
 )
@@ -149,6 +150,34 @@ def test_dp_checks_list_the_accountant_checks_only_when_applicable():
     names = [check.func.__name__ for check in dp_checks(ToyDPMeanClassifier())]
     assert "check_budget_checked_before_data_is_read" in names
     assert len(names) == len(set(names)) == 11
+
+
+class _WeightsAsCopies(ToyDPMeanClassifier):
+    """Takes ``sample_weight`` as scikit-learn does: a weight of k is k copies of the row."""
+
+    def fit(self, X, y, sample_weight=None):
+        if sample_weight is not None:
+            index = np.repeat(np.arange(len(X)), np.asarray(sample_weight, dtype=np.intp))
+            X, y = np.asarray(X)[index], np.asarray(y)[index]
+        return super().fit(X, y)
+
+
+class _WeightsClipped(ToyDPMeanClassifier):
+    """Takes ``sample_weight`` clipped to [0, 1] (here 0 or 1: a row is in or out)."""
+
+    def fit(self, X, y, sample_weight=None):
+        if sample_weight is not None:
+            keep = np.asarray(sample_weight) > 0
+            X, y = np.asarray(X)[keep], np.asarray(y)[keep]
+        return super().fit(X, y)
+
+
+def test_sample_weight_check_fails_when_a_weight_counts_as_copies():
+    """Check that the sample-weight check can fail: weights taken as copies (issue 14, bootstrap duplicates)."""
+    assert "check_sample_weight_counts_once" in [c.func.__name__ for c in dp_checks(_WeightsAsCopies())]
+    with pytest.raises(AssertionError, match="more than once"):
+        check_sample_weight_counts_once("WeightsAsCopies", _WeightsAsCopies())
+    check_sample_weight_counts_once("WeightsClipped", _WeightsClipped())
 
 
 def test_int_seed_check_fails_on_nondeterministic_estimator():

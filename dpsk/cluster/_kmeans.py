@@ -7,13 +7,13 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin
 
-from dpsk._core._clip import clipped_kmeans_sums
+from dpsk._core._clip import clip_bounds, clipped_class_sums, clipped_kmeans_sums
 from dpsk.accounting import ComposedEvent
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.utils._bounded import Box, JointRelease, budget_bound, split_by_weights
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import check_random_state, resolve_bounds
+from dpsk.utils.validation import _check_sample_weight_dp, check_random_state, resolve_bounds
 
 __all__ = ["KMeans"]
 
@@ -134,7 +134,9 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
     The passes compose sequentially: ``privacy_spent_`` is the composition of the T
     releases. Centres, the candidate splits and reduction, and clipping of centres
     into the bounds are post-processing. Released: ``cluster_centers_``, ``cluster_sizes_``. Floating-point
-    safe (lattice Laplace noise), up to the rounding of the float64 sums.
+    safe (lattice Laplace noise), up to the rounding of the float64 sums. With
+    ``sample_weight`` (clipped to [0, 1]) a row adds its weight to one count and its
+    weighted row to one sum: the sensitivities 1 and d′ hold unchanged.
 
     Examples
     --------
@@ -184,9 +186,21 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         return JointRelease(((1.0, 1.0), (d, np.sqrt(d))), self._budget_split(d), epsilon=epsilon, delta=0.0,
                             random_state=rng)
 
-    def _cluster_sums(self, X, centres, box):
-        """Per-cluster count and Σc(x) of the rows clipped to the box (the inertia is dropped)."""
-        counts, total, _ = clipped_kmeans_sums(X, centres, box.lower, box.upper)
+    def _cluster_sums(self, X, centres, box, sample_weight=None):
+        """Per-cluster count and Σc(x) of the rows clipped to the box (the inertia is dropped).
+
+        With weights, each clipped row goes to its nearest centre (ties to the lowest
+        index) and the weighted per-cluster sums come from the class-sums kernel: a row
+        still adds to exactly one cluster, scaled by its weight.
+        """
+        if sample_weight is None:
+            counts, total, _ = clipped_kmeans_sums(X, centres, box.lower, box.upper)
+            return counts, total
+        clipped = clip_bounds(X, box.lower, box.upper).astype(np.float64, copy=False)
+        distances = np.einsum("ij,ij->i", centres, centres)[None, :] - 2.0 * clipped @ centres.T
+        labels = np.argmin(distances, axis=1).astype(np.intp)
+        counts, total, _ = clipped_class_sums(X, labels, centres.shape[0], box.lower, box.upper,
+                                              sample_weight=sample_weight)
         return counts, total
 
     def _n_seeding_passes(self):
@@ -196,7 +210,8 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         return 0
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    @Substitution(sample_weight=_shared_docs["sample_weight"])
+    def fit(self, X, y=None, sample_weight=None):
         """Compute the cluster centres with differential privacy.
 
         Parameters
@@ -204,6 +219,7 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         X : array-like of shape (n_samples, n_features)
         y : None
             Ignored.
+        {sample_weight}
 
         Returns
         -------
@@ -211,6 +227,7 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         """
         self._check_privacy_budget(budget_bound(self.epsilon))
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C")
+        sample_weight = _check_sample_weight_dp(sample_weight, X)
         n_features = X.shape[1]
         lower, upper = resolve_bounds(self, self.bounds, X)
         box = Box(lower, upper)
@@ -225,11 +242,11 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         )
 
         if n_seeding:
-            centres = self._seed(X, box, releases[:n_seeding], rng)
+            centres = self._seed(X, box, releases[:n_seeding], rng, sample_weight)
         elif centres is None:   # "random": uniform in the box
             centres = box.lower + (box.upper - box.lower) * rng.random((self.n_clusters, n_features))
         for release in releases[n_seeding:]:
-            centres, counts = self._lloyd_step(X, centres, box, release, self.n_clusters)
+            centres, counts = self._lloyd_step(X, centres, box, release, self.n_clusters, sample_weight=sample_weight)
         self.cluster_centers_ = centres.astype(X.dtype)
         self.cluster_sizes_ = np.maximum(counts, 0.0)
         self.n_iter_ = self.max_iter
@@ -244,7 +261,7 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         rest = (1.0 - FINAL_SHARE) / (n_passes - 1)
         return split_by_weights(self.epsilon, [rest] * (n_passes - 1) + [FINAL_SHARE])
 
-    def _seed(self, X, box, releases, rng):
+    def _seed(self, X, box, releases, rng, sample_weight=None):
         """Private seeding by binary splitting (Linde, Buzo & Gray 1980) on noisy statistics.
 
         Starting from the box's midpoint, every pass splits each candidate into two along
@@ -259,7 +276,8 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
             directions *= box.half_width * 1e-3 / np.maximum(np.linalg.norm(directions, axis=1, keepdims=True), 1e-300)
             candidates = np.concatenate([candidates + directions, candidates - directions])
             size = candidates.shape[0]
-            candidates, counts = self._lloyd_step(X, candidates, box, release, size, keep=False)
+            candidates, counts = self._lloyd_step(X, candidates, box, release, size, keep=False,
+                                                  sample_weight=sample_weight)
         return _reduce(candidates, counts, self.n_clusters, rng)
 
     def _initial_centres(self, box, n_features):
@@ -275,7 +293,7 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
             raise ValueError("init must be finite")
         return np.clip(centres, box.lower, box.upper)
 
-    def _lloyd_step(self, X, centres, box, release, size, keep=True):
+    def _lloyd_step(self, X, centres, box, release, size, keep=True, sample_weight=None):
         """One DP Lloyd iteration: noisy counts and sums of the clusters of ``centres``.
 
         The release always has ``size`` clusters (the declared event's size): missing
@@ -284,7 +302,7 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         (``keep``) or the candidate is dropped.
         """
         k = centres.shape[0]
-        counts, total = self._cluster_sums(X, centres, box)
+        counts, total = self._cluster_sums(X, centres, box, sample_weight)
         sum_z, _ = box.standardised_sums(counts, total)
         pad = size - k
         counts, sum_z = release.randomise((np.pad(counts, (0, pad)), np.pad(sum_z, ((0, pad), (0, 0)))))

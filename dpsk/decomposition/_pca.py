@@ -12,7 +12,13 @@ from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.utils._bounded import JointRelease, budget_bound
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import check_bounds, check_data_norm, check_random_state, resolve_data_norm
+from dpsk.utils.validation import (
+    _check_sample_weight_dp,
+    check_bounds,
+    check_data_norm,
+    check_random_state,
+    resolve_data_norm,
+)
 
 __all__ = ["PCA"]
 
@@ -51,13 +57,13 @@ class _Geometry:
                     l2, l1 = np.linalg.norm(half), half.sum()
         self.l2, self.l1 = float(l2), float(l1)
 
-    def statistics(self, X):
-        """(count, Σc(x), Σc(x)c(x)ᵀ) of the clipped rows, in one pass when one rule applies."""
+    def statistics(self, X, sample_weight=None):
+        """(count, Σc(x), Σc(x)c(x)ᵀ) of the clipped rows (weighted), in one pass when one rule applies."""
         if self.data_norm is None:
-            return clipped_gram(X, lower=self.lower, upper=self.upper)
+            return clipped_gram(X, lower=self.lower, upper=self.upper, sample_weight=sample_weight)
         if self.lower is not None:  # both rules: clip to the box first (a copy), then the ball
             X = clip_bounds(X, self.lower, self.upper)
-        return clipped_gram(X, max_norm=self.data_norm)
+        return clipped_gram(X, max_norm=self.data_norm, sample_weight=sample_weight)
 
     def centred(self, count, total, gram):
         """Σy and Σyyᵀ for y = c(x) − centre, from the uncentred sums."""
@@ -177,6 +183,8 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     to the box) and everything else are post-processing. Released: ``components_``,
     ``explained_variance_``, ``singular_values_``, ``mean_``, ``n_samples_``,
     ``noise_variance_``. Floating-point safe, up to the rounding of the float64 sums.
+    With ``sample_weight`` (clipped to [0, 1]) the three sums are weighted: one row's
+    terms are scaled by w <= 1, so the sensitivities above hold unchanged.
 
     Examples
     --------
@@ -228,7 +236,8 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    @Substitution(sample_weight=_shared_docs["sample_weight"])
+    def fit(self, X, y=None, sample_weight=None):
         """Fit the principal axes on X with differential privacy.
 
         Parameters
@@ -236,6 +245,7 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         X : array-like of shape (n_samples, n_features)
         y : None
             Ignored.
+        {sample_weight}
 
         Returns
         -------
@@ -243,6 +253,7 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         """
         self._check_privacy_budget(budget_bound(self.epsilon, self.delta))
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C")
+        sample_weight = _check_sample_weight_dp(sample_weight, X)
         n_features = X.shape[1]
         if isinstance(self.n_components, Integral) and self.n_components > n_features:
             raise ValueError(f"n_components={self.n_components} must be <= n_features={n_features}")
@@ -261,7 +272,7 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         sizes = (1, n_triangle) if self.centered else (1, n_features, n_triangle)
         self._spend_privacy_budget(release.privacy_event(sizes))
 
-        count, total, gram = self._statistics(geometry, X)
+        count, total, gram = self._statistics(geometry, X, sample_weight)
         total, gram = geometry.centred(count, total, gram)
         upper_index = np.triu_indices(n_features)
         if self.centered:
@@ -278,8 +289,8 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self._set_components(noisy, count, total, geometry, X.dtype)
         return self
 
-    def _statistics(self, geometry, X):
-        return geometry.statistics(X)
+    def _statistics(self, geometry, X, sample_weight=None):
+        return geometry.statistics(X, sample_weight)
 
     def _release(self, geometry, rng):
         """The joint release of the fit (count and matrix only when ``centered``)."""

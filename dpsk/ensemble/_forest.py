@@ -122,6 +122,7 @@ class RandomForestClassifier(_ForestMixin, BaseRandomTrees):
     floating-point safe. Rows outside the bounds are routed as if clipped to them.
     Released: the structure and noisy counts of every tree (``estimators_``),
     ``class_count_`` and predictions, all computed from these two releases.
+    {weights}
 
     **Prediction.** With ``π`` the class prior from ``class_count_`` and ``p_t`` the
     class probabilities of the leaf a row reaches in tree t (noisy counts clamped at 0,

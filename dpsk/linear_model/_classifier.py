@@ -22,9 +22,9 @@ from dpsk.linear_model._erm import (
     row_bounds,
 )
 from dpsk.linear_model._user_level import USER_LEVEL_NOTES, fit_user_level_classifier
-from dpsk.utils._docstring import _shared_docs
+from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import check_random_state, resolve_classes
+from dpsk.utils.validation import _check_sample_weight_dp, check_random_state, resolve_classes
 
 __all__ = ["BasePrivateLinearClassifier", "CLASSIFIER_DOCS"]
 
@@ -133,6 +133,13 @@ CLASSIFIER_DOCS = {
     and Gaussian noise of objective perturbation and the gamma-norm output noise are
     continuous samplers and are not.
 
+    With ``sample_weight`` (clipped to [0, 1]) the objective is ``Σ_i w_i ℓ_i + (Λ/2)‖v‖²``:
+    one row's gradient term has norm (and box norm) at most w_i <= 1 and its Hessian
+    term is at most w_i·c <= c, so the conditions of Chaudhuri et al. and Kifer et al.
+    (and the output perturbation bound) hold with the same constants and the same
+    noise. With ``groups`` the sample weights multiply the user weights, which keeps
+    each user's total weight at most h.
+
     """ + USER_LEVEL_NOTES + """ The fit is then a weighted ERM (Epasto et al.'s Algorithm 2):
     ``bounds`` only clip there. ε-DP by objective perturbation with the linear-term
     noise (gamma-norm) scaled by h and the
@@ -204,7 +211,8 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, groups=None):
+    @Substitution(sample_weight=_shared_docs["sample_weight"])
+    def fit(self, X, y, groups=None, sample_weight=None):
         """Fit the model with a private release of its coefficients.
 
         Parameters
@@ -218,6 +226,7 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
             whole (all their rows): a weighted ERM solved by output perturbation, see
             the Notes. Routed by scikit-learn's metadata routing
             (``set_fit_request(groups=True)``) through pipelines and searches.
+        {sample_weight}
 
         Returns
         -------
@@ -225,13 +234,14 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
             The fitted estimator.
         """
         if groups is not None:
-            return fit_user_level_classifier(self, X, y, groups)
-        return self._fit_rows(X, y)
+            return fit_user_level_classifier(self, X, y, groups, sample_weight)
+        return self._fit_rows(X, y, sample_weight)
 
-    def _fit_rows(self, X, y):
+    def _fit_rows(self, X, y, sample_weight=None):
         """Item-level fit: every row is a privacy unit (the add/remove relation)."""
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
+        sample_weight = _check_sample_weight_dp(sample_weight, X)
         classes, y_index = resolve_classes(self, self.classes, y)
         data_norm, lower, upper = row_bounds(self, X)
         check_certifiable(X.shape[0], self.tol)
@@ -278,6 +288,7 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
                 tol=self.tol,
                 max_iter=self.max_iter,
                 rng=rng,
+                weights=sample_weight,
             )
             coefs.append(w)
             n_iters.append(n_iter)

@@ -55,7 +55,7 @@ from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, 
 from dpsk.linear_model._base import budget_event
 from dpsk.linear_model._user_level import USER_LEVEL_NOTES, user_plan
 from dpsk.stats._common import compose
-from dpsk.utils.validation import check_random_state, resolve_bounds
+from dpsk.utils.validation import _check_sample_weight_dp, _combine_weights, check_random_state, resolve_bounds
 
 __all__ = ["LinearRegression", "Ridge", "least_squares_sensitivities"]
 
@@ -108,12 +108,15 @@ LEAST_SQUARES_DOCS = {
     makes one Gaussian release of [A, w·B]. Both mechanisms are floating-point safe
     (noise on a lattice, :mod:`dpsk.mechanisms`). The solve projects the noisy A onto
     the PSD cone and adds a ridge of half the expected spectral norm of its noise (a
-    public quantity), so the solution stays bounded for every draw.
+    public quantity), so the solution stays bounded for every draw. With
+    ``sample_weight`` (clipped to [0, 1]) A and B are weighted sums: one row's terms
+    are scaled by w <= 1, so the sensitivities above still hold.
 
     """ + USER_LEVEL_NOTES + """ A and B are computed with the row weights and divided by h
     before their release, which gives them the item-level sensitivities above (a
     user's rows form a weighted sum of at most h rows' terms); the coefficients do not
-    change (both are divided), ``Ridge``'s ``alpha`` is divided by h along.""",
+    change (both are divided), ``Ridge``'s ``alpha`` is divided by h along. Sample
+    weights multiply the user weights (a user still weighs at most h rows).""",
 }
 
 
@@ -177,7 +180,8 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         return (lower, upper), centre, half, r
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, groups=None):
+    @Substitution(sample_weight=_shared_docs["sample_weight"])
+    def fit(self, X, y, groups=None, sample_weight=None):
         """Fit the model with a private release of its sufficient statistics.
 
         Parameters
@@ -190,15 +194,16 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             User id of each row. When given, the guarantee protects every user as a
             whole (all their rows), see the Notes. Routed by scikit-learn's metadata
             routing (``set_fit_request(groups=True)``) through pipelines and searches.
+        {sample_weight}
 
         Returns
         -------
         self : object
             The fitted estimator.
         """
-        return self._fit_rows(X, y, groups)
+        return self._fit_rows(X, y, groups, sample_weight)
 
-    def _fit_rows(self, X, y, groups=None):
+    def _fit_rows(self, X, y, groups=None, sample_weight=None):
         """Fit with every row (or, with ``groups``, every user) a privacy unit (add/remove).
 
         With ``groups``, rows are weighted min(1, h/s_user) (a user weighs at most h rows,
@@ -208,6 +213,7 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
         epsilon, delta = float(self.epsilon), float(self.delta)
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=True)
+        sample_weight = _check_sample_weight_dp(sample_weight, X)
         users = user_plan(groups, X.shape[0], epsilon)
         (lower, upper), centre, half, r = self._standardisation(X)
         y_lower, y_upper = self._resolve_bounds_y(y)
@@ -225,7 +231,7 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         contribution = users.resolve(rng)  # user level: releases the threshold h
         count, sum_u, sum_t, utu, utt, _ = clipped_linear_stats(
             U, t, -1.0, 1.0, lower=-np.ones(U.shape[1]), upper=np.ones(U.shape[1]),
-            sample_weight=contribution.weights,
+            sample_weight=_combine_weights(contribution.weights, sample_weight),
         )
 
         A, B = self._augmented(count, sum_u, sum_t, utu, utt)
@@ -380,8 +386,9 @@ class LinearRegression(_BaseLeastSquares):
     -----
     {privacy}
 
-    ``sample_weight`` is not accepted (unbounded weights have no sensitivity). With a
-    large ε the fit converges to scikit-learn's on data inside the bounds.
+    ``sample_weight`` is clipped to [0, 1] (a weight above 1 counts as 1, unlike
+    scikit-learn, where it equals a duplicated row). With a large ε the fit converges
+    to scikit-learn's (with the clipped weights) on data inside the bounds.
 
     References
     ----------

@@ -42,7 +42,7 @@ class LogisticRegression(BasePrivateLinearClassifier):
 
     Differences from scikit-learn: the intercept is regularised (as with its liblinear
     solver and ``intercept_scaling``); multi-class is one-vs-rest; ``sample_weight`` is
-    not accepted (unbounded weights have no sensitivity); the default ``C`` is the DP
+    clipped to [0, 1] (a weight above 1 counts as 1); the default ``C`` is the DP
     rule above. With a large ε and an explicit ``C`` the fit reproduces
     ``sklearn.linear_model.LogisticRegression(solver="liblinear", C=C,
     intercept_scaling=intercept_scaling)`` on data within ``data_norm``.

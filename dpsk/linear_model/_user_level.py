@@ -58,7 +58,13 @@ from dpsk.stats._common import compose
 from dpsk.stats._contribution import ContributionPlan, group_index
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import check_random_state, resolve_bounds, resolve_classes
+from dpsk.utils.validation import (
+    _check_sample_weight_dp,
+    _combine_weights,
+    check_random_state,
+    resolve_bounds,
+    resolve_classes,
+)
 
 __all__ = [
     "LabelPrivateLinearRegression",
@@ -365,6 +371,13 @@ class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimat
     C X = I exactly after the solve). Released: ``coef_`` and ``intercept_``. The noise is
     floating-point safe (:class:`~dpsk.mechanisms.Laplace`, one vector release).
 
+    ``sample_weight`` is not accepted: C is built from the rows themselves (C X = I),
+    so a weight would have to enter that construction and its sensitivity analysis,
+    which is not done. Without ``groups`` every row is its own user, so a row repeated
+    k times (e.g. by ``BaggingClassifier(bootstrap=True)``, which passes repeated rows
+    to estimators without ``sample_weight``) exposes its label k times at ε each: pass
+    ``groups`` so that the copies of a person's rows share one id and count as one user.
+
     References
     ----------
     A. Epasto, M. Mahdian, J. Mao, V. Mirrokni and L. Ren, "Smoothly bounding user
@@ -535,7 +548,7 @@ def user_plan(groups, n_samples, epsilon):
     return plan
 
 
-def fit_user_level_classifier(est, X, y, groups):
+def fit_user_level_classifier(est, X, y, groups, sample_weight=None):
     """``BasePrivateLinearClassifier.fit`` with ``groups``: weighted ERM, user-level noise.
 
     Weighted ERM (the paper's Algorithm 2; it allows "any DP ERM algorithm for the new
@@ -561,6 +574,7 @@ def fit_user_level_classifier(est, X, y, groups):
     """
     est._check_privacy_budget(budget_event(est.epsilon, est.delta))
     X, y = validate_data(est, X, y, dtype=[np.float64, np.float32], order="C")
+    sample_weight = _check_sample_weight_dp(sample_weight, X)
     classes, y_index = resolve_classes(est, est.classes, y)
     data_norm, lower, upper = row_bounds(est, X)  # ``bounds`` only clip here
     check_certifiable(X.shape[0], est.tol)
@@ -585,6 +599,8 @@ def fit_user_level_classifier(est, X, y, groups):
 
     contribution = plan.resolve(rng)  # releases the threshold h
     h = contribution.unit
+    # Sample weights in [0, 1] only lower the user weights: a user still weighs <= h.
+    weights = _combine_weights(contribution.weights, sample_weight)
     loss = est._make_loss()
     if est.C is not None:
         lam = 1.0 / (float(est.C) * scale * scale)
@@ -604,10 +620,10 @@ def fit_user_level_classifier(est, X, y, groups):
         if delta == 0:
             w, n_iter = fit_private_linear(rows, labels, loss, perturbation, norm_bound=data_norm, scale=scale,
                                            kappa=kappa, tol=tol, max_iter=est.max_iter, rng=rng,
-                                           weights=contribution.weights)
+                                           weights=weights)
         else:
             objective = _Objective(rows, labels, loss, norm_bound=data_norm, scale=scale, kappa=kappa, mu=lam,
-                                   linear=np.zeros(n_params), weights=contribution.weights)
+                                   linear=np.zeros(n_params), weights=weights)
             v, n_iter = _minimize(objective, n_params, tol=tol, max_iter=est.max_iter)
             sensitivity = _ratio_up(round_up(h + 2.0 * tol), lam)
             w = output.randomise(v / sensitivity) * sensitivity / scale

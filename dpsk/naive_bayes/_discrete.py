@@ -21,7 +21,14 @@ from dpsk.naive_bayes._base import DISCRETE_NB_CONSTRAINTS, BaseDPNB, check_prio
 from dpsk.utils._bounded import budget_bound
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
-from dpsk.utils.validation import check_data_norm, check_random_state, resolve_classes, warn_data_derived
+from dpsk.utils.validation import (
+    _check_sample_weight_dp,
+    _weight_units,
+    check_data_norm,
+    check_random_state,
+    resolve_classes,
+    warn_data_derived,
+)
 
 __all__ = ["BernoulliNB", "CategoricalNB", "MultinomialNB"]
 
@@ -80,18 +87,19 @@ class _BaseDiscreteNB(BaseDPNB):
         tags.classifier_tags.poor_score = True
         return tags
 
-    def _prepare(self, X, y, **validate_params):
-        """Budget check, validation and classes (the part of ``fit`` before any release)."""
+    def _prepare(self, X, y, sample_weight=None, **validate_params):
+        """Budget check, validation, weights and classes (the part of ``fit`` before any release)."""
         self._check_privacy_budget(budget_bound(self.epsilon))
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", **validate_params)
+        sample_weight = _check_sample_weight_dp(sample_weight, X)
         classes, y_index = resolve_classes(self, self.classes, y)
-        return X, classes, y_index
+        return X, classes, y_index, sample_weight
 
 
-def _class_indicator(y_index, n_classes, dtype):
-    """One-hot matrix of the classes, shape (n_samples, n_classes)."""
+def _class_indicator(y_index, n_classes, dtype, weights=None):
+    """One-hot matrix of the classes, shape (n_samples, n_classes), each row times its weight."""
     indicator = np.zeros((y_index.size, n_classes), dtype=dtype)
-    indicator[np.arange(y_index.size), y_index] = 1
+    indicator[np.arange(y_index.size), y_index] = 1 if weights is None else weights
     return indicator
 
 
@@ -153,7 +161,9 @@ class MultinomialNB(_BaseDiscreteNB):
     vector of all class counts and all per-class feature sums has L1 sensitivity 1 + R
     and is released once with lattice Laplace noise (one ε-DP release: no budget split;
     every entry gets noise of scale (1 + R)/ε). Released: ``class_count_``,
-    ``feature_count_`` and what is computed from them. Floating-point safe.
+    ``feature_count_`` and what is computed from them. Floating-point safe. With
+    ``sample_weight`` (clipped to [0, 1]) the counts and sums are weighted: one row
+    still adds at most 1 + R in L1.
 
     Examples
     --------
@@ -196,7 +206,8 @@ class MultinomialNB(_BaseDiscreteNB):
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    @Substitution(sample_weight=_shared_docs["sample_weight"])
+    def fit(self, X, y, sample_weight=None):
         """Fit the model on non-negative X and labels y with differential privacy.
 
         Parameters
@@ -204,12 +215,13 @@ class MultinomialNB(_BaseDiscreteNB):
         X : array-like of shape (n_samples, n_features)
             Non-negative features (counts or frequencies).
         y : array-like of shape (n_samples,)
+        {sample_weight}
 
         Returns
         -------
         self : object
         """
-        X, classes, y_index = self._prepare(X, y)
+        X, classes, y_index, sample_weight = self._prepare(X, y, sample_weight)
         if np.any(X < 0):
             raise ValueError("Negative values in data passed to MultinomialNB (input X)")
         n_classes, n_features = classes.size, X.shape[1]
@@ -224,7 +236,7 @@ class MultinomialNB(_BaseDiscreteNB):
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
 
         clipped = self._clip(X, data_norm)
-        indicator = _class_indicator(y_index, n_classes, np.float64)
+        indicator = _class_indicator(y_index, n_classes, np.float64, sample_weight)
         table = np.hstack([indicator.sum(axis=0)[:, None], indicator.T @ clipped])
         table = np.maximum(mechanism.randomise(table), 0.0)
 
@@ -308,7 +320,9 @@ class BernoulliNB(_BaseDiscreteNB):
     the vector of all counts has L1 sensitivity 1 + d and is released once with exact
     discrete Laplace noise of scale (1 + d)/ε (no budget split). Released:
     ``class_count_``, ``feature_count_`` and what is computed from them. Floating-point
-    safe (integer noise on integer counts).
+    safe (integer noise on integer counts). With ``sample_weight`` the counts are integers in units of 1/1024 (weights clipped to
+    [0, 1], rounded down to that grid): one row adds at most 1024 units where it added
+    1, and the noise scale is multiplied by 1024 in units — the same in counts.
 
     Examples
     --------
@@ -348,29 +362,34 @@ class BernoulliNB(_BaseDiscreteNB):
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    @Substitution(sample_weight=_shared_docs["sample_weight_grid"])
+    def fit(self, X, y, sample_weight=None):
         """Fit the model on X (binarized at ``binarize``) and labels y with differential privacy.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        {sample_weight}
 
         Returns
         -------
         self : object
         """
-        X, classes, y_index = self._prepare(X, y)
+        X, classes, y_index, sample_weight = self._prepare(X, y, sample_weight)
+        units, grid = _weight_units(sample_weight)
         n_classes, n_features = classes.size, X.shape[1]
         alpha = self._check_alpha(n_features)
         rng = check_random_state(self.random_state)
-        mechanism = self._mechanism(1 + n_features, rng)
+        # Weighted counts are in units of 1/grid: one row adds at most grid units per count.
+        mechanism = self._mechanism((1 + n_features) * grid, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
 
-        indicator = _class_indicator(y_index, n_classes, np.int64)
-        on = (X > self.binarize).astype(np.int64)
+        dtype = np.int64 if units is None else np.float64   # integer units: exact sums below 2**53
+        indicator = _class_indicator(y_index, n_classes, dtype, units)
+        on = (X > self.binarize).astype(dtype)
         table = np.hstack([indicator.sum(axis=0)[:, None], indicator.T @ on])
-        table = np.maximum(mechanism.randomise(table), 0).astype(np.float64)
+        table = np.maximum(mechanism.randomise(table), 0).astype(np.float64) / grid
 
         self.classes_ = classes
         self.class_count_ = table[:, 0]
@@ -451,6 +470,9 @@ class CategoricalNB(_BaseDiscreteNB):
     released separately: each table's row sums estimate them, and ``class_count_`` is
     their average over features (post-processing). Released: ``category_count_`` and
     what is computed from it. Floating-point safe (integer noise on integer counts).
+    With ``sample_weight`` the counts are integers in units of 1/1024 (weights clipped to
+    [0, 1], rounded down to that grid): one row adds at most 1024 units where it added
+    1, and the noise scale is multiplied by 1024 in units — the same in counts.
 
     Examples
     --------
@@ -507,7 +529,8 @@ class CategoricalNB(_BaseDiscreteNB):
         return n_categories.astype(np.int64)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    @Substitution(sample_weight=_shared_docs["sample_weight_grid"])
+    def fit(self, X, y, sample_weight=None):
         """Fit the model on category codes X and labels y with differential privacy.
 
         Parameters
@@ -515,27 +538,31 @@ class CategoricalNB(_BaseDiscreteNB):
         X : array-like of shape (n_samples, n_features)
             Non-negative integer category codes.
         y : array-like of shape (n_samples,)
+        {sample_weight}
 
         Returns
         -------
         self : object
         """
-        X, classes, y_index = self._prepare(X, y)
+        X, classes, y_index, sample_weight = self._prepare(X, y, sample_weight)
+        units, grid = _weight_units(sample_weight)
         codes = self._codes(X)
         n_classes, n_features = classes.size, X.shape[1]
         alpha = np.broadcast_to(self._check_alpha(n_features), (n_features,))
         n_categories = self._resolve_n_categories(codes)
         rng = check_random_state(self.random_state)
-        mechanism = self._mechanism(n_features, rng)
+        # Weighted counts are in units of 1/grid: one row adds at most grid units per table.
+        mechanism = self._mechanism(n_features * grid, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * int(n_categories.sum())))
 
         tables = []
         for column, size in zip(codes.T, n_categories):
             known = column < size   # codes outside the public domain count nowhere
             cells = y_index[known] * size + column[known]
-            tables.append(np.bincount(cells, minlength=n_classes * size).reshape(n_classes, size))
+            weights = None if units is None else units[known]
+            tables.append(np.bincount(cells, weights=weights, minlength=n_classes * size).reshape(n_classes, size))
         flat = np.concatenate([t.ravel() for t in tables])
-        flat = np.maximum(mechanism.randomise(flat), 0).astype(np.float64)
+        flat = np.maximum(mechanism.randomise(flat), 0).astype(np.float64) / grid
         counts = np.split(flat, np.cumsum([t.size for t in tables])[:-1])
 
         self.classes_ = classes

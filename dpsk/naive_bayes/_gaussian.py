@@ -12,7 +12,7 @@ from dpsk.naive_bayes._base import NB_CONSTRAINTS, BaseDPNB, check_priors, prior
 from dpsk.utils._bounded import Box, JointRelease, budget_bound
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
-from dpsk.utils.validation import check_random_state, resolve_bounds, resolve_classes
+from dpsk.utils.validation import _check_sample_weight_dp, check_random_state, resolve_bounds, resolve_classes
 
 __all__ = ["GaussianNB"]
 
@@ -106,6 +106,8 @@ class GaussianNB(BaseDPNB):
     second moments into their ranges; variances are floored at the noise of their
     estimate, shrunk towards the pooled variance when noisy, and widened by the noise
     of the means. Released: ``theta_``, ``var_``, ``class_count_``, ``class_prior_``.
+    With ``sample_weight`` (clipped to [0, 1]) every count and sum is weighted: one
+    row still changes them by at most the sensitivities above.
     Floating-point safe, up to the rounding of the float64 sums (see
     ``dpsk._core._clip``).
 
@@ -156,18 +158,20 @@ class GaussianNB(BaseDPNB):
         sensitivities = ((1.0, 1.0), (d, np.sqrt(d)), (d / 2.0, np.sqrt(d) / 2.0))
         return JointRelease(sensitivities, BUDGET_SHARES, epsilon=self.epsilon, delta=self.delta, random_state=rng)
 
-    def _class_sums(self, X, y_index, n_classes, box):
+    def _class_sums(self, X, y_index, n_classes, box, sample_weight=None):
         """Per-class count, Σc(x) and Σc(x)² of the rows clipped to the box (one pass)."""
-        return clipped_class_sums(X, y_index, n_classes, box.lower, box.upper)
+        return clipped_class_sums(X, y_index, n_classes, box.lower, box.upper, sample_weight=sample_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    @Substitution(sample_weight=_shared_docs["sample_weight"])
+    def fit(self, X, y, sample_weight=None):
         """Fit the model on X, y with differential privacy.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        {sample_weight}
 
         Returns
         -------
@@ -175,6 +179,7 @@ class GaussianNB(BaseDPNB):
         """
         self._check_privacy_budget(budget_bound(self.epsilon, self.delta))
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
+        sample_weight = _check_sample_weight_dp(sample_weight, X)
         lower, upper = resolve_bounds(self, self.bounds, X)
         classes, y_index = resolve_classes(self, self.classes, y)
         n_classes, n_features = classes.size, X.shape[1]
@@ -185,7 +190,7 @@ class GaussianNB(BaseDPNB):
         sizes = (n_classes, n_classes * n_features, n_classes * n_features)
         self._spend_privacy_budget(release.privacy_event(sizes))
 
-        counts, total, total_sq = self._class_sums(X, y_index, n_classes, box)
+        counts, total, total_sq = self._class_sums(X, y_index, n_classes, box, sample_weight)
         sum_z, sum_sq = box.standardised_sums(counts, total, total_sq)
         counts, sum_z, sum_sq = release.randomise((counts, sum_z, sum_sq))
         std_sum, std_sq = (release.noise_std(i, sizes) for i in (1, 2))

@@ -14,7 +14,7 @@ from dpsk.mechanisms import DiscreteLaplace
 from dpsk.utils._bounded import Box, JointRelease, budget_bound
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import check_random_state, resolve_bounds
+from dpsk.utils.validation import _check_sample_weight_dp, _weight_units, check_random_state, resolve_bounds
 
 __all__ = ["MinMaxScaler", "StandardScaler"]
 
@@ -30,6 +30,21 @@ _DOCS = dict(
     random_state=_shared_docs["random_state"],
     privacy_spent_=_shared_docs["privacy_spent_"],
 )
+
+
+def _weighted_histogram(X, lower, upper, bins, units):
+    """``clipped_histogram`` with integer row weights ``units`` (None: every row counts 1).
+
+    The rows of each weight are binned by the kernel (one home for the binning) and their
+    counts multiplied by that weight: every row still adds to exactly one bin per feature,
+    now ``units[i]`` instead of 1, and the counts stay exact integers.
+    """
+    if units is None:
+        return clipped_histogram(X, lower, upper, bins)
+    counts = np.zeros((X.shape[1], bins), dtype=np.int64)
+    for unit in np.unique(units[units > 0]):
+        counts += int(unit) * clipped_histogram(X[units == unit], lower, upper, bins)
+    return counts
 
 
 class _BaseScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -99,7 +114,9 @@ class StandardScaler(_BaseScaler):
     bounds), variances (clipped into [0, h²] and floored at the noise of their
     estimate) and ``n_samples_seen_`` are post-processing. Released: ``mean_``,
     ``var_``, ``scale_``, ``n_samples_seen_``. Floating-point safe, up to the rounding
-    of the float64 sums.
+    of the float64 sums. With ``sample_weight`` (clipped to [0, 1]) every sum is
+    weighted: one row still changes the count by at most 1 and the sums by at most
+    d′ and d′/2, so the noise and the cost are those of the unweighted fit.
 
     Examples
     --------
@@ -151,7 +168,8 @@ class StandardScaler(_BaseScaler):
         return JointRelease(sensitivities[:k], BUDGET_SHARES[:k], epsilon=self.epsilon, delta=self.delta, random_state=rng)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    @Substitution(sample_weight=_shared_docs["sample_weight"])
+    def fit(self, X, y=None, sample_weight=None):
         """Compute the noisy mean and variance of each feature.
 
         Parameters
@@ -159,6 +177,7 @@ class StandardScaler(_BaseScaler):
         X : array-like of shape (n_samples, n_features)
         y : None
             Ignored.
+        {sample_weight}
 
         Returns
         -------
@@ -166,6 +185,7 @@ class StandardScaler(_BaseScaler):
         """
         self._check_privacy_budget(budget_bound(self.epsilon, self.delta))
         X = self._validate(X, reset=True)
+        sample_weight = _check_sample_weight_dp(sample_weight, X)
         lower, upper = resolve_bounds(self, self.bounds, X)
         box = Box(lower, upper)
         n_features = X.shape[1]
@@ -181,7 +201,7 @@ class StandardScaler(_BaseScaler):
         sizes = (1, n_features, n_features)[:k]
         self._spend_privacy_budget(release.privacy_event(sizes))
 
-        count, total, total_sq = self._sums(X, box)
+        count, total, total_sq = self._sums(X, box, sample_weight)
         sum_z, sum_sq = box.standardised_sums(count, total, total_sq)
         noisy = release.randomise((np.array([count]), sum_z, sum_sq)[:k])
         n = max(float(noisy[0][0]), 1.0)
@@ -200,8 +220,8 @@ class StandardScaler(_BaseScaler):
             self.var_ = self.scale_ = None
         return self
 
-    def _sums(self, X, box):
-        return clipped_sums(X, box.lower, box.upper)
+    def _sums(self, X, box, sample_weight=None):
+        return clipped_sums(X, box.lower, box.upper, sample_weight=sample_weight)
 
     def transform(self, X, copy=None):
         """Centre and scale X with the noisy statistics.
@@ -322,7 +342,10 @@ class MinMaxScaler(_BaseScaler):
     does so with probability below 0.05/2 per feature and side. Everything else is
     post-processing. Released: ``histogram_`` and what is computed from it
     (``data_min_``, ``data_max_``, ``n_samples_seen_``, ...). Floating-point safe
-    (integer noise on integer counts).
+    (integer noise on integer counts). With ``sample_weight`` the counts are integers
+    in units of 1/1024 (weights clipped to [0, 1], rounded down to that grid): one row
+    adds at most 1024 units to one bin per feature, and the discrete Laplace noise
+    has scale 1024·d/ε in units, the same d/ε in counts.
 
     Examples
     --------
@@ -368,7 +391,8 @@ class MinMaxScaler(_BaseScaler):
         return DiscreteLaplace(epsilon=self.epsilon, sensitivity=n_features, random_state=rng)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    @Substitution(sample_weight=_shared_docs["sample_weight_grid"])
+    def fit(self, X, y=None, sample_weight=None):
         """Compute the noisy minimum and maximum of each feature.
 
         Parameters
@@ -376,6 +400,7 @@ class MinMaxScaler(_BaseScaler):
         X : array-like of shape (n_samples, n_features)
         y : None
             Ignored.
+        {sample_weight}
 
         Returns
         -------
@@ -386,13 +411,15 @@ class MinMaxScaler(_BaseScaler):
             raise ValueError(f"feature_range must be (min, max) with min < max, got {self.feature_range}")
         self._check_privacy_budget(budget_bound(self.epsilon))
         X = self._validate(X, reset=True)
+        units, grid = _weight_units(_check_sample_weight_dp(sample_weight, X))
         lower, upper = resolve_bounds(self, self.bounds, X)
         n_features = X.shape[1]
         rng = check_random_state(self.random_state)
-        mechanism = self._mechanism(n_features, rng)
+        # Weighted counts are in units of 1/grid: one row adds at most grid units per feature.
+        mechanism = self._mechanism(n_features * grid, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_features * self.bins))
 
-        counts = mechanism.randomise(clipped_histogram(X, lower, upper, self.bins))
+        counts = mechanism.randomise(_weighted_histogram(X, lower, upper, self.bins, units)) / grid
         self.histogram_ = counts.astype(np.float64)
         threshold = n_features / self.epsilon * np.log(2.0 * self.bins / 0.05)
         above = counts > threshold

@@ -40,7 +40,13 @@ from dpsk.naive_bayes._base import BaseDPNB, priors_from_counts
 from dpsk.utils._bounded import Box, JointRelease, budget_bound, split_by_weights
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import check_random_state, resolve_bounds, resolve_classes
+from dpsk.utils.validation import (
+    _check_sample_weight_dp,
+    _weight_units,
+    check_random_state,
+    resolve_bounds,
+    resolve_classes,
+)
 
 __all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor", "RandomTree"]
 
@@ -69,6 +75,10 @@ TREE_CONSTRAINTS = {
 }
 
 TREE_DOCS = {
+    "weights": """With ``sample_weight`` the counts are integers in units of
+    1/1024 (weights clipped to [0, 1], rounded down to that grid): a row adds at most
+    1024 units to one cell and one class total, and the noise scale is multiplied by
+    1024 in units, the same in counts.""",
     "common_attributes": """class_count_ : ndarray of shape (n_classes,)
         Noisy number of training rows per class (released with 5% of ε, clamped at 0).
     classes_ : ndarray of shape (n_classes,)
@@ -233,6 +243,27 @@ class RandomTree:
         return np.where(nodes < self.n_leaves - 1, 2 * nodes + 2, -1)
 
 
+def _weighted_leaf_counts(X, y_index, n_classes, part, feature, threshold, depth, n_threads, units):
+    """``leaf_counts`` with integer row weights ``units`` (None: every row counts 1).
+
+    The rows of each weight are counted by the kernel (one home for the routing) and
+    their counts multiplied by that weight: every row still adds to exactly one
+    (tree, leaf, class) cell, now ``units[i]`` instead of 1; the counts stay exact integers.
+    """
+    if units is None:
+        return leaf_counts(X, y_index, n_classes, part, feature, threshold, depth, n_threads=n_threads)
+    counts = 0
+    for unit in np.unique(units[units > 0]):
+        rows = units == unit
+        subset = None if part is None else np.ascontiguousarray(part[rows])
+        counts = counts + int(unit) * leaf_counts(X[rows], np.ascontiguousarray(y_index[rows]), n_classes, subset,
+                                                  feature, threshold, depth, n_threads=n_threads)
+    if isinstance(counts, int):   # no row with a positive weight
+        counts = leaf_counts(X[:0], y_index[:0], n_classes, None if part is None else part[:0], feature, threshold,
+                             depth, n_threads=n_threads)
+    return counts
+
+
 class RandomTreesMixin:
     """What every random-tree estimator shares: the data-independent structure, the
     partition of rows between trees, and routing (``apply``). Nothing here reads y."""
@@ -344,13 +375,15 @@ class BaseRandomTrees(RandomTreesMixin, BaseDPNB):
         return DiscreteLaplace(epsilon=epsilon, sensitivity=sensitivity, random_state=rng)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    @Substitution(sample_weight=_shared_docs["sample_weight_grid"])
+    def fit(self, X, y, sample_weight=None):
         """Draw the trees from the bounds and release their noisy leaf counts.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        {sample_weight}
 
         Returns
         -------
@@ -358,6 +391,7 @@ class BaseRandomTrees(RandomTreesMixin, BaseDPNB):
         """
         self._check_privacy_budget(budget_bound(self.epsilon))
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
+        units, grid = _weight_units(_check_sample_weight_dp(sample_weight, X))
         lower, upper = resolve_bounds(self, self.bounds, X)
         classes, y_index = resolve_classes(self, self.classes, y)
         n_trees, n_classes = self._n_trees(), classes.size
@@ -366,16 +400,17 @@ class BaseRandomTrees(RandomTreesMixin, BaseDPNB):
         rng = check_random_state(self.random_state)
         feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
         epsilon_leaves, epsilon_totals = split_by_weights(self.epsilon, PRIOR_SPLIT)
-        leaves = self._mechanism(epsilon_leaves, rng, self._leaf_sensitivity(n_trees))
-        totals = self._mechanism(epsilon_totals, rng)
+        # Weighted counts are in units of 1/grid: one row adds at most grid units per count.
+        leaves = self._mechanism(epsilon_leaves, rng, self._leaf_sensitivity(n_trees) * grid)
+        totals = self._mechanism(epsilon_totals, rng, grid)
         shape = (n_trees, 2**depth, n_classes)
         self._spend_privacy_budget(ComposedEvent((leaves.privacy_event(shape), totals.privacy_event(n_classes))))
 
         part = self._parts(rng, n_trees, X.shape[0])
-        counts = leaf_counts(X, y_index, n_classes, part, feature, threshold, depth, n_threads=n_threads)
-        noisy = leaves.randomise(counts).astype(np.float64)
-        class_count = totals.randomise(np.bincount(y_index, minlength=n_classes)).astype(np.float64)
-        noise_std = math.sqrt(float(leaves.variance(counts)))
+        counts = _weighted_leaf_counts(X, y_index, n_classes, part, feature, threshold, depth, n_threads, units)
+        noisy = leaves.randomise(counts).astype(np.float64) / grid
+        class_count = totals.randomise(np.bincount(y_index, weights=units, minlength=n_classes)) / grid
+        noise_std = math.sqrt(float(leaves.variance(counts))) / grid
 
         self.classes_ = classes
         self.n_classes_ = n_classes
@@ -460,6 +495,7 @@ class DecisionTreeClassifier(SingleTreeMixin, BaseRandomTrees):
     total). Integer noise on integer counts: floating-point safe. Rows outside the
     bounds are routed as if clipped to them. Released: ``tree_`` (structure and noisy
     counts), ``class_count_`` and predictions, all computed from these two releases.
+    {weights}
 
     Examples
     --------
@@ -519,7 +555,9 @@ REGRESSOR_DOCS = {
     mean ``s / c`` is about ``√(σ_s² + μ² σ_c²) / c``, smallest for ``ε_s / ε_c =
     (1 / |μ|)^(2/3)`` (``μ`` in units of ``h``), which is 3 at ``|μ| ≈ 0.2``: targets
     well inside a generous public range; it gave the best R² of the shares 0.6, 0.75
-    and 0.85 for the sums on Friedman #1 (doc/user_guide/trees.rst).""",
+    and 0.85 for the sums on Friedman #1 (doc/user_guide/trees.rst). With
+    ``sample_weight`` (clipped to [0, 1]) a row adds its weight w to its leaf's count
+    and to the total count and ``w·t`` to the sums: the sensitivities hold unchanged.""",
     "prediction": """**Prediction** (post-processing). Each node of each tree gets the
     noisy counts and sums of its leaves added up; from the root down, a node's mean is
     the ridge estimate ``μ = (c⁺ s + a² μ_parent) / (c⁺² + a²)`` clipped to [−1, 1]
@@ -558,7 +596,8 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         return JointRelease([(1.0, 1.0)] * 4, REGRESSION_SHARES, epsilon=self.epsilon, delta=0.0, random_state=rng)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    @Substitution(sample_weight=_shared_docs["sample_weight"])
+    def fit(self, X, y, sample_weight=None):
         """Draw the trees from the bounds and release their noisy leaf counts and sums.
 
         Parameters
@@ -566,6 +605,7 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
             Targets, clipped to ``bounds_y``.
+        {sample_weight}
 
         Returns
         -------
@@ -573,6 +613,7 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         """
         self._check_privacy_budget(budget_bound(self.epsilon))
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=True)
+        sample_weight = _check_sample_weight_dp(sample_weight, X)
         lower, upper = resolve_bounds(self, self.bounds, X)
         y = np.ascontiguousarray(y, dtype=np.float64)
         y_lower, y_upper = resolve_bounds(self, self.bounds_y, y[:, None], param="bounds_y", attribute="bounds_y_")
@@ -592,10 +633,14 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
             part = np.zeros(X.shape[0], dtype=np.intp)
         cell = part * 2**depth + apply_trees(X, feature, threshold, depth, part=part, n_threads=n_threads)
         t = self._standardised_targets(y, box_y)
-        counts = np.bincount(cell, minlength=n_cells).astype(np.float64)
+        if sample_weight is None:
+            counts, total = np.bincount(cell, minlength=n_cells).astype(np.float64), float(X.shape[0])
+        else:   # weights in [0, 1] scale a row's count and sum: the same sensitivities
+            counts, total = np.bincount(cell, weights=sample_weight, minlength=n_cells), math.fsum(sample_weight)
+            t = t * sample_weight
         sums = np.bincount(cell, weights=t, minlength=n_cells)
         noisy_counts, noisy_sums, total_count, total_sum = release.randomise(
-            [counts, sums, [float(X.shape[0])], [math.fsum(t)]]
+            [counts, sums, [total], [math.fsum(t)]]
         )
 
         self.bounds_ = (lower, upper)

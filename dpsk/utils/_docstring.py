@@ -16,6 +16,8 @@ Usage::
         '''
 """
 
+import re
+
 __all__ = ["Substitution", "_shared_docs"]
 
 
@@ -27,8 +29,21 @@ class Substitution:
 
     def __call__(self, obj):
         if obj.__doc__:
-            obj.__doc__ = obj.__doc__.format(**self.snippets)
+            obj.__doc__ = obj.__doc__.format(**{k: _indented(v, obj.__doc__, k) for k, v in self.snippets.items()})
         return obj
+
+
+def _indented(snippet, doc, name):
+    """``snippet`` with its continuation lines shifted to where ``{name}`` stands in ``doc``.
+
+    Snippets are written for a class docstring (parameter at 4 spaces); a method's
+    parameters stand at 8, so the description lines move 4 spaces right there.
+    """
+    match = re.search(r"^( *)\{" + re.escape(name) + r"\}", doc, re.M)
+    extra = len(match.group(1)) - 4 if match else 0
+    if extra <= 0:
+        return snippet
+    return snippet.replace("\n", "\n" + " " * extra)
 
 
 _shared_docs = {
@@ -70,6 +85,28 @@ _shared_docs = {
         The privacy unit of each row (a user id). When given, the guarantee protects
         every user as a whole: neighbouring datasets differ in all rows of one user.
         ``None`` protects each row (item-level privacy).""",
+    "sample_weight": """sample_weight : float, array-like of shape (n_samples,) or None, default=None
+        Weight of each row, **clipped to [0, 1]**: a weight scales the row's
+        contribution, and a weight above 1 counts as 1, so a row never counts more than
+        once (scikit-learn's ``BaggingClassifier(bootstrap=True)`` passes bootstrap
+        counts as weights: a row drawn k times costs ε, not kε). This deliberately
+        differs from scikit-learn, where a weight of 2 equals a duplicated row.
+        **Privacy.** Clipped weights leave every sensitivity unchanged (one row
+        contributes at most what it contributes unweighted). NaN, infinite or
+        negative weights raise a ValueError before anything is released; such an
+        error reveals only that the weights left their domain.""",
+    "sample_weight_grid": """sample_weight : float, array-like of shape (n_samples,) or None, default=None
+        Weight of each row, **clipped to [0, 1]** and rounded down to a multiple of
+        1/1024 (the counts stay exact integers, in units of 1/1024, under exact
+        integer noise): a weight scales the row's counts, and a weight above 1 counts
+        as 1, so a row never counts more than once (scikit-learn's
+        ``BaggingClassifier(bootstrap=True)`` passes bootstrap counts as weights: a row
+        drawn k times costs ε, not kε). This deliberately differs from scikit-learn,
+        where a weight of 2 equals a duplicated row.
+        **Privacy.** Clipped weights leave every sensitivity unchanged (one row
+        contributes at most what it contributes unweighted). NaN, infinite or
+        negative weights raise a ValueError before anything is released; such an
+        error reveals only that the weights left their domain.""",
     "privacy_spent_": """privacy_spent_ : PrivacyEvent
         The privacy cost of this fit, as an immutable event (compose it with
         :class:`~dpsk.BudgetAccountant`).""",

@@ -14,7 +14,9 @@ what a DP estimator must add (doc/developers/architecture.rst, "The fit protocol
 * the releases actually made equal the declared cost (``record_releases``);
 * inputs are not mutated;
 * data-derived sensitivity parameters raise :class:`~dpsk.exceptions.PrivacyLeakWarning`;
-* NaN, inf, empty and one-class inputs raise a clear error and release nothing.
+* NaN, inf, empty and one-class inputs raise a clear error and release nothing;
+* where ``fit`` takes ``sample_weight``, a weight above 1 counts as 1 (a row repeated
+  through a weight, as scikit-learn's Bagging does with bootstrap counts, counts once).
 
 Third-party DP estimators can run them too::
 
@@ -64,6 +66,7 @@ __all__ = [
     "check_random_state_int_reproducible",
     "check_random_state_none_is_fresh",
     "check_releases_match_declared_cost",
+    "check_sample_weight_counts_once",
     "dp_checks",
     "parametrize_with_dp_checks",
 ]
@@ -379,6 +382,30 @@ def check_releases_match_declared_cost(name, estimator, n_features=3):
         )
 
 
+def check_sample_weight_counts_once(name, estimator):
+    """Weights above 1 count as 1: bootstrap counts as ``sample_weight`` give the fit of weight 1.
+
+    Both fits draw their noise from a fresh copy of the same bit generator, so any
+    difference comes from the data: a weight of k counted as more than one row (k rows
+    cost kε, while the fit records ε).
+    """
+    data = make_check_data(estimator)
+    n_samples = data["X"].shape[0]
+    counts = np.arange(n_samples) % 4   # 0 (left out), 1, 2 and 3 copies
+    fits = [
+        _fitted_float_arrays(_fit_quietly(
+            _prepared(estimator, data, random_state=np.random.PCG64(11)), {**data, "sample_weight": weights}
+        ))
+        for weights in (counts, (counts > 0).astype(np.float64))
+    ]
+    first, second = fits
+    if first.keys() != second.keys() or not all(np.array_equal(first[k], second[k], equal_nan=True) for k in first):
+        raise AssertionError(
+            f"{name}: a sample_weight of k > 1 changes the fit compared with a weight of 1: a row "
+            "repeated through its weight counts more than once (clip the weights to [0, 1])"
+        )
+
+
 def check_inputs_not_mutated(name, estimator):
     """fit leaves X, y and groups untouched (float64 and float32, C order)."""
     for dtype in (np.float64, np.float32):
@@ -467,6 +494,8 @@ def dp_checks(estimator):
     ]
     if "accountant" in params:
         checks += [check_privacy_spent_recorded, check_budget_checked_before_data_is_read]
+    if "sample_weight" in inspect.signature(estimator.fit).parameters:
+        checks.append(check_sample_weight_counts_once)
     name = type(estimator).__name__
     for check in checks:
         yield functools.partial(check, name)

@@ -8,7 +8,10 @@ One place for each policy:
   (``None`` means fresh OS entropy, never numpy's global state);
 * :func:`check_privacy_params` — what a valid ``(epsilon, delta)`` is;
 * :func:`check_bounds`, :func:`check_data_norm` — sensitivity assumptions, and
-  :func:`warn_data_derived` for the (leaky) case where they come from the data.
+  :func:`warn_data_derived` for the (leaky) case where they come from the data;
+* :func:`_check_sample_weight_dp` — what a ``sample_weight`` is (clipped to [0, 1], so
+  that a row never counts more than once), with ``_combine_weights`` and
+  ``_weight_units`` for the estimators that weight user-level rows or integer counts.
 
 Error messages name parameters and shapes, never data values.
 """
@@ -21,6 +24,7 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
 from dpsk.exceptions import PrivacyLeakWarning
+from dpsk.utils._sklearn_compat import _check_sample_weight
 
 __all__ = [
     "check_bounds",
@@ -32,6 +36,11 @@ __all__ = [
     "resolve_data_norm",
     "warn_data_derived",
 ]
+
+#: Resolution of sample weights in the estimators that release integer counts with
+#: integer noise (discrete Laplace): a weight w counts as floor(w · WEIGHT_GRID) units of
+#: 1/WEIGHT_GRID. A public constant: the sensitivity in units is WEIGHT_GRID per row.
+WEIGHT_GRID = 2**10
 
 
 def _secure_generator():
@@ -328,3 +337,71 @@ def resolve_classes(estimator, classes, y, *, param="classes"):
             "(the offending labels are not shown, to avoid leaking data)."
         )
     return sorted_classes, y_index.astype(np.intp, copy=False)
+
+
+def _check_sample_weight_dp(sample_weight, X):
+    """Validate ``sample_weight`` for a private fit: None, or float64 weights clipped to [0, 1].
+
+    Parameters
+    ----------
+    sample_weight : None, float or array-like of shape (n_samples,)
+        A scalar is broadcast to every row.
+    X : ndarray of shape (n_samples, n_features)
+        The validated data (only its number of rows is used).
+
+    Returns
+    -------
+    sample_weight : None or ndarray of shape (n_samples,), dtype float64, C-contiguous
+        ``min(w, 1)`` for each row (a fresh array: the caller's is never modified).
+
+    Raises
+    ------
+    ValueError
+        If the weights have the wrong shape, or hold NaN, ±inf or negative values (the
+        message does not show them).
+
+    Notes
+    -----
+    **Privacy.** A weight scales the contribution of its (already clipped) row to every
+    sum, count and loss term of the fit. Clipping the weights to [0, 1] keeps each row's
+    contribution within what one row may contribute, so the add/remove-one-row
+    sensitivity of every release is unchanged: a weight above 1 counts as 1, and a row
+    repeated k times through a weight of k (scikit-learn's ``BaggingClassifier`` passes
+    bootstrap counts this way) costs ε once, not kε. The weights are part of the data:
+    an error for weights outside [0, ∞) reveals only that they left that domain.
+    """
+    if sample_weight is None:
+        return None
+    weights = _check_sample_weight(
+        sample_weight, X, dtype=np.float64, ensure_non_negative=True, allow_all_zero_weights=True, copy=True
+    )
+    return np.ascontiguousarray(np.minimum(weights, 1.0, out=weights))
+
+
+def _combine_weights(*weights):
+    """The product of per-row weights in [0, 1] (None entries mean all ones), or None.
+
+    A user-level fit weights a user's rows so that the user weighs at most h rows;
+    multiplying by sample weights in [0, 1] can only lower each row's weight, so the
+    user's total stays below h and the user-level sensitivity holds.
+    """
+    given = [w for w in weights if w is not None]
+    if not given:
+        return None
+    out = np.array(given[0], dtype=np.float64, copy=True)
+    for w in given[1:]:
+        out *= w
+    return out
+
+
+def _weight_units(sample_weight):
+    """Integer units of weights in [0, 1] on the public grid: ``floor(w · WEIGHT_GRID)``.
+
+    For estimators that release integer counts with exact integer noise: weighted counts
+    are then exact integer sums (in units of 1/WEIGHT_GRID), and one row adds at most
+    WEIGHT_GRID units where it added 1. Returns ``(units, grid)``: ``(None, 1)`` without
+    weights (the unweighted counts), else a float64 array of integers and WEIGHT_GRID.
+    """
+    if sample_weight is None:
+        return None, 1
+    return np.floor(sample_weight * WEIGHT_GRID), WEIGHT_GRID
