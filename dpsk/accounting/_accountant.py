@@ -10,7 +10,7 @@ import weakref
 from typing import NamedTuple
 
 from dpsk.accounting import _calibration as cal
-from dpsk.accounting._composition import LedgerState
+from dpsk.accounting._ledger_state import LedgerState
 from dpsk.accounting._context import _pop, _push
 from dpsk.accounting._events import ApproxDPEvent, PrivacyEvent, PureDPEvent, SelfComposedEvent
 from dpsk.accounting._ledger import DetachedLedger, MemoryLedger, SQLiteLedger
