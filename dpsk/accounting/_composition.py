@@ -60,11 +60,13 @@ References
    privacy." ICML 2015 / IEEE Trans. Inf. Theory 2017.
 """
 
+from typing import Literal, get_args
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from dpsk.accounting import _pld
-from dpsk.accounting import _composite  # noqa: F401  (registers the composite events' costs)
+# _composite registers the costs of composite events into _costs' registry.
+from dpsk.accounting import _composite, _pld  # noqa: F401
 from dpsk.accounting._events import PrivacyEvent
 from dpsk.accounting._ledger_state import LedgerState
 from dpsk.accounting._normalize import normalize
@@ -72,10 +74,11 @@ from dpsk.accounting._normalize import normalize
 __all__ = ["METHODS", "get_delta", "get_epsilon"]
 
 #: Composition methods that :func:`get_epsilon` can be asked for by name.
-METHODS = ("tightest", "basic", "advanced", "gaussian", "rdp", "pld")
+Method = Literal["tightest", "basic", "advanced", "gaussian", "rdp", "pld"]
+METHODS = get_args(Method)
 
 
-def get_epsilon(event, delta, *, method="tightest"):
+def get_epsilon(event: PrivacyEvent, delta: float, *, method: Method = "tightest") -> float:
     """The ε at which ``event`` is (ε, δ)-DP, by the given composition method.
 
     Parameters
@@ -122,7 +125,9 @@ def get_epsilon(event, delta, *, method="tightest"):
     return LedgerState.from_counts(normalize(event)).epsilon(delta, method=method)
 
 
-def get_delta(event, epsilon, *, method="tightest"):
+def get_delta(
+    event: PrivacyEvent, epsilon: ArrayLike, *, method: Method = "tightest"
+) -> float | np.ndarray:
     """The δ at which ``event`` is (ε, δ)-DP, by the given composition method.
 
     The inverse of :func:`get_epsilon`, computed by the same accountant in the other
