@@ -183,6 +183,17 @@ class LedgerState:
         cost = cost_of(next(iter(self.pure_atoms)))
         return cost if cost.fixed_delta == 0.0 else None
 
+    def _single_rdp_release(self):
+        """The cost of the RDP family's only release, if it holds exactly one, else None.
+
+        Its own profile (exact for the discrete Gaussian, ...) may then beat its RDP curve.
+        """
+        if len(self.rdp_rest_atoms) == 1:
+            (atom, count), = self.rdp_rest_atoms.items()
+            if count == 1:
+                return cost_of(atom)
+        return None
+
     def single_atom(self):
         """The atom if the ledger is exactly one release, else None."""
         if len(self.counts) == 1:
@@ -266,11 +277,8 @@ class LedgerState:
         if self.family_counts["rdp"] == 0:
             return 0.0
         best = cal.round_up(_rdp.rdp_to_epsilon(self.rdp_rest, delta))
-        if len(self.rdp_rest_atoms) == 1:
-            (atom, count), = self.rdp_rest_atoms.items()
-            if count == 1:
-                best = min(best, cost_of(atom).profile(delta))
-        return best
+        single = self._single_rdp_release()
+        return best if single is None else min(best, single.profile(delta))
 
     def _profile_family_epsilon(self, delta):
         total = sum(self.profile_atoms.values())
@@ -312,11 +320,8 @@ class LedgerState:
         if self.family_counts["rdp"] == 0:
             return 0.0
         best = _rdp.rdp_to_delta(self.rdp_rest, epsilon)
-        if len(self.rdp_rest_atoms) == 1:
-            (atom, count), = self.rdp_rest_atoms.items()
-            if count == 1:
-                best = min(best, cost_of(atom).delta(epsilon))
-        return best
+        single = self._single_rdp_release()
+        return best if single is None else min(best, single.delta(epsilon))
 
     def _profile_family_delta(self, epsilon):
         total = sum(self.profile_atoms.values())
