@@ -2,18 +2,20 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The budget accountant: one privacy budget, checked before and spent by every DP release."""
 
-import html
 import math
 import numbers
+import os
 import uuid
 import weakref
-from typing import NamedTuple
+from collections.abc import Iterable
 
 from dpsk.accounting import _calibration as cal
-from dpsk.accounting._composition import LedgerState
+from dpsk.accounting import _display
+from dpsk.accounting._budget import TOLERANCE, Budget, check_budget_values
 from dpsk.accounting._context import _pop, _push
 from dpsk.accounting._events import ApproxDPEvent, PrivacyEvent, PureDPEvent, SelfComposedEvent
 from dpsk.accounting._ledger import DetachedLedger, MemoryLedger, SQLiteLedger
+from dpsk.accounting._ledger_state import LedgerState
 from dpsk.exceptions import BudgetExceededError, DetachedAccountantError
 
 __all__ = ["Budget", "BudgetAccountant"]
@@ -21,50 +23,9 @@ __all__ = ["Budget", "BudgetAccountant"]
 #: total() reports the converted point only if it saves at least this fraction of ε.
 _MIN_GAIN = 0.01
 
-#: Budget comparisons tolerate this relative excess, the floating-point noise of declared
-#: values (0.1 is not exactly 1/10, so ten spends of 0.1 exceed 1.0 by 5.6e-17).
-_TOLERANCE = 2.0**-40
-
-#: What :meth:`BudgetAccountant.summary` says about the composition behind the total.
-_COMPOSITION = {
-    "none": "nothing spent yet",
-    "single": "a single spend, reported by its own privacy profile",
-    "basic": "basic composition (the epsilons add up, and so do explicit deltas)",
-    "gaussian": "exact composition of Gaussian releases",
-    "advanced": "advanced composition of pure-DP spends (Kairouz, Oh & Viswanath 2015)",
-    "rdp": "Renyi DP of all spends, converted to (epsilon, delta)",
-    "pld": "privacy loss distributions (dp-accounting)",
-    "tightest": "the tightest bound of each kind of spend, added by basic composition",
-}
-
-_CONVERSION_NOTE = "taken by the conversion to epsilon; the remaining epsilon is for pure-DP spends"
-
 # In-memory accountants alive in this process, so that unpickling in the *same* process
 # (joblib.dump/load, copy via pickle, threads) gives back the original object.
 _LIVE = weakref.WeakValueDictionary()
-
-
-class Budget(NamedTuple):
-    """An (ε, δ) pair, as returned by :meth:`BudgetAccountant.total` and ``remaining``."""
-
-    epsilon: float
-    delta: float
-
-    def __repr__(self):
-        return f"(epsilon={self.epsilon!r}, delta={self.delta!r})"
-
-
-def _check_budget(epsilon, delta, slack):
-    for name, value in (("epsilon", epsilon), ("delta", delta), ("slack", slack)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
-            raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    if epsilon < 0:
-        raise ValueError(f"epsilon must be >= 0, got {epsilon}")
-    if not 0.0 <= delta <= 1.0:
-        raise ValueError(f"delta must be in [0, 1], got {delta}")
-    if not 0.0 <= slack <= delta:
-        raise ValueError(f"slack must be in [0, delta] = [0, {delta}], got {slack}")
-    return float(epsilon), float(delta), float(slack)
 
 
 def _spend_event(epsilon, delta):
@@ -236,8 +197,16 @@ class BudgetAccountant:
     (epsilon=9.997..., delta=1e-05)
     """
 
-    def __init__(self, epsilon=math.inf, delta=1.0, slack=0.0, spent_budget=None, *, path=None):
-        epsilon, delta, slack = _check_budget(epsilon, delta, slack)
+    def __init__(
+        self,
+        epsilon: float = math.inf,
+        delta: float = 1.0,
+        slack: float = 0.0,
+        spent_budget: Iterable[PrivacyEvent | tuple[float, float]] | None = None,
+        *,
+        path: str | os.PathLike | None = None,
+    ) -> None:
+        epsilon, delta, slack = check_budget_values(epsilon, delta, slack)
         self._uid = uuid.uuid4().hex
         if path is None:
             self._ledger = MemoryLedger()
@@ -271,14 +240,14 @@ class BudgetAccountant:
             return (_reopen, (self._ledger.path, budget))
         return (_reattach, (self._uid, budget))
 
-    def __enter__(self):
+    def __enter__(self) -> "BudgetAccountant":
         _push(self)
         return self
 
     def __exit__(self, exc_type, exc_value, traceback):
         _pop()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         params = []
         if self._epsilon != math.inf:
             params.append(f"epsilon={self._epsilon!r}")
@@ -292,34 +261,34 @@ class BudgetAccountant:
             params.append("<detached>")
         return f"BudgetAccountant({', '.join(params)})"
 
-    def __len__(self):
+    def __len__(self) -> int:
         with self._ledger.transaction() as ledger:
             return len(ledger.events)
 
     # -- budget -------------------------------------------------------------------------
 
     @property
-    def epsilon(self):
+    def epsilon(self) -> float:
         """ε ceiling of the budget."""
         return self._epsilon
 
     @property
-    def delta(self):
+    def delta(self) -> float:
         """δ ceiling of the budget (1.0: none)."""
         return self._delta
 
     @property
-    def slack(self):
+    def slack(self) -> float:
         """δ reserved for composition (see the class docstring)."""
         return self._slack
 
     @property
-    def path(self):
+    def path(self) -> str | None:
         """The SQLite file of a persistent ledger, or None."""
         return getattr(self._ledger, "path", None)
 
     @property
-    def spent_budget(self):
+    def spent_budget(self) -> list[PrivacyEvent]:
         """Everything recorded, in order: a list of privacy events."""
         with self._ledger.transaction() as ledger:
             return list(ledger.events)
@@ -332,7 +301,7 @@ class BudgetAccountant:
         fixed = state.fixed_delta()
         if self._delta >= 1.0:
             return cal.delta_compose(slack, state.calibration_delta())
-        if cal.delta_compose(fixed, slack) > self._delta * (1.0 + _TOLERANCE):
+        if cal.delta_compose(fixed, slack) > self._delta * (1.0 + TOLERANCE):
             return None
         return cal.delta_remove(self._delta, fixed) or 0.0
 
@@ -349,7 +318,7 @@ class BudgetAccountant:
             return f"its explicit delta would be {fixed:.6g} (plus slack {self._slack:.6g})"
         if self._epsilon == math.inf:
             return None
-        limit = self._epsilon * (1.0 if strict else 1.0 + _TOLERANCE)
+        limit = self._epsilon * (1.0 if strict else 1.0 + TOLERANCE)
         eps = state.certify(limit, delta_c, use_pld=use_pld)
         if eps is None:
             return None
@@ -362,7 +331,7 @@ class BudgetAccountant:
             "BudgetAccountant.remaining() to see what is left."
         )
 
-    def check_event(self, event):
+    def check_event(self, event: PrivacyEvent) -> bool:
         """Check that ``event`` fits the remaining budget, without spending it.
 
         Returns
@@ -388,7 +357,7 @@ class BudgetAccountant:
             raise self._exceeded(event, excess)
         return True
 
-    def record(self, event):
+    def record(self, event: PrivacyEvent) -> "BudgetAccountant":
         """Spend ``event``: check it against the budget and record it, atomically.
 
         Between two processes or threads sharing the budget, at most one of two
@@ -423,11 +392,11 @@ class BudgetAccountant:
                 raise
         return self
 
-    def check(self, epsilon, delta):
+    def check(self, epsilon: float, delta: float) -> bool:
         """Check that a spend of (``epsilon``, ``delta``) fits (diffprivlib's API); True or raise."""
         return self.check_event(_spend_event(epsilon, delta))
 
-    def spend(self, epsilon, delta):
+    def spend(self, epsilon: float, delta: float) -> "BudgetAccountant":
         """Spend (``epsilon``, ``delta``) (diffprivlib's API). Returns self."""
         return self.record(_spend_event(epsilon, delta))
 
@@ -469,7 +438,9 @@ class BudgetAccountant:
         ledger.last_report = (budget, converted)
         return budget, converted
 
-    def total(self, spent_budget=None, slack=None):
+    def total(
+        self, spent_budget: Iterable[PrivacyEvent | tuple[float, float]] | None = None, slack: float | None = None
+    ) -> Budget:
         """The privacy spent so far, as one (ε, δ) point (see the reporting semantics).
 
         Parameters
@@ -496,7 +467,7 @@ class BudgetAccountant:
                 return self._total(ledger.state, slack)[0]
             return self._reported_total(ledger)[0]
 
-    def get_epsilon(self, delta):
+    def get_epsilon(self, delta: float) -> float:
         """The smallest certified ε such that everything recorded is (ε, ``delta``)-DP."""
         delta = float(delta)
         if not 0.0 <= delta <= 1.0:
@@ -504,7 +475,7 @@ class BudgetAccountant:
         with self._ledger.transaction() as ledger:
             return ledger.state.epsilon(delta)
 
-    def remaining(self, k=1):
+    def remaining(self, k: int = 1) -> Budget:
         """The budget ``k`` further equal spends can take jointly (rounded down).
 
         Parameters
@@ -567,8 +538,9 @@ class BudgetAccountant:
 
     # -- display ------------------------------------------------------------------------
 
-    def _composition(self, state, spent, converted):
-        """Key of :data:`_COMPOSITION`: a method that certifies the reported total ``spent``."""
+    def _certifying_method(self, state, spent, converted):
+        """A composition method that certifies the reported total ``spent`` (a key of
+        ``_display._COMPOSITION``)."""
         if not state.counts:
             return "none"
         if state.single_atom() is not None:
@@ -587,30 +559,13 @@ class BudgetAccountant:
             with self._ledger.transaction() as ledger:
                 n_spends = len(ledger.events)
                 spent, converted = self._reported_total(ledger)
-                composition = self._composition(ledger.state, spent, converted)
+                method = self._certifying_method(ledger.state, spent, converted)
             remaining = self.remaining()
         except DetachedAccountantError:
             return None
-        rows = []
-        # Once the ledger is converted to (ε, δ), its δ is used up by the conversion (see
-        # the reporting semantics): say so rather than let a full δ bar look like a warning.
-        converted_note = converted and self._delta < 1.0
-        for name, used, limit, left, unlimited in (
-            ("epsilon", spent.epsilon, self._epsilon, remaining.epsilon, self._epsilon == math.inf),
-            ("delta", spent.delta, self._delta, remaining.delta, self._delta >= 1.0),
-        ):
-            if unlimited:
-                fraction = None
-            elif limit > 0:
-                fraction = min(used / limit, 1.0)
-                if left <= limit * _TOLERANCE:  # floating-point noise of the declared values
-                    left = 0.0
-            else:
-                fraction = 1.0
-            rows.append((name, used, limit, left, fraction, converted_note and name == "delta"))
-        return n_spends, rows, composition
+        return _display.Report(n_spends, Budget(self._epsilon, self._delta), spent, remaining, converted, method)
 
-    def summary(self):
+    def summary(self) -> str:
         """A readable account of the budget: spent, remaining, and the composition used.
 
         Returns
@@ -630,97 +585,8 @@ class BudgetAccountant:
           delta:   spent 0 of 0 (no delta allowed)
           composition: basic composition (the epsilons add up, and so do explicit deltas)
         """
-        report = self._report()
-        if report is None:
-            return f"{self!r}: a copy in another process; its ledger is not available here"
-        n_spends, rows, composition = report
-        lines = [f"{self!r}: {n_spends} spend{'' if n_spends == 1 else 's'}"]
-        for name, used, limit, left, fraction, conversion in rows:
-            label = f"{name}:".ljust(8)
-            if fraction is None:
-                line = f"spent {_number(used)} (no {'limit' if name == 'epsilon' else 'ceiling'})"
-            elif limit == 0:
-                line = f"spent {_number(used)} of 0 (no {name} allowed)"
-            else:
-                line = f"spent {_number(used)} of {_number(limit)} ({_percent(fraction)}), remaining {_number(left)}"
-            if conversion:
-                line += f"\n           ({_CONVERSION_NOTE})"
-            lines.append(f"  {label} {line}")
-        lines.append(f"  composition: {_COMPOSITION[composition]}")
-        return "\n".join(lines)
+        return _display.summary_text(repr(self), self._report())
 
-    def _repr_html_(self):
+    def _repr_html_(self) -> str:
         """HTML view for notebooks: a spent/remaining bar for ε and δ (no JavaScript)."""
-        title = html.escape(repr(self))
-        report = self._report()
-        box = (
-            '<div class="dpsk-accountant" style="font-family: sans-serif; font-size: 0.9em; '
-            "line-height: 1.4; max-width: 40em; border: 1px solid #bbb; border-radius: 4px; "
-            'padding: 0.4em 0.7em;">'
-        )
-        if report is None:
-            return (
-                f"{box}<div><code>{title}</code></div><div>A copy in another process: its ledger "
-                "is not available here.</div></div>"
-            )
-        n_spends, rows, composition = report
-        parts = [box, f"<div><code>{title}</code> &middot; {n_spends} spend{'' if n_spends == 1 else 's'}</div>"]
-        parts.append('<table style="border-collapse: collapse; margin: 0.3em 0; font-size: inherit;">')
-        for name, used, limit, left, fraction, conversion in rows:
-            symbol = "&epsilon;" if name == "epsilon" else "&delta;"
-            if fraction is None:
-                bar = ""
-                text = f"spent {_number(used)} &middot; no {'limit' if name == 'epsilon' else 'ceiling'}"
-            else:
-                bar = _html_bar(fraction, f"{name}: {_percent(fraction)} of the budget spent", neutral=conversion)
-                if limit == 0:
-                    text = f"spent {_number(used)} of 0 &middot; no {symbol} allowed"
-                else:
-                    text = (
-                        f"spent {_number(used)} of {_number(limit)} ({_percent(fraction)}) "
-                        f"&middot; remaining {_number(left)}"
-                    )
-                if conversion:
-                    text += f'<br><small style="white-space: normal;">{html.escape(_CONVERSION_NOTE)}</small>'
-            parts.append(
-                f'<tr><td style="padding: 0.1em 0.5em 0.1em 0; font-weight: bold;">{symbol}</td>'
-                f'<td style="padding: 0.1em 0.5em 0.1em 0;">{bar}</td>'
-                f'<td style="padding: 0.1em 0; white-space: nowrap;">{text}</td></tr>'
-            )
-        parts.append("</table>")
-        parts.append(f"<div>Composition: {html.escape(_COMPOSITION[composition])}</div></div>")
-        return "".join(parts)
-
-
-def _number(value):
-    """A budget figure for display: 4 significant digits, ``inf`` spelled out."""
-    return "inf" if value == math.inf else f"{value:.4g}"
-
-
-def _percent(fraction):
-    """``fraction`` (in [0, 1]) as a percentage: 100% only when all is spent.
-
-    All is spent within the accountant's tolerance (``_TOLERANCE``): the floating-point
-    noise of declared values, e.g. 0.2 + 0.792 + 0.008 is not exactly 1.
-    """
-    if fraction >= 1.0 - _TOLERANCE:
-        return "100%"
-    percent = 100.0 * fraction
-    if percent < 1.0:
-        return f"{percent:.2g}%"
-    return f"{min(round(percent), 99)}%"
-
-
-def _html_bar(fraction, label, neutral=False):
-    """A horizontal bar filled to ``fraction`` (in [0, 1]); its colour warns near the end."""
-    if neutral:
-        color = "#8c8c8c"
-    else:
-        color = "#4c72b0" if fraction < 0.8 else ("#dd8452" if fraction < 1.0 - _TOLERANCE else "#c44e52")
-    percent = 100.0 * fraction
-    return (
-        f'<div role="progressbar" aria-valuemin="0" aria-valuemax="100" aria-valuenow="{math.floor(percent)}" '
-        f'title="{html.escape(label)}" style="width: 10em; height: 0.8em; background: #e4e4e4; '
-        f'border-radius: 2px; overflow: hidden;"><div style="width: {percent:.2f}%; height: 100%; '
-        f'background: {color};"></div></div>'
-    )
+        return _display.summary_html(repr(self), self._report())

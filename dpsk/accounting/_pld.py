@@ -10,6 +10,10 @@ dpsk uses dp-accounting's *pessimistic* discretisation, so the result is an uppe
 
 Install with ``pip install dpsk[accounting]``. Without it, the accountant silently uses
 its other methods, which are valid but a little looser for these releases.
+
+A leaf module: it knows dp-accounting, not dpsk's events or ledgers. Each release's cost
+(:mod:`dpsk.accounting._costs`) holds a factory made here, and the ledger state hands
+:func:`compose` the factories and counts of its releases.
 """
 
 import functools
@@ -17,7 +21,19 @@ import math
 
 from dpsk.accounting import _calibration as cal
 
-__all__ = ["available", "ledger_delta", "ledger_epsilon"]
+__all__ = [
+    "approx_factory",
+    "available",
+    "compose",
+    "delta_at",
+    "discrete_gaussian_factory",
+    "discrete_laplace_factory",
+    "epsilon_at",
+    "gaussian_factory",
+    "interval_for",
+    "laplace_factory",
+    "randomized_response_factory",
+]
 
 
 @functools.cache
@@ -37,6 +53,7 @@ def _lib():
 
 
 # Factories: each returns a callable `interval -> PLD` (or None when not representable).
+# `sampling_probability` < 1: the release under Poisson subsampling.
 
 
 def approx_factory(epsilon, delta):
@@ -91,29 +108,10 @@ def randomized_response_factory(epsilon, num_categories):
     )
 
 
-def sampled_factory(q, inner, pure, fixed_delta, *, poisson):
-    """PLD of a subsampled release, from its inner ledger state (or None)."""
-    from dpsk.accounting._events import DiscreteGaussianEvent, DiscreteLaplaceEvent, GaussianEvent, LaplaceEvent
-
-    single = inner.single_atom()
-    if poisson and isinstance(single, GaussianEvent):
-        return gaussian_factory(single.noise_multiplier, q)
-    if poisson and isinstance(single, LaplaceEvent):
-        return laplace_factory(single.noise_multiplier, q)
-    if poisson and isinstance(single, DiscreteLaplaceEvent):
-        return discrete_laplace_factory(single.scale, single.sensitivity, q)
-    if poisson and isinstance(single, DiscreteGaussianEvent):
-        return discrete_gaussian_factory(single.sigma, single.sensitivity, q)
-    if pure is not None:
-        return approx_factory(pure, fixed_delta)
-    return None
-
-
 @functools.lru_cache(maxsize=128)
-def _self_composed(atom, count, interval):
-    from dpsk.accounting._composition import _cost
-
-    return _cost(atom).pld(interval).self_compose(count)
+def _self_composed(factory, count, interval):
+    # Keyed by the factory object: each release's factory lives as long as its cached cost.
+    return factory(interval).self_compose(count)
 
 
 @functools.lru_cache(maxsize=32)
@@ -121,39 +119,24 @@ def _gaussian(mu2, interval):
     return gaussian_factory(1.0 / math.sqrt(mu2))(interval)
 
 
-def _ledger_pld(state, interval):
-    """The PLD of the whole ledger at this discretisation interval, or None if some atom has none.
+def compose(parts, gaussian_mu2, interval):
+    """The PLD of a ledger, at discretisation ``interval``.
 
-    Kept in the ledger state's cache (emptied whenever the ledger changes).
+    ``parts`` holds (factory, count) pairs, each ``count`` releases of the PLD the factory
+    makes; ``gaussian_mu2`` is the μ² = Σ μᵢ² of the ledger's Gaussian releases, which
+    compose exactly into one Gaussian (None if there are none). At least one must be given.
     """
-    from dpsk.accounting._composition import _cost
-
-    key = ("pld", interval)
-    if key in state._cache:
-        return state._cache[key]
-    gaussians = []
-    others = []
-    for atom, count in state.counts.items():
-        cost = _cost(atom)
-        if cost.pld is None:
-            state._cache[key] = None
-            return None
-        if cost.family == "gaussian":
-            gaussians.append(atom)
-        else:
-            others.append((atom, count))
-    plds = [_self_composed(atom, count, interval) for atom, count in others]
-    if gaussians:
+    plds = [_self_composed(factory, count, interval) for factory, count in parts]
+    if gaussian_mu2 is not None:
         # Gaussian releases compose exactly into one: a single PLD, however many there are.
-        plds.append(_gaussian(cal.round_up(state.mu2.value()), interval))
+        plds.append(_gaussian(gaussian_mu2, interval))
     composed = plds[0]
     for pld in plds[1:]:
         composed = composed.compose(pld)
-    state._cache[key] = composed
     return composed
 
 
-def _interval(epsilon):
+def interval_for(epsilon):
     """Discretisation interval for a ledger whose ε is about ``epsilon``: 1e-4, or ε / 1e5
     for large ε, so the cost stays bounded."""
     if epsilon is not None and math.isfinite(epsilon):
@@ -161,23 +144,14 @@ def _interval(epsilon):
     return 1e-4
 
 
-def ledger_epsilon(state, delta, hint):
-    """ε of the whole ledger at total ``delta`` by PLD, or None if some atom has no PLD.
-
-    ``hint`` (an ε already certified by another method) sets the discretisation interval.
-    """
-    if not available():
-        return None
-    composed = _ledger_pld(state, _interval(hint))
-    return None if composed is None else cal.round_up(composed.get_epsilon_for_delta(delta))
+def epsilon_at(pld, delta):
+    """ε of ``pld`` at ``delta``, rounded up."""
+    return cal.round_up(pld.get_epsilon_for_delta(delta))
 
 
-def ledger_delta(state, epsilon):
-    """δ of the whole ledger at ``epsilon`` by PLD (not rounded), or None if some atom has no PLD.
+def delta_at(pld, epsilon):
+    """δ of ``pld`` at ``epsilon`` (not rounded).
 
     dp-accounting's pessimistic discretisation makes it an upper bound.
     """
-    if not available():
-        return None
-    composed = _ledger_pld(state, _interval(epsilon))
-    return None if composed is None else float(composed.get_delta_for_epsilon(epsilon))
+    return float(pld.get_delta_for_epsilon(epsilon))

@@ -26,6 +26,7 @@ from scipy.special import gammaln, log_ndtr
 
 __all__ = [
     "ORDERS",
+    "log_binom",
     "rdp_bounded_range",
     "rdp_discrete_laplace",
     "rdp_from_points",
@@ -150,7 +151,7 @@ def rdp_from_points(given_orders, given_epsilons, orders=ORDERS):
 # ----------------------------------------------------------------------------------------
 
 
-def _log_binom(n, k):
+def log_binom(n, k):
     """log |C(n, k)| for real n >= 0 and integer k >= 0 (generalised binomial coefficient)."""
     return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
 
@@ -161,7 +162,7 @@ def _sgm_log_moment_integer(q, sigma, alpha):
     A_α = Σ_k C(α,k) (1-q)^{α-k} q^k exp((k²-k)/(2σ²)).
     """
     k = np.arange(alpha + 1, dtype=float)
-    logs = _log_binom(float(alpha), k) + k * math.log(q) + (alpha - k) * math.log1p(-q) + (k * k - k) / (2.0 * sigma**2)
+    logs = log_binom(float(alpha), k) + k * math.log(q) + (alpha - k) * math.log1p(-q) + (k * k - k) / (2.0 * sigma**2)
     return float(np.logaddexp.reduce(logs))
 
 
@@ -179,7 +180,7 @@ def _sgm_log_moment_fractional(q, sigma, alpha, max_terms=2000):
     last0 = last1 = -math.inf
     for i in range(max_terms):
         j = alpha - i
-        log_coef = _log_binom(alpha, float(i))
+        log_coef = log_binom(alpha, float(i))
         s0 = log_coef + i * log_q + j * log_1mq + (i * i - i) / (2.0 * sigma**2) + log_ndtr((z0 - i) / sigma)
         s1 = log_coef + j * log_q + i * log_1mq + (j * j - j) / (2.0 * sigma**2) + log_ndtr((j - z0) / sigma)
         total = float(np.logaddexp(total, np.logaddexp(s0, s1)))
@@ -260,7 +261,7 @@ def rdp_poisson_subsampled(sampling_probability, inner_rdp, orders=ORDERS):
     bound = np.full(len(int_orders), np.inf)
     for idx, alpha in enumerate(int_orders):
         l = np.arange(2, alpha + 1, dtype=float)
-        logs = _log_binom(float(alpha), l) + (alpha - l) * log_1mq + l * log_q + (l - 1.0) * inner_int[: alpha - 1]
+        logs = log_binom(float(alpha), l) + (alpha - l) * log_1mq + l * log_q + (l - 1.0) * inner_int[: alpha - 1]
         logs[1:] += math.log(3.0)
         head = (alpha - 1) * log_1mq + math.log1p((alpha - 1) * q)
         bound[idx] = float(np.logaddexp(head, np.logaddexp.reduce(logs))) / (alpha - 1.0)

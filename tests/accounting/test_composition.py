@@ -31,7 +31,7 @@ from dpsk.accounting import (
     ZCDPEvent,
     get_epsilon,
 )
-from dpsk.accounting._composition import normalize
+from dpsk.accounting._normalize import normalize
 
 DELTA = 1e-5
 
@@ -301,7 +301,7 @@ def test_method_validation():
 
 
 def test_per_spend_state_update_is_exactly_reversible():
-    from dpsk.accounting._composition import LedgerState
+    from dpsk.accounting._ledger_state import LedgerState
 
     state = LedgerState.from_counts(normalize(ComposedEvent((LAPLACE_100, GAUSS_1000))))
     before = (state.epsilon(DELTA, use_pld=False), state.fixed_delta(), state.pure_sum)

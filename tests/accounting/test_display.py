@@ -18,6 +18,7 @@ from dpsk.accounting import (
     get_epsilon,
 )
 from dpsk.accounting import _accountant as accountant_module
+from dpsk.accounting import _display as display_module
 from dpsk.accounting._accountant import _reattach
 
 # Ledgers, and the composition summary() must name for them (a method that certifies the
@@ -83,7 +84,7 @@ def test_summary_names_a_composition_that_certifies_the_total(method, monkeypatc
     acc = filled(budget, events)
     total = acc.total()
     text = acc.summary()
-    assert f"composition: {accountant_module._COMPOSITION[method]}" in text
+    assert f"composition: {display_module._COMPOSITION[method]}" in text
     assert f"{len(events)} spend" in text
     if method not in ("single", "basic"):
         ledger = ComposedEvent(tuple(events))
@@ -97,7 +98,7 @@ def test_summary_names_pld_when_it_certifies_the_total():
     budget, events = LEDGERS["advanced"]
     acc = filled(budget, events)
     total = acc.total()
-    assert f"composition: {accountant_module._COMPOSITION['pld']}" in acc.summary()
+    assert f"composition: {display_module._COMPOSITION['pld']}" in acc.summary()
     ledger = ComposedEvent(tuple(events))
     assert get_epsilon(ledger, total.delta, method="pld") <= total.epsilon * (1 + 1e-12)
     assert get_epsilon(ledger, total.delta, method="advanced") > total.epsilon
@@ -129,9 +130,9 @@ def test_summary_of_empty_unlimited_and_exhausted_budgets():
 
 def test_summary_says_when_delta_is_taken_by_the_conversion():
     acc = filled(dict(epsilon=10.0, delta=1e-5), [SelfComposedEvent(GaussianEvent(5.0), 100)])
-    assert accountant_module._CONVERSION_NOTE in acc.summary()
+    assert display_module._CONVERSION_NOTE in acc.summary()
     acc = filled(dict(epsilon=10.0, delta=1e-5), [LaplaceEvent(1.0)])
-    assert accountant_module._CONVERSION_NOTE not in acc.summary()
+    assert display_module._CONVERSION_NOTE not in acc.summary()
 
 
 def test_detached_copy_is_displayed_without_raising():
@@ -186,9 +187,9 @@ def test_repr_is_unchanged_and_cheap():
 
 @pytest.mark.parametrize("fraction, text", [(0.0, "0%"), (0.004, "0.4%"), (0.333, "33%"), (0.4999999999, "50%"), (0.996, "99%"), (1.0 - 1e-15, "100%"), (1.0, "100%")])
 def test_percentages(fraction, text):
-    assert accountant_module._percent(fraction) == text
+    assert display_module._percent(fraction) == text
 
 
 def test_numbers():
-    assert accountant_module._number(math.inf) == "inf"
-    assert accountant_module._number(19.98000000001) == "19.98"
+    assert display_module._number(math.inf) == "inf"
+    assert display_module._number(19.98000000001) == "19.98"

@@ -120,7 +120,7 @@ def test_calibrated_event_is_a_reporting_hint_only():
     from fractions import Fraction
 
     from dpsk.accounting import CalibratedEvent, get_epsilon
-    from dpsk.accounting._composition import calibrated_delta, normalize
+    from dpsk.accounting._normalize import calibrated_delta, normalize
 
     inner = GaussianEvent(3.0)
     wrapped = CalibratedEvent(inner, 1e-6)
