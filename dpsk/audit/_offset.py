@@ -25,9 +25,10 @@ Two tools close that gap:
   where the probe measures the largest change. The pair is in the form
   :func:`~dpsk.audit.audit_estimator` takes, for the statistical audit.
 
-Identical noise matters for multi-step releases (k-means iterations, trees): the later
-statistics depend on earlier noisy values, and with the same stream the releases of the
-two fits stay aligned, so the probe compares like with like.
+Identical noise keeps the data-independent random choices (tree splits, initial centres)
+the same in both fits. Multi-step releases (k-means iterations) need more: a later
+statistic depends on earlier noisy values, and its sensitivity holds for the *same*
+earlier values, so the second fit is replayed the first fit's outputs.
 """
 
 import contextlib
@@ -52,19 +53,30 @@ _TAPS = contextvars.ContextVar("dpsk_audit_release_taps", default=())
 
 
 @contextlib.contextmanager
-def _tap_releases():
-    """Record ``(mechanism, noise-free value)`` of every ``DPMechanism.randomise`` call in the block.
+def _tap_releases(replay=None):
+    """Record ``(mechanism, noise-free value, output)`` of every ``DPMechanism.randomise`` call.
 
-    The method is wrapped on the class for the duration of the block (a test tool: the
-    probe runs its fits in the calling thread); calls from other contexts pass through.
+    With ``replay`` (the records of a fit on the other neighbour), the i-th call returns
+    the i-th recorded output instead of its own (its noise is still drawn, so that the
+    stream stays aligned): every later step then sees the same released values, and
+    each release's input is compared under the same past, as adaptive composition
+    requires. The method is wrapped on the class for the duration of the block (a test
+    tool: the probe runs its fits in the calling thread); other contexts pass through.
     """
     taps = []
     original = DPMechanism.randomise
 
     def randomise(mechanism, value):
-        for tap in _TAPS.get():
-            tap.append((mechanism, np.array(value, dtype=np.float64, copy=True)))
-        return original(mechanism, value)
+        active = _TAPS.get()
+        if not active:
+            return original(mechanism, value)
+        noise_free = np.array(value, dtype=np.float64, copy=True)
+        out = original(mechanism, value)
+        if replay is not None and len(taps) < len(replay) and np.shape(replay[len(taps)][2]) == np.shape(out):
+            out = replay[len(taps)][2]
+        for tap in active:
+            tap.append((mechanism, noise_free, out))
+        return out
 
     token = _TAPS.set((*_TAPS.get(), taps))
     DPMechanism.randomise = randomise
@@ -75,7 +87,7 @@ def _tap_releases():
         _TAPS.reset(token)
 
 
-def _fit_tapped(estimator, data, seed):
+def _fit_tapped(estimator, data, seed, replay=None):
     """Fit a detached clone on ``data`` with a fresh PCG64(seed); the releases it made."""
     fitted = _detached_clone(estimator)
     # A fresh bit generator object per fit: the same noise on D and D′ whatever an
@@ -83,11 +95,11 @@ def _fit_tapped(estimator, data, seed):
     fitted.set_params(random_state=np.random.PCG64(seed))
     # An empty context (no accountant or recorder of the caller is reached), with the tap
     # opened inside it.
-    return contextvars.Context().run(_tapped_fit, fitted, data)
+    return contextvars.Context().run(_tapped_fit, fitted, data, replay)
 
 
-def _tapped_fit(fitted, data):
-    with _tap_releases() as taps:
+def _tapped_fit(fitted, data, replay):
+    with _tap_releases(replay) as taps:
         fitted.fit(**data)
     return taps
 
@@ -140,6 +152,10 @@ def rounding_probe(estimator, neighbours, *, random_state=0, rtol=1e-9):
     releases of the estimators). The i-th release of one fit is paired with the i-th of
     the other; the change of its value, in the mechanism's norm (L1, or L2 for the
     Gaussian mechanisms), divided by the mechanism's ``sensitivity``, must be at most 1.
+    The fit on ``neighbours[1]`` is handed the outputs of the fit on ``neighbours[0]``
+    (its own noise is drawn and discarded): for multi-step releases (k-means
+    iterations) each release is then compared under the same earlier releases, as
+    adaptive composition requires.
 
     Deterministic, exact up to ``rtol`` and fast (two fits): a regression detector for
     the sensitivity of the *computed* statistic, complementing the statistical audit.
@@ -179,13 +195,14 @@ def rounding_probe(estimator, neighbours, *, random_state=0, rtol=1e-9):
     """
     if "random_state" not in estimator.get_params():
         raise ValueError(f"{type(estimator).__name__} has no random_state parameter to share the noise with")
-    taps = [_fit_tapped(estimator, data, random_state) for data in neighbours]
+    first = _fit_tapped(estimator, neighbours[0], random_state)
+    taps = [first, _fit_tapped(estimator, neighbours[1], random_state, replay=first)]
     n_releases = (len(taps[0]), len(taps[1]))
     if n_releases[0] != n_releases[1]:
         return RoundingProbe(np.inf, False, (), n_releases, rtol)
     releases = []
     ratio = 0.0
-    for (mech_a, value_a), (mech_b, value_b) in zip(*taps):
+    for (mech_a, value_a, _), (mech_b, value_b, _) in zip(*taps):
         if value_a.shape != value_b.shape or type(mech_a) is not type(mech_b):
             return RoundingProbe(np.inf, False, tuple(releases), n_releases, rtol)
         norm = 2 if isinstance(mech_a, _L2_MECHANISMS) else 1
@@ -343,8 +360,17 @@ def offset_neighbours(
         # canary_neighbours works in float64; keep the family's dtype (float32 rounds differently).
         for data in pair:
             data["X"] = data["X"].astype(dtype)
-        probe = rounding_probe(estimator, pair, random_state=random_state)
-        if best is None or probe.ratio > best[1].ratio:
-            best = (pair, probe)
-    pair, probe = best
+        for placement in ("first", "last"):
+            if placement == "first":
+                # The record first: a left-to-right sum then differs in every partial sum,
+                # not only in its last addition.
+                order = np.roll(np.arange(n_samples + n_record), n_record)
+                pair = (pair[0], {key: value[order] for key, value in pair[1].items()})
+            probe = rounding_probe(estimator, pair, random_state=random_state)
+            # Ties (every candidate moves the count by exactly its sensitivity) are broken
+            # by the total of the releases' ratios: the most rounding overall.
+            score = (probe.ratio, sum(change / sens for _, _, change, sens in probe.releases if sens > 0))
+            if best is None or score > best[2]:
+                best = (pair, probe, score)
+    pair, probe, _ = best
     return (*pair, probe) if return_probe else pair
