@@ -26,11 +26,21 @@ from dpsk.audit._neighbours import (
     project_output,
     worst_case_neighbours,
 )
+from dpsk.audit._offset import RoundingProbe, offset_neighbours, rounding_probe
 from dpsk.audit._profiles import privacy_profile
-from dpsk.audit._samplers import audit_estimator, declared_cost, estimator_sampler, mechanism_sampler
+from dpsk.audit._samplers import (
+    StatisticEstimator,
+    audit_estimator,
+    declared_cost,
+    estimator_sampler,
+    mechanism_sampler,
+    statistic_estimator,
+)
 
 __all__ = [
     "AuditResult",
+    "RoundingProbe",
+    "StatisticEstimator",
     "audit",
     "audit_estimator",
     "canary_neighbours",
@@ -38,8 +48,11 @@ __all__ = [
     "declared_cost",
     "estimator_sampler",
     "mechanism_sampler",
+    "offset_neighbours",
     "privacy_profile",
     "project_attribute",
     "project_output",
+    "rounding_probe",
+    "statistic_estimator",
     "worst_case_neighbours",
 ]

@@ -9,16 +9,17 @@ joblib workers.
 """
 
 import contextvars
+import inspect
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, clone
 
 from dpsk.accounting._context import BOUND_ATTRIBUTE
 from dpsk.audit._audit import audit
 from dpsk.mechanisms._base import DPMechanism
 
-__all__ = ["audit_estimator", "declared_cost", "estimator_sampler", "mechanism_sampler"]
+__all__ = ["StatisticEstimator", "audit_estimator", "declared_cost", "estimator_sampler", "mechanism_sampler", "statistic_estimator"]
 
 
 class _MechanismSampler:
@@ -232,3 +233,102 @@ def audit_estimator(estimator, neighbours, projection, *, n_jobs=None, **audit_p
     """
     sampler = estimator_sampler(estimator, projection, n_jobs=n_jobs)
     return audit(sampler, neighbours, event=declared_cost(estimator, neighbours), **audit_params)
+
+
+class StatisticEstimator(BaseEstimator):
+    """A :mod:`dpsk.stats` function as an estimator, so that the estimator audits apply to it.
+
+    Build it with :func:`statistic_estimator`. ``fit(X)`` calls
+    ``function(a, **params, random_state=..., return_error=True)`` on the first column of
+    ``X`` (the records; all columns with ``axis=0`` when ``X`` has several) and stores
+    ``value_`` (the release, raveled) and ``privacy_spent_`` (its declared cost).
+
+    Parameters
+    ----------
+    function : callable
+        A :mod:`dpsk.stats` function.
+    bounds : tuple (lower, upper) or None, default=None
+        The public bounds, passed as ``bounds_name``; also read by
+        :func:`worst_case_neighbours` and :func:`offset_neighbours`.
+    bounds_name : str or None, default="bounds"
+        Keyword of ``function`` that takes the bounds (``"range"`` for histograms; None
+        for :func:`dpsk.stats.count`).
+    params : dict or None, default=None
+        Other keyword arguments of ``function`` (``epsilon``, ``q``, ``bins``, ...).
+    random_state : None, int, BitGenerator or Generator, default=None
+
+    Attributes
+    ----------
+    value_ : ndarray
+        The statistic released by the last fit (for a histogram: its counts).
+    privacy_spent_ : PrivacyEvent
+        The cost the function declares (``DPResult.privacy_spent``).
+
+    Notes
+    -----
+    **Privacy.** Exactly that of ``function``: one call per fit, with no accountant
+    unless ``params`` names one. An audit tool; it adds nothing to the statistic.
+    """
+
+    def __init__(self, function, *, bounds=None, bounds_name="bounds", params=None, random_state=None):
+        self.function = function
+        self.bounds = bounds
+        self.bounds_name = bounds_name
+        self.params = params
+        self.random_state = random_state
+
+    def fit(self, X, y=None, groups=None):
+        """Run the statistic on the records of ``X`` (and the users ``groups``, if given).
+
+        Returns
+        -------
+        self : object
+        """
+        X = np.asarray(X)
+        a = X[:, 0] if X.ndim == 2 and X.shape[1] == 1 else X
+        kwargs = dict(self.params or {})
+        if self.bounds is not None and self.bounds_name is not None:
+            kwargs[self.bounds_name] = self.bounds
+        if a.ndim == 2 and "axis" in inspect.signature(self.function).parameters:
+            kwargs.setdefault("axis", 0)
+        if groups is not None:
+            kwargs["groups"] = groups
+        out = self.function(a, **kwargs, random_state=self.random_state, return_error=True)
+        result = out[0] if isinstance(out, tuple) else out   # histograms: (counts, edges)
+        self.value_ = np.ravel(np.asarray(result.value, dtype=np.float64))
+        self.privacy_spent_ = result.privacy_spent
+        return self
+
+
+def statistic_estimator(function, *, bounds=None, bounds_name="bounds", **params):
+    """Wrap a :mod:`dpsk.stats` function as an estimator for the audits and the rounding probe.
+
+    Parameters
+    ----------
+    function : callable
+        E.g. :func:`dpsk.stats.var`.
+    bounds : tuple (lower, upper), optional
+        Public bounds of the values.
+    bounds_name : str or None, default="bounds"
+        The function's keyword for them (``"range"`` for :func:`dpsk.stats.histogram`).
+    **params
+        Other keyword arguments of ``function``, e.g. ``epsilon=1.0``.
+
+    Returns
+    -------
+    estimator : StatisticEstimator
+        Audit it with ``audit_estimator(estimator, neighbours, project_attribute("value_"))``.
+
+    Notes
+    -----
+    **Privacy.** See :class:`StatisticEstimator`: an audit adapter, no release of its own.
+
+    Examples
+    --------
+    >>> from dpsk import stats
+    >>> from dpsk.audit import statistic_estimator
+    >>> est = statistic_estimator(stats.mean, bounds=(0.0, 1.0), epsilon=1.0).fit([[0.5]] * 100)
+    >>> est.value_.shape
+    (1,)
+    """
+    return StatisticEstimator(function, bounds=bounds, bounds_name=bounds_name, params=params)

@@ -1,0 +1,219 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The offset family: rounding in the computed statistic (issue 14, finding 1).
+
+Every statistic and estimator is fitted on :func:`dpsk.audit.offset_neighbours` — values
+with a large common offset inside a narrow public range, the added record placed where
+the noise-free change is largest — and
+
+* the default run checks with :func:`dpsk.audit.rounding_probe` (two fits with identical
+  noise, deterministic and exact) that no release's noise-free value moves by more than
+  its declared sensitivity, on two families: UNIX timestamps in one hour (offset 1.7e9,
+  20 000 rows) and an offset of 1e12 (1 000 rows: the cancellation grows with m², so
+  far fewer rows show it);
+* the ``slow`` run audits the same pairs statistically (:func:`dpsk.audit.audit_estimator`).
+
+``ToyDPVariance(centring="after")`` (``dpsk/utils/_testing_offset.py``) computes
+``Σc² − 2mΣc + m²n`` and must be rejected by both, while ``centring="before"`` passes:
+the family stays validated whatever the library's own statistics do.
+
+**Adding an estimator**: one ``OFFSET_CASES`` entry (an instance whose public bounds the
+family fills, and a projection for the statistical audit), or a ``NOT_APPLICABLE`` reason.
+"""
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pytest
+
+from dpsk import stats
+from dpsk.audit import (
+    audit_estimator,
+    offset_neighbours,
+    project_attribute,
+    rounding_probe,
+    statistic_estimator,
+)
+from dpsk.cluster import KMeans
+from dpsk.decomposition import PCA
+from dpsk.ensemble import RandomForestClassifier, RandomForestRegressor
+from dpsk.linear_model import LinearRegression, LogisticRegression, Ridge
+from dpsk.naive_bayes import GaussianNB, MultinomialNB
+from dpsk.preprocessing import MinMaxScaler, StandardScaler
+from dpsk.svm import LinearSVC
+from dpsk.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from dpsk.utils import all_estimators
+from dpsk.utils._testing_offset import ToyDPVariance
+
+#: (offset, rows of the base dataset): timestamps in one hour, and a larger offset.
+FAMILIES = {"timestamps": (1.7e9, 20_000), "offset 1e12": (1e12, 1_000)}
+WIDTH = 3600.0
+
+
+@dataclass
+class OffsetCase:
+    make: Callable           # bounds -> unfitted estimator
+    projection: Callable     # for the statistical audit
+    n_features: int = 1
+    probe_applies: bool = True   # False: no value release the probe can see
+
+
+def _stat(function, bounds_name="bounds", **params):
+    return lambda bounds: statistic_estimator(function, bounds=bounds, bounds_name=bounds_name, epsilon=1.0, **params)
+
+
+VALUE = project_attribute("value_")
+
+OFFSET_CASES = {
+    "stats.sum": OffsetCase(_stat(stats.sum), VALUE),
+    "stats.mean": OffsetCase(_stat(stats.mean), VALUE),
+    "stats.var": OffsetCase(_stat(stats.var), VALUE),
+    "stats.std": OffsetCase(_stat(stats.std), VALUE),
+    "stats.var, delta": OffsetCase(_stat(stats.var, delta=1e-6), VALUE),
+    "stats.histogram": OffsetCase(_stat(stats.histogram, bounds_name="range", bins=8), VALUE),
+    # The exponential mechanism: no value release for the probe; scores are exact ranks.
+    "stats.quantile": OffsetCase(_stat(stats.quantile, q=0.3), VALUE, probe_applies=False),
+    "StandardScaler": OffsetCase(lambda b: StandardScaler(epsilon=1.0, bounds=b), project_attribute("var_", 0)),
+    "MinMaxScaler": OffsetCase(lambda b: MinMaxScaler(epsilon=1.0, bounds=b), project_attribute("histogram_", (0, -1))),
+    "GaussianNB": OffsetCase(
+        lambda b: GaussianNB(epsilon=1.0, bounds=b, classes=[0, 1]), project_attribute("var_", (1, 0))
+    ),
+    "PCA": OffsetCase(lambda b: PCA(n_components=1, epsilon=1.0, bounds=b), project_attribute("explained_variance_", 0), 2),
+    "KMeans": OffsetCase(
+        lambda b: KMeans(n_clusters=2, epsilon=1.0, bounds=b, max_iter=2), project_attribute("cluster_centers_", (slice(None), 0), sort=True)
+    ),
+    "LinearRegression": OffsetCase(lambda b: LinearRegression(epsilon=1.0, bounds_X=b, bounds_y=b), project_attribute("coef_", 0)),
+    "Ridge": OffsetCase(lambda b: Ridge(epsilon=1.0, bounds_X=b, bounds_y=b), project_attribute("coef_", 0)),
+    # Objective perturbation: the noise is in the objective, no value release to probe.
+    "LogisticRegression": OffsetCase(
+        lambda b: LogisticRegression(epsilon=1.0, bounds=b, classes=[0, 1]), project_attribute("coef_", (0, 0)), probe_applies=False
+    ),
+    "LinearSVC": OffsetCase(
+        lambda b: LinearSVC(epsilon=1.0, bounds=b, classes=[0, 1], method="output"), project_attribute("coef_", (0, 0)),
+        probe_applies=False,
+    ),
+    "DecisionTreeClassifier": OffsetCase(
+        lambda b: DecisionTreeClassifier(epsilon=1.0, bounds=b, classes=[0, 1], max_depth=2), project_attribute("class_count_", 1)
+    ),
+    # One tree: with several, the random partition of the rows is drawn for n rows, so
+    # D and D′ (n + 1 rows) get different partitions and identical noise couples nothing.
+    "RandomForestClassifier": OffsetCase(
+        lambda b: RandomForestClassifier(epsilon=1.0, bounds=b, classes=[0, 1], max_depth=2, n_estimators=1),
+        project_attribute("class_count_", 1),
+    ),
+    "DecisionTreeRegressor": OffsetCase(
+        lambda b: DecisionTreeRegressor(epsilon=1.0, bounds=b, bounds_y=b, max_depth=2), project_attribute("totals_", 1)
+    ),
+    "RandomForestRegressor": OffsetCase(
+        lambda b: RandomForestRegressor(epsilon=1.0, bounds=b, bounds_y=b, max_depth=2, n_estimators=1),
+        project_attribute("totals_", 1),
+    ),
+}
+
+#: Estimators without public value bounds for the family to fill, with the reason.
+NOT_APPLICABLE = {
+    "BernoulliNB": "binary features: counts of 0/1 values, no offset range",
+    "CategoricalNB": "categorical features: integer counts, no offset range",
+    "MultinomialNB": "non-negative counts clipped to a data_norm ball around the origin: no offset range",
+    "LabelPrivateLinearRegression": "public X; its labels' bounds_y offset is not covered by the family yet",
+    "GridSearchCV": "a search over other estimators, each audited on its own",
+    "RandomizedSearchCV": "a search over other estimators, each audited on its own",
+}
+
+
+def _bounds(family):
+    offset, _ = FAMILIES[family]
+    return (offset, offset + WIDTH)
+
+
+def _neighbours(name, family, **kwargs):
+    case = OFFSET_CASES[name]
+    estimator = case.make(_bounds(family))
+    kwargs.setdefault("n_samples", FAMILIES[family][1])
+    return estimator, offset_neighbours(estimator, n_features=case.n_features, candidates=17, return_probe=True, **kwargs)
+
+
+def test_every_estimator_has_an_offset_case():
+    """Check that a new public estimator cannot skip the offset family."""
+    names = {name for name, _ in all_estimators()}
+    missing = names - set(OFFSET_CASES) - set(NOT_APPLICABLE)
+    assert not missing, f"add an OFFSET_CASES entry (or NOT_APPLICABLE, with a reason) for {sorted(missing)}"
+    assert set(NOT_APPLICABLE) <= names
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("name", sorted(n for n, c in OFFSET_CASES.items() if c.probe_applies))
+def test_offset_rounding_probe(name, family):
+    """Check that no release moves by more than its declared sensitivity on offset data.
+
+    Fails on main before issue 14's fix for stats.var/std, StandardScaler, GaussianNB and
+    PCA (centring after summing).
+    """
+    _, (_, _, probe) = _neighbours(name, family)
+    assert probe.n_releases[0] > 0, "the probe saw no release: mark the case probe_applies=False"
+    assert probe.passed, str(probe)
+
+
+@pytest.mark.parametrize("name", ["stats.var", "StandardScaler"])
+def test_offset_rounding_probe_float32(name):
+    """Check float32 data (timestamps on the float32 grid of one hour) the same way."""
+    _, (_, _, probe) = _neighbours(name, "timestamps", dtype=np.float32)
+    assert probe.passed, str(probe)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_rounding_probe_rejects_centring_after_summing(family):
+    """Check the probe's power: Σc² − 2mΣc + m²n is rejected, exact centred sums pass."""
+    bounds = _bounds(family)
+    rows = FAMILIES[family][1]
+    broken = offset_neighbours(ToyDPVariance(epsilon=1.0, bounds=bounds, centring="after"), n_samples=rows, return_probe=True)[2]
+    correct = offset_neighbours(ToyDPVariance(epsilon=1.0, bounds=bounds, centring="before"), n_samples=rows, return_probe=True)[2]
+    assert not broken.passed and broken.ratio > 2.0, str(broken)
+    assert correct.passed, str(correct)
+
+
+def test_default_neighbours_miss_what_the_offset_family_finds():
+    """Check why the family exists: the default neighbours (rows at the bounds of a box
+    around the origin) cannot see the rounding of centring after summing."""
+    from dpsk.audit import worst_case_neighbours
+
+    broken = ToyDPVariance(epsilon=1.0, bounds=(-1.0, 1.0), centring="after")
+    assert rounding_probe(broken, worst_case_neighbours(broken, n_samples=1_000)).passed
+
+
+def test_offset_neighbours_stay_inside_the_public_range():
+    """Check that nothing is clipped: every row of both neighbours lies inside the bounds."""
+    estimator, (without, with_record, _) = _neighbours("StandardScaler", "timestamps", n_samples=500)
+    low, high = estimator.bounds
+    assert with_record["X"].shape[0] == without["X"].shape[0] + 1
+    for data in (without, with_record):
+        assert np.all((data["X"] >= low) & (data["X"] <= high))
+
+
+def _audit_toy(centring):
+    toy = ToyDPVariance(epsilon=1.0, bounds=_bounds("offset 1e12"), centring=centring)
+    neighbours = offset_neighbours(toy, n_samples=FAMILIES["offset 1e12"][1])
+    return audit_estimator(toy, neighbours, project_attribute("sum_sq_"), n_samples=4_000, random_state=0)
+
+
+def test_offset_audit_rejects_centring_after_summing():
+    """Check the statistical audit on the offset family: the broken toy's empirical ε is far above its claim."""
+    broken = _audit_toy("after")
+    assert not broken.passed and broken.epsilon_lower_bound > 3.0, str(broken)
+
+
+def test_offset_audit_accepts_exact_centring():
+    """Check that the statistical audit accepts the correct toy on the same family."""
+    assert _audit_toy("before").passed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("name", sorted(OFFSET_CASES))
+def test_offset_privacy_audit(name, family):
+    """Audit every statistic and estimator statistically on its offset neighbours (α = 1e-6)."""
+    case = OFFSET_CASES[name]
+    estimator, (without, with_record, _) = _neighbours(name, family)
+    result = audit_estimator(estimator, (without, with_record), case.projection, n_samples=2_000, random_state=0)
+    assert result.passed, str(result)
