@@ -7,7 +7,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin
 
-from dpsk._core._clip import clipped_kmeans_sums
+from dpsk._core._clip import clip_bounds
 from dpsk.accounting import ComposedEvent
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.utils._bounded import Box, JointRelease, budget_bound, split_by_weights
@@ -185,9 +185,18 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
                             random_state=rng)
 
     def _cluster_sums(self, X, centres, box):
-        """Per-cluster count and Σc(x) of the rows clipped to the box (the inertia is dropped)."""
-        counts, total, _ = clipped_kmeans_sums(X, centres, box.lower, box.upper)
-        return counts, total
+        """Exact per-cluster fixed-point sums of the rows clipped to the box.
+
+        Each row goes to its nearest centre (a function of that row alone), then the
+        clusters' sums are accumulated exactly (``Box.exact_sums``): no float
+        cancellation against the box's centre, whatever the offset of the data.
+        """
+        labels = np.empty(X.shape[0], dtype=np.intp)
+        centre_sq = np.einsum("ij,ij->i", centres, centres)
+        for start in range(0, X.shape[0], 65536):
+            rows = clip_bounds(X[start:start + 65536], box.lower, box.upper).astype(np.float64, copy=False)
+            labels[start:start + 65536] = np.argmin(centre_sq - 2.0 * rows @ centres.T, axis=1)
+        return box.exact_sums(X, labels, centres.shape[0])
 
     def _n_seeding_passes(self):
         """Passes of the private seeding: candidates double each pass up to OVERSAMPLING × k."""
@@ -284,8 +293,7 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         (``keep``) or the candidate is dropped.
         """
         k = centres.shape[0]
-        counts, total = self._cluster_sums(X, centres, box)
-        sum_z, _ = box.standardised_sums(counts, total)
+        counts, sum_z, _ = box.standardised_sums(self._cluster_sums(X, centres, box), squares=False)
         pad = size - k
         counts, sum_z = release.randomise((np.pad(counts, (0, pad)), np.pad(sum_z, ((0, pad), (0, 0)))))
         counts, sum_z = counts[:k], sum_z[:k]
