@@ -1434,9 +1434,9 @@ def exact_moments(X, lower, upper, y_index=None, n_classes=1, sample_weight=None
 
 cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
                           const double* lo, const double* hi, const double* centre,
-                          const double* inverse, const double* qmax, double* buf,
-                          double* block_gram, Py_ssize_t block, i128* gram, i128* total,
-                          double* flag) noexcept nogil:
+                          const double* inverse, const double* qmax, const double* offset,
+                          bint toward_zero, double* buf, double* block_gram, Py_ssize_t block,
+                          i128* gram, i128* total, double* flag) noexcept nogil:
     """Σq and Σqqᵀ (lower triangle, column-major = upper triangle row-major) exactly."""
     cdef int m = <int> d, rows
     cdef char* trans = b"N"
@@ -1454,7 +1454,7 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
             for j in range(d):
                 v = x[j]
                 flag[j] += v * 0.0
-                q = _quantise(v, lo[j], hi[j], centre[j], inverse[j], qmax[j], 0.0, True)
+                q = _quantise(v, lo[j], hi[j], centre[j], inverse[j], qmax[j], offset[j], toward_zero)
                 total[j] += q
                 b[j] = <double> q
         # Integers below 2**20, at most 2**12 rows: every partial sum of the product is
@@ -1470,7 +1470,7 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
 
 def _exact_gram_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop,
                       double[::1] lo, double[::1] hi, double[::1] centre, double[::1] inverse,
-                      double[::1] qmax):
+                      double[::1] qmax, double[::1] offset, bint toward_zero):
     cdef Py_ssize_t d = X.shape[1], n = stop - start, i, j
     cdef Py_ssize_t block = min(n, _GRAM_BLOCK)
     cdef double[:, ::1] buf = np.empty((max(block, 1), max(d, 1)))
@@ -1485,12 +1485,13 @@ def _exact_gram_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t sto
     cdef double* cp = _vec(centre)
     cdef double* ip = _vec(inverse)
     cdef double* qp = _vec(qmax)
+    cdef double* op = _vec(offset)
     try:
         if gram == NULL or total == NULL:
             raise MemoryError()
         with nogil:
-            _exact_gram_pass(x, n, d, lop, hip, cp, ip, qp, &buf[0, 0], &bg[0, 0], block, gram,
-                             total, &flag[0])
+            _exact_gram_pass(x, n, d, lop, hip, cp, ip, qp, op, toward_zero, &buf[0, 0], &bg[0, 0],
+                             block, gram, total, &flag[0])
             bad = _sum(&flag[0], d)
         return bad, _to_ints(total, d), _to_ints(gram, d * d).reshape(d, d)
     finally:
@@ -1510,7 +1511,7 @@ def _scaled_floats(integers, scale):
     return np.array(flat, dtype=np.float64).reshape(np.shape(integers))
 
 
-def exact_gram(X, lower, upper, centre, radius, *, n_threads=None):
+def exact_gram(X, lower, upper, centre, radius, *, toward_zero=False, n_threads=None):
     """Exact count, Σy and Σyyᵀ of quantised clipped rows about ``centre``; see the module docstring.
 
     Returns ``(count, total, gram)``: ``count`` a Python int, ``total`` (n_features,) and
@@ -1526,8 +1527,11 @@ def exact_gram(X, lower, upper, centre, radius, *, n_threads=None):
     if not np.all(np.isfinite(centre)):
         raise ValueError("centre must be finite")
     step, inverse, qmax = fixed_point_grid(np.broadcast_to(radius, (d,)), GRAM_BITS)
+    offset = qmax + 0.5
+    toward_zero = bool(toward_zero)
     parts = _map_chunks(
-        lambda start, stop: _exact_gram_chunk(X, start, stop, lower, upper, centre, inverse, qmax),
+        lambda start, stop: _exact_gram_chunk(X, start, stop, lower, upper, centre, inverse, qmax,
+                                              offset, toward_zero),
         n, n_threads)
     if any(part[0] != 0 for part in parts):
         _raise_nonfinite()
