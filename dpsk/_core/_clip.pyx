@@ -1185,8 +1185,9 @@ MAX_EXACT_ROWS = 2 ** 36
 ROUNDING_MARGIN = 2.0 ** -14
 #: Moments: quantised values have |q| <= Q < 2**MOMENT_BITS.
 MOMENT_BITS = 31
-#: Weights are rounded down to multiples of 2**-WEIGHT_BITS.
-WEIGHT_BITS = 20
+#: Weights are rounded down to multiples of 2**-WEIGHT_BITS (then |w_q·q| < 2**59 and
+#: Σ w_q·q² < 2**36 · 2**28 · 2**62 = 2**126 over MAX_EXACT_ROWS rows).
+WEIGHT_BITS = 28
 #: Gram: |q| < 2**GRAM_BITS, so a dgemm over at most _GRAM_BLOCK rows only sees
 #: integers below 2**(2*20 + 12) = 2**52 and is exact in any summation order.
 GRAM_BITS = 20
@@ -1272,8 +1273,8 @@ cdef int _exact_moments_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
             v = x[j]
             flag[j] += v * 0.0
             q = _quantise(v, lo[j], hi[j], centre[j], inverse[j], qmax[j], offset[j], False)
-            r1[j] += <i128> (wi * q)          # |w q| < 2**51
-            r2[j] += (<i128> wi) * (q * q)    # q² < 2**62, times w_q <= 2**20
+            r1[j] += <i128> (wi * q)          # |w q| < 2**59
+            r2[j] += (<i128> wi) * (q * q)    # q² < 2**62, times w_q <= 2**28
     return 0
 
 
@@ -1328,7 +1329,7 @@ def _check_rows(Py_ssize_t n):
 
 
 def _quantised_weights(sample_weight, Py_ssize_t n):
-    """w_q = floor(w·2**20) (int64), for weights in [0, 1]: a unit's total never grows."""
+    """w_q = floor(w·2**WEIGHT_BITS) (int64), for weights in [0, 1]: a unit's total never grows."""
     if sample_weight is None:
         return None
     w = _check_sample_weight(sample_weight, n)

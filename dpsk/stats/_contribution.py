@@ -47,9 +47,11 @@ the paper's Lemma 2, Claim 1 and Claim 2 and are used by the tests and benchmark
 
 import math
 import numbers
+from fractions import Fraction
 
 import numpy as np
 
+from dpsk._core._clip import WEIGHT_BITS
 from dpsk._core._groups import group_codes, limit_weights
 from dpsk.accounting import ExponentialEvent
 from dpsk.mechanisms import ExponentialMechanism
@@ -281,6 +283,21 @@ def select_threshold(counts, epsilon, rng, *, kappa=None, level=None, integer=Fa
 # ---------------------------------------------------------------------------------------
 
 
+def capped_weights(h, counts):
+    """min(1, h/s) rounded *down* to a multiple of 2**-WEIGHT_BITS, per user (exactly).
+
+    A float h/s may round up, so that s rows of weight fl(h/s) weigh more than h; the
+    exact kernels also round weights down to this grid. Computed exactly per distinct
+    row count: ``s · w <= h`` holds as real numbers for every user.
+    """
+    counts = np.asarray(counts)
+    values, inverse = np.unique(counts, return_inverse=True)
+    grid = 2**WEIGHT_BITS
+    limit = Fraction(float(h)) * grid
+    per = np.array([min(grid, math.floor(limit / int(s))) / grid for s in values], dtype=np.float64)
+    return per[inverse.ravel()]
+
+
 class Contribution:
     """Per-record weights that bound a privacy unit's total weight by ``unit``.
 
@@ -406,5 +423,5 @@ class ContributionPlan:
             h = float(int(h))
             weights = limit_weights(codes, counts.size, int(h), rng.permutation(self.n_records).astype(np.intp))
         else:
-            weights = np.minimum(1.0, h / counts)[codes]
+            weights = capped_weights(h, counts)[codes]
         return Contribution(weights, h, h, self.relation)
