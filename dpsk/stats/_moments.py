@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Private counts, sums, means, variances and standard deviations.
 
-All of them come from one fused pass over the clipped data (``dpsk._core._clip.clipped_sums``:
-weighted count, sum and sum of squares) followed by noisy releases of
+All of them come from one exact pass over the clipped data (``dpsk._core._clip.exact_moments``:
+weighted count, sum and sum of squares of the values centred on the bounds' midpoint and
+quantised on a public grid, in 128-bit integers) followed by noisy releases of
 
 * the count N (add/remove neighbours only: with public user counts it is public),
 * the sums S = Σ w (c(x) − mid) centred on the middle of the bounds (sensitivity B/2
@@ -13,6 +14,13 @@ weighted count, sum and sum of squares) followed by noisy releases of
 each normalised by its sensitivity so that every release is a vector query of
 sensitivity 1 per output (hence an event that depends on public parameters only), then
 combined: mean = mid + S/N, var = Q/N + B²/8 − (S/N)².
+
+Rounding: the normalised statistics are exact rationals (the integer sums, the public
+grid, midpoint and scales) converted to float with one correct rounding and scaled by
+1 − ``ROUNDING_MARGIN``; by the argument in ``dpsk._core._clip`` ("Exact sums") the
+values handed to the mechanisms of two neighbouring datasets differ by at most 1 per
+output, as the calibration assumes, for up to 2**36 values per call and any offset of
+the data. ``MomentsQuery.normalised`` computes exactly those values (tests use it).
 
 Estimators (scalers) use :class:`MomentsQuery` directly, inside their own fit protocol::
 

@@ -29,6 +29,17 @@ noise of scale Δᵢ/(sᵢ ε): exactly the sequential split εᵢ = sᵢ ε. Wi
 scaling by √sᵢ/Δᵢ (L2 sensitivities) splits the zCDP budget ρ the same way, which is
 tighter than splitting (ε, δ) between separate Gaussian releases. One mechanism call,
 one privacy event: the split cannot leak out of the accounting.
+
+Rounding
+========
+
+The values handed to :meth:`JointRelease.randomise` must be one correctly rounded
+conversion away from exact sums of per-row terms bounded by the sensitivities (as
+:meth:`Box.standardised_sums` and ``dpsk._core._clip.exact_gram`` produce, for up to
+``MAX_EXACT_ROWS`` rows). The weights carry the factor 1 − ``ROUNDING_MARGIN``
+(2**-14), which covers that rounding, the product with the weight and the weights' own
+rounding: the computed vector's sensitivity is <= 1 (proof in ``dpsk._core._clip``,
+"Exact sums"). Counts of rows (trees) are exact integers and qualify too.
 """
 
 import math
@@ -36,7 +47,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpsk._core._clip import MAX_EXACT_ROWS, ROUNDING_MARGIN, exact_moments
+from dpsk._core._clip import ROUNDING_MARGIN, exact_moments
 from dpsk.accounting import ApproxDPEvent, PureDPEvent
 from dpsk.mechanisms import Gaussian, Laplace
 
