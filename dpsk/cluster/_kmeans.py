@@ -7,7 +7,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin
 
-from dpsk._core._clip import clip_bounds, clipped_class_sums, clipped_kmeans_sums
+from dpsk._core._clip import clip_bounds
 from dpsk.accounting import ComposedEvent
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.utils._bounded import Box, JointRelease, budget_bound, split_by_weights
@@ -187,21 +187,19 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
                             random_state=rng)
 
     def _cluster_sums(self, X, centres, box, sample_weight=None):
-        """Per-cluster count and Σc(x) of the rows clipped to the box (the inertia is dropped).
+        """Exact per-cluster fixed-point sums of the rows clipped to the box (weighted).
 
-        With weights, each clipped row goes to its nearest centre (ties to the lowest
-        index) and the weighted per-cluster sums come from the class-sums kernel: a row
-        still adds to exactly one cluster, scaled by its weight.
+        Each row goes to its nearest centre (a function of that row alone), then the
+        clusters' sums are accumulated exactly (``Box.exact_sums``): no float
+        cancellation against the box's centre, whatever the offset of the data. A row
+        adds to exactly one cluster, scaled by its weight.
         """
-        if sample_weight is None:
-            counts, total, _ = clipped_kmeans_sums(X, centres, box.lower, box.upper)
-            return counts, total
-        clipped = clip_bounds(X, box.lower, box.upper).astype(np.float64, copy=False)
-        distances = np.einsum("ij,ij->i", centres, centres)[None, :] - 2.0 * clipped @ centres.T
-        labels = np.argmin(distances, axis=1).astype(np.intp)
-        counts, total, _ = clipped_class_sums(X, labels, centres.shape[0], box.lower, box.upper,
-                                              sample_weight=sample_weight)
-        return counts, total
+        labels = np.empty(X.shape[0], dtype=np.intp)
+        centre_sq = np.einsum("ij,ij->i", centres, centres)
+        for start in range(0, X.shape[0], 65536):
+            rows = clip_bounds(X[start:start + 65536], box.lower, box.upper).astype(np.float64, copy=False)
+            labels[start:start + 65536] = np.argmin(centre_sq - 2.0 * rows @ centres.T, axis=1)
+        return box.exact_sums(X, labels, centres.shape[0], sample_weight=sample_weight)
 
     def _n_seeding_passes(self):
         """Passes of the private seeding: candidates double each pass up to OVERSAMPLING × k."""
@@ -302,8 +300,8 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         (``keep``) or the candidate is dropped.
         """
         k = centres.shape[0]
-        counts, total = self._cluster_sums(X, centres, box, sample_weight)
-        sum_z, _ = box.standardised_sums(counts, total)
+        sums = self._cluster_sums(X, centres, box, sample_weight)
+        counts, sum_z, _ = box.standardised_sums(sums, squares=False)
         pad = size - k
         counts, sum_z = release.randomise((np.pad(counts, (0, pad)), np.pad(sum_z, ((0, pad), (0, 0)))))
         counts, sum_z = counts[:k], sum_z[:k]

@@ -7,7 +7,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
-from dpsk._core._clip import clip_bounds, clipped_gram
+from dpsk._core._clip import GRAM_BITS, clip_bounds, clip_rows_l2, exact_gram, fixed_point_grid
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.utils._bounded import JointRelease, budget_bound
 from dpsk.utils._docstring import Substitution, _shared_docs
@@ -58,18 +58,38 @@ class _Geometry:
         self.l2, self.l1 = float(l2), float(l1)
 
     def statistics(self, X, sample_weight=None):
-        """(count, Σc(x), Σc(x)c(x)ᵀ) of the clipped rows (weighted), in one pass when one rule applies."""
+        """(count, Σy, Σyyᵀ) for y = c(x) − centre, summed exactly (``exact_gram``), weighted.
+
+        Each row is clipped, centred and quantised *before* accumulation (on a public grid
+        of about 2**-20 times the largest |y_j| allowed, to nearest, clamped to the box;
+        with the ball, rows are first clipped to a radius smaller by √d grid steps, so
+        that rounding cannot take ‖y‖ above ``data_norm``), and the sums are exact
+        integers: the release's sensitivities hold for the computed statistics. Weights
+        are rounded down (``exact_gram``), so a row never weighs more than its weight.
+        """
+        radius = self._radius()
         if self.data_norm is None:
-            return clipped_gram(X, lower=self.lower, upper=self.upper, sample_weight=sample_weight)
+            return exact_gram(X, self.lower, self.upper, self.centre, radius, sample_weight=sample_weight)
         if self.lower is not None:  # both rules: clip to the box first (a copy), then the ball
             X = clip_bounds(X, self.lower, self.upper)
-        return clipped_gram(X, max_norm=self.data_norm, sample_weight=sample_weight)
+        step = fixed_point_grid(radius, GRAM_BITS)[0]
+        # Rounding moves y by at most step/2 per coordinate, i.e. ‖step‖/2 in norm.
+        margin = float(np.linalg.norm(step)) * (1.0 + 2.0**-40)
+        X = clip_rows_l2(X, max(self.data_norm - margin, self.data_norm / 2))
+        big = np.full(X.shape[1], np.finfo(np.float64).max)
+        return exact_gram(X, -big, big, self.centre, radius, sample_weight=sample_weight)
 
-    def centred(self, count, total, gram):
-        """Σy and Σyyᵀ for y = c(x) − centre, from the uncentred sums."""
-        t = self.centre
-        centred_total = total - count * t
-        return centred_total, gram - np.outer(t, total) - np.outer(centred_total, t)
+    def _radius(self):
+        """Public per-coordinate bound on |y_j|."""
+        radius = np.full(self.centre.shape, np.inf)
+        if self.data_norm is not None:
+            radius = np.minimum(radius, self.data_norm)
+        if self.lower is not None:
+            if np.any(self.centre != 0):
+                radius = np.minimum(radius, self.upper / 2 - self.lower / 2)
+            else:
+                radius = np.minimum(radius, np.maximum(np.abs(self.lower), np.abs(self.upper)))
+        return radius
 
 
 @Substitution(
@@ -182,9 +202,11 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     The covariance Ĉ = Σyyᵀ/n − ȳȳᵀ, its eigen-decomposition, ``mean_ = t + ȳ`` (clipped
     to the box) and everything else are post-processing. Released: ``components_``,
     ``explained_variance_``, ``singular_values_``, ``mean_``, ``n_samples_``,
-    ``noise_variance_``. Floating-point safe, up to the rounding of the float64 sums.
-    With ``sample_weight`` (clipped to [0, 1]) the three sums are weighted: one row's
-    terms are scaled by w <= 1, so the sensitivities above hold unchanged.
+    ``noise_variance_``. Floating-point safe: rows are centred and quantised on a public
+    grid before an exact integer accumulation, for up to 2**36 rows (see
+    ``dpsk._core._clip``). With ``sample_weight`` (clipped to [0, 1], then rounded down
+    to multiples of 2**-10) the three sums are weighted: one row's terms are scaled by
+    w <= 1, so the sensitivities above hold unchanged.
 
     Examples
     --------
@@ -273,7 +295,6 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self._spend_privacy_budget(release.privacy_event(sizes))
 
         count, total, gram = self._statistics(geometry, X, sample_weight)
-        total, gram = geometry.centred(count, total, gram)
         upper_index = np.triu_indices(n_features)
         if self.centered:
             count, triangle = release.randomise((np.array([count]), gram[upper_index]))

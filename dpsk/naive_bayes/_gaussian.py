@@ -6,7 +6,6 @@ from numbers import Real
 
 import numpy as np
 
-from dpsk._core._clip import clipped_class_sums
 from dpsk.base import DP_PARAMETER_CONSTRAINTS
 from dpsk.naive_bayes._base import NB_CONSTRAINTS, BaseDPNB, check_priors, priors_from_counts
 from dpsk.utils._bounded import Box, JointRelease, budget_bound
@@ -159,8 +158,8 @@ class GaussianNB(BaseDPNB):
         return JointRelease(sensitivities, BUDGET_SHARES, epsilon=self.epsilon, delta=self.delta, random_state=rng)
 
     def _class_sums(self, X, y_index, n_classes, box, sample_weight=None):
-        """Per-class count, Σc(x) and Σc(x)² of the rows clipped to the box (one pass)."""
-        return clipped_class_sums(X, y_index, n_classes, box.lower, box.upper, sample_weight=sample_weight)
+        """Exact per-class fixed-point sums of the rows clipped to the box (one pass, weighted)."""
+        return box.exact_sums(X, y_index, n_classes, sample_weight=sample_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
     @Substitution(sample_weight=_shared_docs["sample_weight"])
@@ -190,8 +189,7 @@ class GaussianNB(BaseDPNB):
         sizes = (n_classes, n_classes * n_features, n_classes * n_features)
         self._spend_privacy_budget(release.privacy_event(sizes))
 
-        counts, total, total_sq = self._class_sums(X, y_index, n_classes, box, sample_weight)
-        sum_z, sum_sq = box.standardised_sums(counts, total, total_sq)
+        counts, sum_z, sum_sq = box.standardised_sums(self._class_sums(X, y_index, n_classes, box, sample_weight))
         counts, sum_z, sum_sq = release.randomise((counts, sum_z, sum_sq))
         std_sum, std_sq = (release.noise_std(i, sizes) for i in (1, 2))
         self.theta_, self.var_ = self._moments(box, counts, sum_z, sum_sq, std_sum, std_sq, X.dtype)

@@ -7,7 +7,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
-from dpsk._core._clip import clipped_histogram, clipped_sums
+from dpsk._core._clip import clipped_histogram
 from dpsk.accounting import ComposedEvent
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.mechanisms import DiscreteLaplace
@@ -201,9 +201,8 @@ class StandardScaler(_BaseScaler):
         sizes = (1, n_features, n_features)[:k]
         self._spend_privacy_budget(release.privacy_event(sizes))
 
-        count, total, total_sq = self._sums(X, box, sample_weight)
-        sum_z, sum_sq = box.standardised_sums(count, total, total_sq)
-        noisy = release.randomise((np.array([count]), sum_z, sum_sq)[:k])
+        count, sum_z, sum_sq = box.standardised_sums(self._sums(X, box, sample_weight))
+        noisy = release.randomise((count, sum_z[0], sum_sq[0])[:k])
         n = max(float(noisy[0][0]), 1.0)
         mean_z = np.clip(noisy[1] / n, -1.0, 1.0)
         self.n_samples_seen_ = max(float(noisy[0][0]), 0.0)
@@ -221,7 +220,8 @@ class StandardScaler(_BaseScaler):
         return self
 
     def _sums(self, X, box, sample_weight=None):
-        return clipped_sums(X, box.lower, box.upper, sample_weight=sample_weight)
+        """Exact fixed-point sums of X clipped to ``box`` (a hook for the audit's broken variants)."""
+        return box.exact_sums(X, sample_weight=sample_weight)
 
     def transform(self, X, copy=None):
         """Centre and scale X with the noisy statistics.

@@ -47,9 +47,11 @@ the paper's Lemma 2, Claim 1 and Claim 2 and are used by the tests and benchmark
 
 import math
 import numbers
+from fractions import Fraction
 
 import numpy as np
 
+from dpsk._core._clip import WEIGHT_BITS
 from dpsk._core._groups import group_codes, limit_weights
 from dpsk.accounting import ExponentialEvent
 from dpsk.mechanisms import ExponentialMechanism
@@ -246,6 +248,31 @@ def _excess_mass(counts, grid):
     return (s.size - above) - grid * inv_suffix[above]
 
 
+#: Selection scores are computed exactly in units of 2**-32 (integers), then clamped to
+#: [−2**52, 2**52] units, where the conversion to float is exact. The clamp is
+#: 1-Lipschitz, so the scores' sensitivity (one user moves each by <= 1) holds for the
+#: float scores handed to the exponential mechanism, however many users there are.
+_SCORE_UNITS = 2**32
+_SCORE_LIMIT = 2**52
+
+
+def _exact_units(value):
+    """A public float on the score grid (rounded down): an integer number of units."""
+    return math.floor(Fraction(float(value)) * _SCORE_UNITS)
+
+
+def _excess_mass_units(sorted_counts, h):
+    """Σ_l floor((1 − h/s_l)_+ · 2**32), exactly: each user adds an integer in [0, 2**32]."""
+    values, multiplicity = np.unique(sorted_counts[sorted_counts > h], return_counts=True)
+    h = Fraction(float(h))
+    return sum(int(k) * math.floor((1 - h / Fraction(float(v))) * _SCORE_UNITS) for v, k in zip(values, multiplicity))
+
+
+def _score_floats(units):
+    """Integer scores (units of 2**-32) as floats, clamped so that the conversion is exact."""
+    return np.array([max(-_SCORE_LIMIT, min(_SCORE_LIMIT, z)) / _SCORE_UNITS for z in units], dtype=np.float64)
+
+
 def select_threshold(counts, epsilon, rng, *, kappa=None, level=None, integer=False):
     """A threshold h chosen with ε-DP under add/remove-one-user neighbours.
 
@@ -266,12 +293,15 @@ def select_threshold(counts, epsilon, rng, *, kappa=None, level=None, integer=Fa
     grid = threshold_grid(integer)
     s = np.sort(np.asarray(counts, dtype=np.float64))
     if kappa is not None:
-        scores = -np.abs(kappa * grid - _excess_mass(s, grid))
+        scores = [-(abs(_exact_units(kappa * h) - _excess_mass_units(s, h))) for h in grid]
     else:
-        target = level * s.size
+        level_units = math.floor(Fraction(float(level)) * _SCORE_UNITS)  # public: a level <= 1
+        target = level_units * s.size
         below = np.searchsorted(s, grid, side="left")
         upto = np.searchsorted(s, grid, side="right")
-        scores = -np.maximum(np.maximum(below - target, target - upto), 0.0) - 2.0 / epsilon * np.log(grid)
+        scores = [-max(int(b) * _SCORE_UNITS - target, target - int(u) * _SCORE_UNITS, 0)
+                  + _exact_units(-2.0 / epsilon * math.log(h)) for b, u, h in zip(below, upto, grid)]
+    scores = _score_floats(scores)
     index = ExponentialMechanism(epsilon=epsilon, sensitivity=1.0, random_state=rng).randomise(scores)
     return float(grid[index])
 
@@ -279,6 +309,21 @@ def select_threshold(counts, epsilon, rng, *, kappa=None, level=None, integer=Fa
 # ---------------------------------------------------------------------------------------
 # What one call does about users
 # ---------------------------------------------------------------------------------------
+
+
+def capped_weights(h, counts):
+    """min(1, h/s) rounded *down* to a multiple of 2**-WEIGHT_BITS, per user (exactly).
+
+    A float h/s may round up, so that s rows of weight fl(h/s) weigh more than h; the
+    exact kernels also round weights down to this grid. Computed exactly per distinct
+    row count: ``s · w <= h`` holds as real numbers for every user.
+    """
+    counts = np.asarray(counts)
+    values, inverse = np.unique(counts, return_inverse=True)
+    grid = 2**WEIGHT_BITS
+    limit = Fraction(float(h)) * grid
+    per = np.array([min(grid, math.floor(limit / int(s))) / grid for s in values], dtype=np.float64)
+    return per[inverse.ravel()]
 
 
 class Contribution:
@@ -406,5 +451,5 @@ class ContributionPlan:
             h = float(int(h))
             weights = limit_weights(codes, counts.size, int(h), rng.permutation(self.n_records).astype(np.intp))
         else:
-            weights = np.minimum(1.0, h / counts)[codes]
+            weights = capped_weights(h, counts)[codes]
         return Contribution(weights, h, h, self.relation)

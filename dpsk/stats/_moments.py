@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Private counts, sums, means, variances and standard deviations.
 
-All of them come from one fused pass over the clipped data (``dpsk._core._clip.clipped_sums``:
-weighted count, sum and sum of squares) followed by noisy releases of
+All of them come from one exact pass over the clipped data (``dpsk._core._clip.exact_moments``:
+weighted count, sum and sum of squares of the values centred on the bounds' midpoint and
+quantised on a public grid, in 128-bit integers) followed by noisy releases of
 
 * the count N (add/remove neighbours only: with public user counts it is public),
 * the sums S = Σ w (c(x) − mid) centred on the middle of the bounds (sensitivity B/2
@@ -13,6 +14,13 @@ weighted count, sum and sum of squares) followed by noisy releases of
 each normalised by its sensitivity so that every release is a vector query of
 sensitivity 1 per output (hence an event that depends on public parameters only), then
 combined: mean = mid + S/N, var = Q/N + B²/8 − (S/N)².
+
+Rounding: the normalised statistics are exact rationals (the integer sums, the public
+grid, midpoint and scales) converted to float with one correct rounding and scaled by
+1 − ``ROUNDING_MARGIN``; by the argument in ``dpsk._core._clip`` ("Exact sums") the
+values handed to the mechanisms of two neighbouring datasets differ by at most 1 per
+output, as the calibration assumes, for up to 2**36 values per call and any offset of
+the data. ``MomentsQuery.normalised`` computes exactly those values (tests use it).
 
 Estimators (scalers) use :class:`MomentsQuery` directly, inside their own fit protocol::
 
@@ -25,10 +33,11 @@ Estimators (scalers) use :class:`MomentsQuery` directly, inside their own fit pr
 """
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
-from dpsk._core._clip import clipped_sums
+from dpsk._core._clip import ROUNDING_MARGIN, exact_moments
 from dpsk.mechanisms import DiscreteLaplace, Gaussian, Laplace
 from dpsk.stats._common import (
     STATS_DOCS,
@@ -120,6 +129,49 @@ class MomentsQuery:
         ratio = 2.0 if self.relation == "replace" else 1.0  # sensitivity over B/2
         return per_record * noise * ratio**2
 
+    def normalised(self, records, lower, upper, weights, unit):
+        """The pre-noise statistics, each divided by its sensitivity (and 1 − ROUNDING_MARGIN).
+
+        Returns ``(raw, scale, count)``: ``raw[part]`` is what the mechanism of ``part``
+        receives, ``scale[part]`` the per-unit sensitivity that ``raw`` was divided by
+        (times ``unit``), ``count`` the weighted count. Every entry of ``raw`` is one
+        correctly rounded conversion of an exact rational computed from the exact
+        integer sums of :func:`dpsk._core._clip.exact_moments`; see the module docstring
+        for why neighbouring datasets' ``raw`` then differ by at most 1 per entry.
+        """
+        moments = exact_moments(records.X, lower, upper, sample_weight=weights)
+        # The declared box (the kernel's own, unless a test swaps the kernel for a broken one).
+        mid, half = lower / 2 + upper / 2, upper / 2 - lower / 2
+        replace = self.relation == "replace"
+        factor = 1.0 - ROUNDING_MARGIN
+        count = float(moments.round(moments.about(mid)[0][0]))
+        # The sensitivities per unit weight of the quantised values y (|y| <= half):
+        # Σ w: 1; Σ w·y: half (2·half under replace); Σ w·(y² − half²/2): half²/2 (under
+        # replace Σ w·y², half²); Σ w·(mid + y): |mid| + half (2·half under replace),
+        # rounded up so that the float scale is >= the exact one.
+        sum_scale = 2.0 * half if replace else np.array(
+            [math.nextafter(float(Fraction(abs(float(c))) + Fraction(float(h))), math.inf) for c, h in zip(mid, half)])
+        scale = {
+            "count": 1.0,
+            "sum": sum_scale,
+            "csum": 2.0 * half if replace else half,
+            "csq": half * half if replace else half * half / 2.0,
+        }
+        weight, about_mid, about_mid_sq = (v[0] for v in moments.about(mid))
+        raw = {}
+        for part in self.parts:
+            norm = np.where(scale[part] > 0, scale[part], 1.0) * unit
+            if part == "count":
+                raw[part] = float(moments.round(weight, norm, factor))
+            elif part == "sum":
+                raw[part] = moments.round(moments.about(0.0)[1][0], norm, factor)
+            elif part == "csum":
+                raw[part] = moments.round(about_mid, norm, factor)
+            else:
+                shift = 0 if replace else moments._exact(half * half / 2.0) * weight
+                raw[part] = moments.round(about_mid_sq - shift, norm, factor)
+        return raw, scale, count
+
     def release(self, records, lower, upper, contribution=None):
         """Noisy count, sums and sums of squares of the clipped records.
 
@@ -146,36 +198,20 @@ class MomentsQuery:
         weights = contribution.weights
         if weights is not None and m > 1:
             weights = np.repeat(weights, m)
-        count, total, total_sq = clipped_sums(records.X, lower, upper, sample_weight=weights)
-        count = float(count)
-        mid = (lower + upper) / 2.0
-        half = (upper - lower) / 2.0
+        raw, scale, count = self.normalised(records, lower, upper, weights, contribution.unit * m)
+        mid = lower / 2 + upper / 2
+        half = upper / 2 - lower / 2
         unit = contribution.unit * m  # largest total weight of one privacy unit's values
         replace = self.relation == "replace"
-        raw = {}
-        if "count" in self.parts:
-            raw["count"] = count
-        if "sum" in self.parts:
-            raw["sum"] = total
-        if "csum" in self.parts:
-            raw["csum"] = total - count * mid
-        if "csq" in self.parts:
-            csq = np.clip(total_sq - 2.0 * mid * total + mid * mid * count, 0.0, count * half * half)
-            raw["csq"] = csq if replace else csq - count * half * half / 2.0
-        scale = {
-            "count": 1.0,
-            "sum": (upper - lower) if replace else np.maximum(np.abs(lower), np.abs(upper)),
-            "csum": 2.0 * half if replace else half,
-            "csq": half * half if replace else half * half / 2.0,
-        }
         noisy = NoisyMoments(mid, half, m, exact_count=count if replace else None)
         for part in self.parts:
             mech = self.mechanisms[part]
-            norm = np.where(scale[part] > 0, scale[part], 1.0) * unit
+            # raw[part] is already divided by norm / (1 − ROUNDING_MARGIN) (see normalised).
+            norm = np.where(scale[part] > 0, scale[part], 1.0) * unit / (1.0 - ROUNDING_MARGIN)
             if part == "count" and isinstance(mech, DiscreteLaplace):
                 value = float(mech.randomise(int(round(count / unit)))) * unit
             else:
-                value = mech.randomise(raw[part] / norm) * norm
+                value = mech.randomise(raw[part]) * norm
             variance = mech.variance(np.zeros(self._shape(part))) * norm**2
             width = _halfwidth_function(mech, 1 if part == "count" else self.n_outputs, norm)
             noisy.add(part, value, variance, width)

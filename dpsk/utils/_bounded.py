@@ -29,6 +29,17 @@ noise of scale Δᵢ/(sᵢ ε): exactly the sequential split εᵢ = sᵢ ε. Wi
 scaling by √sᵢ/Δᵢ (L2 sensitivities) splits the zCDP budget ρ the same way, which is
 tighter than splitting (ε, δ) between separate Gaussian releases. One mechanism call,
 one privacy event: the split cannot leak out of the accounting.
+
+Rounding
+========
+
+The values handed to :meth:`JointRelease.randomise` must be one correctly rounded
+conversion away from exact sums of per-row terms bounded by the sensitivities (as
+:meth:`Box.standardised_sums` and ``dpsk._core._clip.exact_gram`` produce, for up to
+``MAX_EXACT_ROWS`` rows). The weights carry the factor 1 − ``ROUNDING_MARGIN``
+(2**-14), which covers that rounding, the product with the weight and the weights' own
+rounding: the computed vector's sensitivity is <= 1 (proof in ``dpsk._core._clip``,
+"Exact sums"). Counts of rows (trees) are exact integers and qualify too.
 """
 
 import math
@@ -36,6 +47,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpsk._core._clip import ROUNDING_MARGIN, exact_moments
 from dpsk.accounting import ApproxDPEvent, PureDPEvent
 from dpsk.mechanisms import Gaussian, Laplace
 
@@ -99,28 +111,35 @@ class Box:
         # Constant features are divided by 1: their centred values are exactly 0.
         self._scale = np.where(active, self.half_width, 1.0)
 
-    def standardised_sums(self, count, total, total_sq=None):
-        """Σz and Σ(z² − 1/2) from the kernel's Σc(x), Σc(x)² over ``count`` rows.
+    def standardised_sums(self, moments, squares=True):
+        """Counts, Σz and Σ(z² − 1/2) from exact fixed-point sums, each correctly rounded.
 
-        Works row-wise on per-class or per-cluster arrays (``count`` of shape (k,),
-        ``total`` of shape (k, n_features)) as well as on single sums.
+        Works per class (or cluster): ``moments`` is the
+        :class:`dpsk._core._clip.ExactMoments` of the rows clipped to a box (normally
+        this one: :meth:`exact_sums`). Each entry is one correctly rounded conversion of
+        an exact rational, which is what :class:`JointRelease`'s margin assumes.
 
         Returns
         -------
-        sum_z : ndarray
-            Σ (c(x) − m) / h: each row contributes a value in [−1, 1] per feature.
-        sum_sq : ndarray or None
-            Σ ((c(x) − m)² / h² − 1/2): each row contributes a value in [−1/2, 1/2].
+        count : ndarray of shape (n_classes,)
+            Σw.
+        sum_z : ndarray of shape (n_classes, n_features)
+            Σ (v − m) / h, v the quantised clipped value: each row contributes a value in
+            [−1, 1] per feature (when the moments were clipped to this box).
+        sum_sq : ndarray of shape (n_classes, n_features) or None
+            Σ ((v − m)² / h² − 1/2): each row contributes a value in [−1/2, 1/2].
         """
-        count = np.asarray(count, dtype=np.float64)[..., None] if np.ndim(count) else float(count)
-        centred = total - count * self.centre
-        sum_z = centred / self._scale
-        if total_sq is None:
-            return sum_z, None
-        # Σ(c − m)² = Σc² − 2mΣc + n m² = Σc² − m(Σc + centred); rounding error is relative
-        # to Σc², negligible next to the noise for any box that is not far from the origin.
-        sum_sq = (total_sq - self.centre * (total + centred)) / self._scale**2 - count / 2.0
-        return sum_z, sum_sq
+        count, s1, s2 = moments.about(self.centre)
+        sum_z = moments.round(s1, self._scale)
+        if not squares:
+            return moments.round(count), sum_z, None
+        shift = count[:, None] * moments._exact(self._scale**2 / 2.0)
+        return moments.round(count), sum_z, moments.round(s2 - shift, self._scale**2)
+
+    def exact_sums(self, X, y_index=None, n_classes=1, sample_weight=None):
+        """:class:`~dpsk._core._clip.ExactMoments` of X clipped to the box (per class with
+        ``y_index``; weights in [0, 1] rounded down as ``exact_moments`` does)."""
+        return exact_moments(X, self.lower, self.upper, y_index, n_classes, sample_weight)
 
     def to_original(self, mean_z):
         """Means in the original units from means of z (clipped to [−1, 1], i.e. into the box)."""
@@ -153,9 +172,10 @@ class JointRelease:
             shares = np.ones_like(shares)
         shares = shares / shares.sum()
         # Statistic i is multiplied by weight i before the noise and divided after it.
-        # Both shares and weights are rounded so that the vector's sensitivity is <= 1.
+        # The margin covers the float rounding of the values and of that product (see
+        # "Rounding" in the module docstring): the computed vector's sensitivity is <= 1.
         power = np.sqrt(shares) if self.gaussian else shares
-        self.weights = np.divide(power, sens, out=np.zeros_like(sens), where=sens > 0) * (1.0 - 1e-12)
+        self.weights = np.divide(power, sens, out=np.zeros_like(sens), where=sens > 0) * (1.0 - ROUNDING_MARGIN)
         if self.gaussian:
             self.mechanism = Gaussian(epsilon=epsilon, delta=delta, sensitivity=1.0, random_state=random_state)
         else:

@@ -336,7 +336,9 @@ class PCAEpsilonX2(_EpsilonX2, PCA):
 
 class PCANoClipping(PCA):
     def _statistics(self, geometry, X):
-        return clipped_gram(X, max_norm=HUGE)
+        count, total, gram = clipped_gram(X, max_norm=HUGE)
+        centred = total - count * geometry.centre
+        return count, centred, gram - np.outer(geometry.centre, total) - np.outer(centred, geometry.centre)
 
 
 class KMeansEpsilonX2(KMeans):

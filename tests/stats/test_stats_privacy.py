@@ -144,12 +144,12 @@ def test_item_level_audit_rejects_a_missing_clip(monkeypatch):
     """Check the audit's power on an item-level statistic whose values are not clipped."""
     from dpsk.stats import _moments
 
-    real = _moments.clipped_sums
+    real = _moments.exact_moments
 
     def unclipped(X, lower, upper, sample_weight=None):
         return real(X, np.full_like(lower, -1e9), np.full_like(upper, 1e9), sample_weight=sample_weight)
 
-    monkeypatch.setattr(_moments, "clipped_sums", unclipped)
+    monkeypatch.setattr(_moments, "exact_moments", unclipped)
     assert not _audit("mean", 6_000).passed
 
 
