@@ -204,6 +204,7 @@ def _missing_build_requirements():
             if importlib.util.find_spec(name) is None]
 
 
+@pytest.mark.docs
 def test_docs_build_without_warnings(tmp_path):
     """Check that the HTML documentation builds with no warning (examples not run)."""
     missing = _missing_build_requirements()

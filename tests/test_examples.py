@@ -84,7 +84,7 @@ def test_every_example_is_checked():
     assert {script.name for script in SCRIPTS} == set(EXPECTED)
 
 
-@pytest.mark.slow
+@pytest.mark.docs
 @pytest.mark.parametrize("script", SCRIPTS, ids=[s.name for s in SCRIPTS])
 def test_example_runs(script, tmp_path, monkeypatch):
     if script.name.startswith("plot_"):

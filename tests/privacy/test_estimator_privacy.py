@@ -136,6 +136,7 @@ def test_every_estimator_has_a_privacy_audit():
     assert all(len(reason) > 10 for reason in NOT_AUDITED.values())
 
 
+@pytest.mark.audit
 @pytest.mark.parametrize("name", sorted(ESTIMATOR_AUDITS))
 def test_estimator_privacy_audit(name):
     """Check that the estimator's noise is enough for the cost it declares, on worst-case neighbours."""
