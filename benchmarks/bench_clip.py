@@ -24,6 +24,7 @@ from threadpoolctl import threadpool_limits
 
 from _family_common import best_seconds, main
 from dpsk._core import _clip as K
+from dpsk._core._common import _effective_n_threads
 
 
 def sklearn_lloyd_iteration(X, centers, n_threads):
@@ -120,7 +121,7 @@ def rows_for(X, y, n_threads):
 def run(quick=False, d=20):
     """One table per dtype: times (ms) of each kernel, numpy and the reference."""
     n, repeats = (100_000, 3) if quick else (1_000_000, 7)
-    n_threads = K._effective_n_threads(None)
+    n_threads = _effective_n_threads(None)
     rng = np.random.default_rng(0)
     out = []
     for dtype in (np.float32, np.float64):

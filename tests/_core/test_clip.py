@@ -18,6 +18,7 @@ from hypothesis.extra.numpy import arrays
 from numpy.testing import assert_allclose, assert_array_equal
 
 from dpsk._core import _clip as K
+from dpsk._core import _common
 
 DTYPES = [np.float32, np.float64]
 # Relative tolerance of float64 accumulations against numpy's (also float64) reference.
@@ -412,7 +413,7 @@ def test_results_do_not_depend_on_n_threads(dtype, monkeypatch):
     lower, upper = -np.ones(3), np.ones(3)
     outputs = {}
     for n_threads in (1, 3):
-        monkeypatch.setattr(K, "_effective_n_threads", lambda _, n=n_threads: n)
+        monkeypatch.setattr(_common, "_effective_n_threads", lambda _, n=n_threads: n)
         outputs[n_threads] = all_kernels(X, y, lower, upper)
     assert_same_outputs(outputs[1], outputs[3])
     count, total, _ = outputs[3][4]
@@ -423,10 +424,10 @@ def test_results_do_not_depend_on_n_threads(dtype, monkeypatch):
 def test_default_threads_respect_omp_num_threads(monkeypatch):
     """Check that n_threads=None follows OMP_NUM_THREADS (set by joblib workers)."""
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    assert K._effective_n_threads(None) == 1
+    assert _common._effective_n_threads(None) == 1
     monkeypatch.delenv("OMP_NUM_THREADS")
-    assert K._effective_n_threads(None) >= 1
-    assert K._effective_n_threads(5) == 5
+    assert _common._effective_n_threads(None) >= 1
+    assert _common._effective_n_threads(5) == 5
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["float32", "float64"])
