@@ -4,10 +4,10 @@
 
 Usage::
 
-    from dpsk._core._common cimport _mat, _out_row, _prefetch, _row, _vec, _weights_from
+    from dpsk._core._common cimport _mat, _out_row, _prefetch, _row, _sum, _vec, _weights_from
 
-All of them need the GIL (they take memoryviews) and are called before the ``nogil``
-sections; ``_prefetch`` is a hint usable anywhere.
+The pointer helpers need the GIL (they take memoryviews) and are called before the
+``nogil`` sections; ``_prefetch`` (a hint) and ``_sum`` (in index order) work anywhere.
 """
 
 from cython cimport floating
@@ -56,3 +56,11 @@ cdef inline double* _mat(double[:, ::1] v) noexcept:
         return NULL
     return &v[0, 0]
 
+
+
+cdef inline double _sum(const double* v, Py_ssize_t size) noexcept nogil:
+    cdef double s = 0.0
+    cdef Py_ssize_t j
+    for j in range(size):
+        s += v[j]
+    return s
