@@ -5,7 +5,8 @@
 Every ``dpsk/_core/*.pyx`` file becomes the extension ``dpsk._core.<name>`` (full dotted
 name, so extension types pickle). All kernels link numpy's static ``npyrandom`` and
 ``npymath`` libraries so they can call the samplers declared in
-``numpy/random/c_distributions.pxd`` on a Generator's ``bitgen_t``.
+``numpy/random/c_distributions.pxd`` on a Generator's ``bitgen_t``. C sources under
+``dpsk/_core/src`` are compiled into the extensions named in ``C_SOURCES``.
 
 Set ``DPSK_ENABLE_DEBUG_CYTHON_DIRECTIVES=1`` to compile with bounds checking on.
 """
@@ -34,6 +35,10 @@ COMPILER_DIRECTIVES = {
 }
 
 
+# Hand-written C compiled into an extension, next to its generated .c file.
+C_SOURCES = {"_random": ["dpsk/_core/src/chacha20.c"]}
+
+
 def core_extensions():
     """One Extension per ``dpsk/_core/*.pyx``, linked against numpy's random library."""
     extensions = []
@@ -41,7 +46,7 @@ def core_extensions():
         extensions.append(
             Extension(
                 f"dpsk._core.{pyx.stem}",
-                [str(pyx.relative_to(HERE))],
+                [str(pyx.relative_to(HERE)), *C_SOURCES.get(pyx.stem, [])],
                 include_dirs=[numpy.get_include()],
                 library_dirs=[
                     str(NUMPY_DIR / "random" / "lib"),

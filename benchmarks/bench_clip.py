@@ -1,6 +1,6 @@
 # Authors: The dpsk developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Speed of the clipping kernels (dpsk._core._clip) against numpy and scikit-learn.
+"""Speed of the clipping kernels (dpsk._core._clip, _accumulate) against numpy and scikit-learn.
 
 Prints one markdown table per dtype. Every row times a dpsk kernel (with its default
 threads, and with ``n_threads=1``) against the numpy expression computing the same thing
@@ -23,7 +23,9 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from _family_common import best_seconds, main
+from dpsk._core import _accumulate as A
 from dpsk._core import _clip as K
+from dpsk._core._common import _effective_n_threads
 
 
 def sklearn_lloyd_iteration(X, centers, n_threads):
@@ -95,23 +97,23 @@ def rows_for(X, y, n_threads):
         ("bounds clip", {**ours(K.clip_bounds, X, lower, upper),
                          "numpy": lambda: np.clip(X, lower, upper),
                          "X.copy()": X.copy}, "numpy", "X.copy()"),
-        ("clipped sums", {**ours(K.clipped_sums, X, lower, upper),
+        ("clipped sums", {**ours(A.clipped_sums, X, lower, upper),
                           "numpy": lambda: ((C := np.clip(X, lower, upper)).sum(axis=0),
                                             (C**2).sum(axis=0))}, "numpy", None),
-        ("class sums (3)", {**ours(K.clipped_class_sums, X, y_index, 3, lower, upper),
+        ("class sums (3)", {**ours(A.clipped_class_sums, X, y_index, 3, lower, upper),
                             "numpy": lambda: numpy_class_sums(X, y_index, 3, lower, upper)},
          "numpy", None),
-        ("Gram, bounds", {**ours(K.clipped_gram, X, lower=lower, upper=upper),
+        ("Gram, bounds", {**ours(A.clipped_gram, X, lower=lower, upper=upper),
                           "numpy": lambda: (C := np.clip(X, lower, upper)).T @ C,
                           "X.T @ X": lambda: X.T @ X}, "numpy", "X.T @ X"),
-        ("Gram, L2 norm", {**ours(K.clipped_gram, X, max_norm=max_norm),
+        ("Gram, L2 norm", {**ours(A.clipped_gram, X, max_norm=max_norm),
                            "numpy": lambda: (C := numpy_l2_clip(X, max_norm)).T @ C,
                            "X.T @ X": lambda: X.T @ X}, "numpy", "X.T @ X"),
-        ("linear stats", {**ours(K.clipped_linear_stats, X, y, -2.0, 2.0,
+        ("linear stats", {**ours(A.clipped_linear_stats, X, y, -2.0, 2.0,
                                  lower=lower, upper=upper),
                           "numpy": lambda: numpy_linear_stats(X, y, lower, upper, -2.0, 2.0)},
          "numpy", None),
-        ("k-means pass (k=8)", {**ours(K.clipped_kmeans_sums, X, centers, lower, upper),
+        ("k-means pass (k=8)", {**ours(A.clipped_kmeans_sums, X, centers, lower, upper),
                                 "numpy": lambda: numpy_kmeans_sums(X, centers, lower, upper),
                                 lloyd_name: lloyd}, "numpy", lloyd_name),
     ]
@@ -120,7 +122,7 @@ def rows_for(X, y, n_threads):
 def run(quick=False, d=20):
     """One table per dtype: times (ms) of each kernel, numpy and the reference."""
     n, repeats = (100_000, 3) if quick else (1_000_000, 7)
-    n_threads = K._effective_n_threads(None)
+    n_threads = _effective_n_threads(None)
     rng = np.random.default_rng(0)
     out = []
     for dtype in (np.float32, np.float64):

@@ -16,6 +16,9 @@ more than 2**40 features) and needs the GIL; ``clip_row_norm`` writes
 ``x · min(1, max_norm / ‖x‖)`` (L2 when ``l2``, else L1) with the exact guarantee of
 ``clip_rows_l2`` / ``clip_rows_l1``, and returns 1 for a non-finite row (0 otherwise).
 ``single`` must be true when the output is float32. See _clip.pyx for the argument.
+
+``clip_value(v, lo, hi)`` is the per-value bounds clip, ``min(max(v, lo), hi)`` in
+float64 (NaN passes through: callers flag non-finite input themselves).
 """
 
 from cython cimport floating
@@ -42,3 +45,8 @@ cdef NormBound make_norm_bound(double max_norm, Py_ssize_t n_features, bint l2,
                                bint single) except *
 cdef int clip_row_norm(const floating* x, floating* y, Py_ssize_t d,
                        const NormBound* b) noexcept nogil
+
+
+cdef inline double clip_value(double v, double lo, double hi) noexcept nogil:
+    v = lo if v < lo else v
+    return hi if v > hi else v

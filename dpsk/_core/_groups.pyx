@@ -20,7 +20,8 @@ weights (``dpsk.stats._contribution``). Import them from ``dpsk._core._groups``.
     for the others (``float64``).
 
 The per-user weights then enter the fused clip + accumulate reductions of
-``dpsk._core._clip`` as ``sample_weight`` (one more pass, no copy of the data).
+``dpsk._core._accumulate`` and ``dpsk._core._exact_sums`` as ``sample_weight`` (one more
+pass, no copy of the data).
 
 All functions check shapes and that every code lies in ``[0, n_users)`` (``ValueError``
 otherwise, naming arguments and shapes only), never modify their inputs and release the

@@ -143,46 +143,47 @@ def _check_x(x):
 # Textbook continuous noise
 
 
-cdef void _add_laplace(floating* x, Py_ssize_t n, double scale, bitgen_t* state) noexcept nogil:
+# One loop for every textbook sampler, as numpy's ``cont()`` (numpy/random/_common.pyx):
+# a sampler is a C function of the bit generator and one parameter, and the loop adds
+# its draws to the buffer, in index order (so the stream is numpy's).
+ctypedef double (*sampler_t)(bitgen_t* state, double param) noexcept nogil
+
+
+cdef double _laplace(bitgen_t* state, double scale) noexcept nogil:
+    return random_laplace(state, 0.0, scale)
+
+
+cdef double _gaussian(bitgen_t* state, double sigma) noexcept nogil:
+    return sigma * random_standard_normal(state)
+
+
+cdef double _exponential(bitgen_t* state, double scale) noexcept nogil:
+    return random_exponential(state, scale)
+
+
+cdef void _add_draws(floating* x, Py_ssize_t n, sampler_t draw, double param,
+                     bitgen_t* state) noexcept nogil:
+    """x[i] += draw(state, param) for i in order; the sum is in double, cast on store."""
     cdef Py_ssize_t i
     for i in range(n):
-        x[i] = <floating> (x[i] + random_laplace(state, 0.0, scale))
+        x[i] = <floating> (x[i] + draw(state, param))
 
 
-cdef void _add_gaussian(floating* x, Py_ssize_t n, double sigma, bitgen_t* state) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(n):
-        x[i] = <floating> (x[i] + sigma * random_standard_normal(state))
-
-
-cdef void _add_exponential(floating* x, Py_ssize_t n, double scale, bitgen_t* state) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(n):
-        x[i] = <floating> (x[i] + random_exponential(state, scale))
-
-
-def _add_laplace_typed(floating[::1] x, double scale, rng):
+cdef object _add_noise(object x, sampler_t draw, double param, object rng):
+    """Add ``draw``'s variates to ``x`` (checked by the caller) under ``rng``'s lock."""
     cdef bitgen_t* state = get_bitgen(rng)
+    cdef float[::1] x32
+    cdef double[::1] x64
     if x.shape[0] == 0:
         return
-    with rng.bit_generator.lock, nogil:
-        _add_laplace(&x[0], x.shape[0], scale, state)
-
-
-def _add_gaussian_typed(floating[::1] x, double sigma, rng):
-    cdef bitgen_t* state = get_bitgen(rng)
-    if x.shape[0] == 0:
-        return
-    with rng.bit_generator.lock, nogil:
-        _add_gaussian(&x[0], x.shape[0], sigma, state)
-
-
-def _add_exponential_typed(floating[::1] x, double scale, rng):
-    cdef bitgen_t* state = get_bitgen(rng)
-    if x.shape[0] == 0:
-        return
-    with rng.bit_generator.lock, nogil:
-        _add_exponential(&x[0], x.shape[0], scale, state)
+    if x.dtype == np.float32:
+        x32 = x
+        with rng.bit_generator.lock, nogil:
+            _add_draws(&x32[0], x32.shape[0], draw, param, state)
+    else:
+        x64 = x
+        with rng.bit_generator.lock, nogil:
+            _add_draws(&x64[0], x64.shape[0], draw, param, state)
 
 
 def add_laplace(x, scale, rng):
@@ -197,7 +198,7 @@ def add_laplace(x, scale, rng):
     rng : numpy.random.Generator
     """
     _check_x(x)
-    _add_laplace_typed(x, _check_positive(scale, "scale"), rng)
+    _add_noise(x, _laplace, _check_positive(scale, "scale"), rng)
 
 
 def add_gaussian(x, sigma, rng):
@@ -212,7 +213,7 @@ def add_gaussian(x, sigma, rng):
     rng : numpy.random.Generator
     """
     _check_x(x)
-    _add_gaussian_typed(x, _check_positive(sigma, "sigma"), rng)
+    _add_noise(x, _gaussian, _check_positive(sigma, "sigma"), rng)
 
 
 def add_exponential(x, scale, rng):
@@ -227,7 +228,7 @@ def add_exponential(x, scale, rng):
     rng : numpy.random.Generator
     """
     _check_x(x)
-    _add_exponential_typed(x, _check_positive(scale, "scale"), rng)
+    _add_noise(x, _exponential, _check_positive(scale, "scale"), rng)
 
 
 def _gamma_norm_typed(floating[::1] out, double scale, rng):

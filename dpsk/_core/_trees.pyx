@@ -49,7 +49,7 @@ its Generator), validate no policy and calibrate nothing. Python decides, Cython
 Conventions: X is a C-contiguous float32 or float64 array of shape ``(n_samples,
 n_features)`` (checked, never converted, never modified); NaN anywhere in a routed
 feature raises ``ValueError("X contains NaN")`` after the loop. ``n_threads`` as in
-``dpsk._core._clip``: rows are cut into chunks that depend on ``n_samples`` alone, each
+``dpsk._core._common``: rows are cut into chunks that depend on ``n_samples`` alone, each
 chunk is handled by one thread without the GIL, and integer counts are added in chunk
 order: **results are identical for every n_threads**. Error messages name arguments
 and shapes, never data values.
@@ -60,7 +60,7 @@ from libc.math cimport INFINITY, floor, nextafter
 
 import numpy as np
 
-from dpsk._core._clip import _map_chunks
+from dpsk._core._common import _check_array, _map_chunks
 
 __all__ = ["apply_trees", "draw_structure", "leaf_counts", "tree_votes"]
 
@@ -79,18 +79,6 @@ cdef intp_t _ROW_BLOCK = _ROW_BLOCK_MAX
 # ---------------------------------------------------------------------------------------
 # Checks (with the GIL, before any loop)
 # ---------------------------------------------------------------------------------------
-
-def _check_X(X):
-    if not isinstance(X, np.ndarray):
-        raise TypeError(f"X must be a numpy array, got {type(X).__name__}")
-    if X.dtype not in (np.float32, np.float64):
-        raise TypeError(f"X must have dtype float32 or float64, got {X.dtype}")
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-dimensional, got shape {X.shape}")
-    if not X.flags.c_contiguous:
-        raise ValueError("X must be C-contiguous")
-    return X
-
 
 def _check_depth(depth):
     if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or not 0 <= depth <= MAX_DEPTH:
@@ -326,7 +314,7 @@ def _counts_chunk(const floating[:, ::1] X, intp_t start, intp_t stop, const int
 
 def leaf_counts(X, y_index, n_classes, part, feature, threshold, depth, *, n_threads=None):
     """Per-tree, per-leaf class counts; see the module docstring."""
-    X = _check_X(X)
+    X = _check_array(X, "X", 2)
     n = X.shape[0]
     depth = _check_forest(feature, threshold, depth, X.shape[1])
     n_trees = feature.shape[0]
@@ -388,7 +376,7 @@ def _apply_part_chunk(const floating[:, ::1] X, intp_t start, intp_t stop, const
 
 def apply_trees(X, feature, threshold, depth, *, part=None, n_threads=None):
     """Leaf index of every row in every tree (or, with ``part``, in its own tree); see the module docstring."""
-    X = _check_X(X)
+    X = _check_array(X, "X", 2)
     depth = _check_forest(feature, threshold, depth, X.shape[1])
     n = X.shape[0]
     if X.shape[1] == 0 and depth > 0 and n:
@@ -436,7 +424,7 @@ def _votes_chunk(const floating[:, ::1] X, intp_t start, intp_t stop, const intp
 
 def tree_votes(X, feature, threshold, depth, values, *, n_threads=None):
     """Σ over trees of the value of the leaf each row reaches; see the module docstring."""
-    X = _check_X(X)
+    X = _check_array(X, "X", 2)
     depth = _check_forest(feature, threshold, depth, X.shape[1])
     n_trees = feature.shape[0]
     if not (isinstance(values, np.ndarray) and values.dtype == np.float64 and values.ndim == 3

@@ -7,7 +7,8 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
-from dpsk._core._clip import GRAM_BITS, clip_bounds, clip_rows_l2, exact_gram, fixed_point_grid
+from dpsk._core._clip import clip_bounds, clip_rows_l2
+from dpsk._core._exact_sums import GRAM_BITS, exact_gram, fixed_point_grid
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.utils._bounded import JointRelease, budget_bound
 from dpsk.utils._docstring import Substitution, _shared_docs
@@ -204,7 +205,7 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     ``explained_variance_``, ``singular_values_``, ``mean_``, ``n_samples_``,
     ``noise_variance_``. Floating-point safe: rows are centred and quantised on a public
     grid before an exact integer accumulation, for up to 2**36 rows (see
-    ``dpsk._core._clip``). With ``sample_weight`` (clipped to [0, 1], then rounded down
+    ``dpsk._core._exact_sums``). With ``sample_weight`` (clipped to [0, 1], then rounded down
     to multiples of 2**-10) the three sums are weighted: one row's terms are scaled by
     w <= 1, so the sensitivities above hold unchanged.
 

@@ -114,7 +114,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpsk._core._clip import clip_bounds, clip_rows_l2, clipped_gram
+from dpsk._core._accumulate import clipped_gram
+from dpsk._core._clip import clip_bounds, clip_rows_l2
 from dpsk._core._noise import add_gaussian, gamma_norm_vector
 from dpsk.accounting import ApproxDPEvent, PureDPEvent, gaussian_sigma, note_release
 from dpsk.accounting._calibration import _ratio_up, _reciprocal_up, round_down, round_up

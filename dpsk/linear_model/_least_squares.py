@@ -46,7 +46,8 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from dpsk._core._clip import clip_bounds, clip_bounds_1d, clip_rows_l2, clipped_linear_stats
+from dpsk._core._accumulate import clipped_linear_stats
+from dpsk._core._clip import clip_bounds, clip_bounds_1d, clip_rows_l2
 from dpsk.accounting import ComposedEvent
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.mechanisms import Gaussian, Laplace

@@ -108,7 +108,7 @@ class GaussianNB(BaseDPNB):
     With ``sample_weight`` (clipped to [0, 1]) every count and sum is weighted: one
     row still changes them by at most the sensitivities above.
     Floating-point safe, up to the rounding of the float64 sums (see
-    ``dpsk._core._clip``).
+    ``dpsk._core._exact_sums``).
 
     Examples
     --------

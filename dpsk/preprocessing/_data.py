@@ -7,7 +7,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
-from dpsk._core._clip import clipped_histogram
+from dpsk._core._accumulate import clipped_histogram
 from dpsk.accounting import ComposedEvent
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.mechanisms import DiscreteLaplace

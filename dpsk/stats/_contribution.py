@@ -51,7 +51,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpsk._core._clip import WEIGHT_BITS
+from dpsk._core._exact_sums import WEIGHT_BITS
 from dpsk._core._groups import group_codes, limit_weights
 from dpsk.accounting import ExponentialEvent
 from dpsk.mechanisms import ExponentialMechanism

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Private counts, sums, means, variances and standard deviations.
 
-All of them come from one exact pass over the clipped data (``dpsk._core._clip.exact_moments``:
+All of them come from one exact pass over the clipped data (``dpsk._core._exact_sums.exact_moments``:
 weighted count, sum and sum of squares of the values centred on the bounds' midpoint and
 quantised on a public grid, in 128-bit integers) followed by noisy releases of
 
@@ -17,7 +17,7 @@ combined: mean = mid + S/N, var = Q/N + B²/8 − (S/N)².
 
 Rounding: the normalised statistics are exact rationals (the integer sums, the public
 grid, midpoint and scales) converted to float with one correct rounding and scaled by
-1 − ``ROUNDING_MARGIN``; by the argument in ``dpsk._core._clip`` ("Exact sums") the
+1 − ``ROUNDING_MARGIN``; by the argument in ``dpsk._core._exact_sums`` the
 values handed to the mechanisms of two neighbouring datasets differ by at most 1 per
 output, as the calibration assumes, for up to 2**36 values per call and any offset of
 the data. ``MomentsQuery.normalised`` computes exactly those values (tests use it).
@@ -37,7 +37,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpsk._core._clip import ROUNDING_MARGIN, exact_moments
+from dpsk._core._exact_sums import ROUNDING_MARGIN, exact_moments
 from dpsk.mechanisms import DiscreteLaplace, Gaussian, Laplace
 from dpsk.stats._common import (
     STATS_DOCS,
@@ -136,7 +136,7 @@ class MomentsQuery:
         receives, ``scale[part]`` the per-unit sensitivity that ``raw`` was divided by
         (times ``unit``), ``count`` the weighted count. Every entry of ``raw`` is one
         correctly rounded conversion of an exact rational computed from the exact
-        integer sums of :func:`dpsk._core._clip.exact_moments`; see the module docstring
+        integer sums of :func:`dpsk._core._exact_sums.exact_moments`; see the module docstring
         for why neighbouring datasets' ``raw`` then differ by at most 1 per entry.
         """
         moments = exact_moments(records.X, lower, upper, sample_weight=weights)

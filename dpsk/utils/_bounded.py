@@ -35,10 +35,10 @@ Rounding
 
 The values handed to :meth:`JointRelease.randomise` must be one correctly rounded
 conversion away from exact sums of per-row terms bounded by the sensitivities (as
-:meth:`Box.standardised_sums` and ``dpsk._core._clip.exact_gram`` produce, for up to
+:meth:`Box.standardised_sums` and ``dpsk._core._exact_sums.exact_gram`` produce, for up to
 ``MAX_EXACT_ROWS`` rows). The weights carry the factor 1 − ``ROUNDING_MARGIN``
 (2**-14), which covers that rounding, the product with the weight and the weights' own
-rounding: the computed vector's sensitivity is <= 1 (proof in ``dpsk._core._clip``,
+rounding: the computed vector's sensitivity is <= 1 (proof in ``dpsk._core._exact_sums``,
 "Exact sums"). Counts of rows (trees) are exact integers and qualify too.
 """
 
@@ -47,7 +47,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpsk._core._clip import ROUNDING_MARGIN, exact_moments
+from dpsk._core._exact_sums import ROUNDING_MARGIN, exact_moments
 from dpsk.accounting import ApproxDPEvent, PureDPEvent
 from dpsk.mechanisms import Gaussian, Laplace
 
@@ -115,7 +115,7 @@ class Box:
         """Counts, Σz and Σ(z² − 1/2) from exact fixed-point sums, each correctly rounded.
 
         Works per class (or cluster): ``moments`` is the
-        :class:`dpsk._core._clip.ExactMoments` of the rows clipped to a box (normally
+        :class:`dpsk._core._exact_sums.ExactMoments` of the rows clipped to a box (normally
         this one: :meth:`exact_sums`). Each entry is one correctly rounded conversion of
         an exact rational, which is what :class:`JointRelease`'s margin assumes.
 
@@ -137,7 +137,7 @@ class Box:
         return moments.round(count), sum_z, moments.round(s2 - shift, self._scale**2)
 
     def exact_sums(self, X, y_index=None, n_classes=1, sample_weight=None):
-        """:class:`~dpsk._core._clip.ExactMoments` of X clipped to the box (per class with
+        """:class:`~dpsk._core._exact_sums.ExactMoments` of X clipped to the box (per class with
         ``y_index``; weights in [0, 1] rounded down as ``exact_moments`` does)."""
         return exact_moments(X, self.lower, self.upper, y_index, n_classes, sample_weight)
 

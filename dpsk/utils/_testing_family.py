@@ -29,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from dpsk._core._clip import clipped_gram
+from dpsk._core._accumulate import clipped_gram
 from dpsk.audit import canary_neighbours, project_attribute
 from dpsk.cluster import KMeans
 from dpsk.decomposition import PCA

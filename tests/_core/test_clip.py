@@ -1,6 +1,6 @@
 # Authors: The dpsk developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Clipping and fused clip + accumulate kernels (dpsk._core._clip).
+"""Clipping and fused clip + accumulate kernels (dpsk._core._clip, dpsk._core._accumulate).
 
 The norm bound is checked *exactly*: every output value is turned into a Fraction and
 the squared (or absolute) norm is compared with max_norm as rationals, so a one-ulp
@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from numpy.testing import assert_allclose, assert_array_equal
 
+from dpsk._core import _accumulate as A
 from dpsk._core import _clip as K
+from dpsk._core import _common
 
 DTYPES = [np.float32, np.float64]
 # Relative tolerance of float64 accumulations against numpy's (also float64) reference.
@@ -275,7 +277,7 @@ def weights_or_none(rng, n, weighted):
 def test_clipped_sums(dtype, weighted):
     X, lower, upper, rng = make_data(dtype)
     w = weights_or_none(rng, X.shape[0], weighted)
-    count, total, total_sq = K.clipped_sums(X, lower, upper, w)
+    count, total, total_sq = A.clipped_sums(X, lower, upper, w)
     C = np.clip(X.astype(np.float64), lower, upper)
     ww = np.ones(X.shape[0]) if w is None else w
     assert isinstance(count, float)
@@ -292,7 +294,7 @@ def test_clipped_class_sums(dtype, weighted):
     n_classes = 4                               # class 3 never occurs
     y_index = rng.integers(0, 3, X.shape[0]).astype(np.intp)
     w = weights_or_none(rng, X.shape[0], weighted)
-    count, total, total_sq = K.clipped_class_sums(X, y_index, n_classes, lower, upper, w)
+    count, total, total_sq = A.clipped_class_sums(X, y_index, n_classes, lower, upper, w)
     C = np.clip(X.astype(np.float64), lower, upper)
     ww = np.ones(X.shape[0]) if w is None else w
     assert_allclose(count, np.bincount(y_index, weights=ww, minlength=n_classes), rtol=RTOL)
@@ -310,10 +312,10 @@ def test_clipped_gram(dtype, rule, weighted):
     X, lower, upper, rng = make_data(dtype)
     w = weights_or_none(rng, X.shape[0], weighted)
     if rule == "bounds":
-        count, total, gram = K.clipped_gram(X, lower=lower, upper=upper, sample_weight=w)
+        count, total, gram = A.clipped_gram(X, lower=lower, upper=upper, sample_weight=w)
         C = np.clip(X.astype(np.float64), lower, upper)
     else:
-        count, total, gram = K.clipped_gram(X, max_norm=2.5, sample_weight=w)
+        count, total, gram = A.clipped_gram(X, max_norm=2.5, sample_weight=w)
         C = K.clip_rows_l2(X.astype(np.float64), 2.5)    # rows are clipped in float64
         assert all(exact_within(row, 2.5, "l2") for row in C[:200])
     ww = np.ones(X.shape[0]) if w is None else w
@@ -331,7 +333,7 @@ def test_clipped_linear_stats(dtype, rule, weighted):
     y = (X.astype(np.float64) @ rng.standard_normal(X.shape[1]) + rng.standard_normal(X.shape[0])).astype(dtype)
     w = weights_or_none(rng, X.shape[0], weighted)
     clip = dict(lower=lower, upper=upper) if rule == "bounds" else dict(max_norm=2.5)
-    count, sum_x, sum_y, xtx, xty, yty = K.clipped_linear_stats(
+    count, sum_x, sum_y, xtx, xty, yty = A.clipped_linear_stats(
         X, y, -1.5, 2.0, sample_weight=w, **clip)
     if rule == "bounds":
         C = np.clip(X.astype(np.float64), lower, upper)
@@ -352,7 +354,7 @@ def test_clipped_linear_stats(dtype, rule, weighted):
 def test_clipped_kmeans_sums(dtype):
     X, lower, upper, rng = make_data(dtype)
     centers = rng.uniform(-1, 1, (5, X.shape[1]))
-    count, total, inertia = K.clipped_kmeans_sums(X, centers, lower, upper)
+    count, total, inertia = A.clipped_kmeans_sums(X, centers, lower, upper)
     C = np.clip(X.astype(np.float64), lower, upper)
     dist = ((C[:, None, :] - centers[None, :, :]) ** 2).sum(axis=2)
     labels = dist.argmin(axis=1)
@@ -365,7 +367,7 @@ def test_clipped_kmeans_sums(dtype):
 def test_clipped_kmeans_sums_assigns_ties_to_the_first_center():
     X = np.zeros((3, 2))
     centers = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])   # all at distance 1
-    count, total, inertia = K.clipped_kmeans_sums(X, centers, [-1, -1], [1, 1])
+    count, total, inertia = A.clipped_kmeans_sums(X, centers, [-1, -1], [1, 1])
     assert_array_equal(count, [3, 0, 0])
     assert inertia == 3.0
 
@@ -385,13 +387,13 @@ def all_kernels(X, y, lower, upper):
         K.clip_rows_l1(X, 1.5),
         K.clip_bounds(X, lower, upper),
         K.clip_bounds_1d(y, -1.0, 1.0),
-        K.clipped_sums(X, lower, upper, w),
-        K.clipped_class_sums(X, y_index, 3, lower, upper, w),
-        K.clipped_gram(X, lower=lower, upper=upper, sample_weight=w),
-        K.clipped_gram(X, max_norm=1.5),
-        K.clipped_linear_stats(X, y, -1.0, 1.0, lower=lower, upper=upper),
-        K.clipped_linear_stats(X, y, -1.0, 1.0, max_norm=1.5, sample_weight=w),
-        K.clipped_kmeans_sums(X, centers, lower, upper),
+        A.clipped_sums(X, lower, upper, w),
+        A.clipped_class_sums(X, y_index, 3, lower, upper, w),
+        A.clipped_gram(X, lower=lower, upper=upper, sample_weight=w),
+        A.clipped_gram(X, max_norm=1.5),
+        A.clipped_linear_stats(X, y, -1.0, 1.0, lower=lower, upper=upper),
+        A.clipped_linear_stats(X, y, -1.0, 1.0, max_norm=1.5, sample_weight=w),
+        A.clipped_kmeans_sums(X, centers, lower, upper),
     ]
 
 
@@ -412,7 +414,7 @@ def test_results_do_not_depend_on_n_threads(dtype, monkeypatch):
     lower, upper = -np.ones(3), np.ones(3)
     outputs = {}
     for n_threads in (1, 3):
-        monkeypatch.setattr(K, "_effective_n_threads", lambda _, n=n_threads: n)
+        monkeypatch.setattr(_common, "_effective_n_threads", lambda _, n=n_threads: n)
         outputs[n_threads] = all_kernels(X, y, lower, upper)
     assert_same_outputs(outputs[1], outputs[3])
     count, total, _ = outputs[3][4]
@@ -423,10 +425,10 @@ def test_results_do_not_depend_on_n_threads(dtype, monkeypatch):
 def test_default_threads_respect_omp_num_threads(monkeypatch):
     """Check that n_threads=None follows OMP_NUM_THREADS (set by joblib workers)."""
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    assert K._effective_n_threads(None) == 1
+    assert _common._effective_n_threads(None) == 1
     monkeypatch.delenv("OMP_NUM_THREADS")
-    assert K._effective_n_threads(None) >= 1
-    assert K._effective_n_threads(5) == 5
+    assert _common._effective_n_threads(None) >= 1
+    assert _common._effective_n_threads(5) == 5
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["float32", "float64"])
@@ -492,12 +494,12 @@ def test_non_finite_values_raise(bad, dtype, n):
         lambda: K.clip_rows_l2(X_bad, 1.0),
         lambda: K.clip_rows_l1(X_bad, 1.0),
         lambda: K.clip_bounds(X_bad, lower, upper),
-        lambda: K.clipped_sums(X_bad, lower, upper),
-        lambda: K.clipped_class_sums(X_bad, np.zeros(n, np.intp), 1, lower, upper),
-        lambda: K.clipped_gram(X_bad, lower=lower, upper=upper),
-        lambda: K.clipped_gram(X_bad, max_norm=1.0),
-        lambda: K.clipped_linear_stats(X_bad, y, -1, 1, lower=lower, upper=upper),
-        lambda: K.clipped_kmeans_sums(X_bad, np.zeros((2, 3)), lower, upper),
+        lambda: A.clipped_sums(X_bad, lower, upper),
+        lambda: A.clipped_class_sums(X_bad, np.zeros(n, np.intp), 1, lower, upper),
+        lambda: A.clipped_gram(X_bad, lower=lower, upper=upper),
+        lambda: A.clipped_gram(X_bad, max_norm=1.0),
+        lambda: A.clipped_linear_stats(X_bad, y, -1, 1, lower=lower, upper=upper),
+        lambda: A.clipped_kmeans_sums(X_bad, np.zeros((2, 3)), lower, upper),
     ):
         with pytest.raises(ValueError, match="NaN or infinity"):
             call()
@@ -506,7 +508,7 @@ def test_non_finite_values_raise(bad, dtype, n):
     with pytest.raises(ValueError, match="NaN or infinity"):
         K.clip_bounds_1d(y_bad, -1, 1)
     with pytest.raises(ValueError, match="NaN or infinity"):
-        K.clipped_linear_stats(X, y_bad, -1, 1, max_norm=1.0)
+        A.clipped_linear_stats(X, y_bad, -1, 1, max_norm=1.0)
 
 
 def test_shape_and_parameter_errors():
@@ -521,28 +523,28 @@ def test_shape_and_parameter_errors():
         (lambda: K.clip_bounds(X, hi, lo), ValueError, "exceed"),
         (lambda: K.clip_bounds(X, [np.nan] * 3, hi), ValueError, "finite"),
         (lambda: K.clip_bounds_1d(y, 1.0, -1.0), ValueError, "exceed"),
-        (lambda: K.clipped_sums(X, lo, hi, np.ones(5)), ValueError, "sample_weight"),
-        (lambda: K.clipped_sums(X, lo, hi, -np.ones(6)), ValueError, ">= 0"),
-        (lambda: K.clipped_class_sums(X, np.array([0, 1, 2, 0, 1, 3]), 3, lo, hi),
+        (lambda: A.clipped_sums(X, lo, hi, np.ones(5)), ValueError, "sample_weight"),
+        (lambda: A.clipped_sums(X, lo, hi, -np.ones(6)), ValueError, ">= 0"),
+        (lambda: A.clipped_class_sums(X, np.array([0, 1, 2, 0, 1, 3]), 3, lo, hi),
          ValueError, r"\[0, n_classes\)"),
-        (lambda: K.clipped_class_sums(X, np.array([0, -1, 0, 0, 0, 0]), 3, lo, hi),
+        (lambda: A.clipped_class_sums(X, np.array([0, -1, 0, 0, 0, 0]), 3, lo, hi),
          ValueError, r"\[0, n_classes\)"),
-        (lambda: K.clipped_class_sums(X, np.zeros(6, np.int32), 3, lo, hi), TypeError, "intp"),
-        (lambda: K.clipped_class_sums(X, np.zeros(5, np.intp), 3, lo, hi), ValueError, "y_index"),
-        (lambda: K.clipped_class_sums(X, np.zeros(6, np.intp), 0, lo, hi), ValueError, "n_classes"),
-        (lambda: K.clipped_gram(X), ValueError, "exactly one"),
-        (lambda: K.clipped_gram(X, lower=lo, upper=hi, max_norm=1.0), ValueError, "exactly one"),
-        (lambda: K.clipped_gram(X, lower=lo), ValueError, "together"),
-        (lambda: K.clipped_linear_stats(X, y[:5], 0, 1, max_norm=1.0), ValueError, "y must"),
-        (lambda: K.clipped_linear_stats(X, y.astype(np.float32), 0, 1, max_norm=1.0),
+        (lambda: A.clipped_class_sums(X, np.zeros(6, np.int32), 3, lo, hi), TypeError, "intp"),
+        (lambda: A.clipped_class_sums(X, np.zeros(5, np.intp), 3, lo, hi), ValueError, "y_index"),
+        (lambda: A.clipped_class_sums(X, np.zeros(6, np.intp), 0, lo, hi), ValueError, "n_classes"),
+        (lambda: A.clipped_gram(X), ValueError, "exactly one"),
+        (lambda: A.clipped_gram(X, lower=lo, upper=hi, max_norm=1.0), ValueError, "exactly one"),
+        (lambda: A.clipped_gram(X, lower=lo), ValueError, "together"),
+        (lambda: A.clipped_linear_stats(X, y[:5], 0, 1, max_norm=1.0), ValueError, "y must"),
+        (lambda: A.clipped_linear_stats(X, y.astype(np.float32), 0, 1, max_norm=1.0),
          TypeError, "dtype"),
-        (lambda: K.clipped_kmeans_sums(X, np.ones((2, 4)), lo, hi), ValueError, "centers"),
-        (lambda: K.clipped_kmeans_sums(X, np.full((2, 3), np.nan), lo, hi), ValueError, "finite"),
+        (lambda: A.clipped_kmeans_sums(X, np.ones((2, 4)), lo, hi), ValueError, "centers"),
+        (lambda: A.clipped_kmeans_sums(X, np.full((2, 3), np.nan), lo, hi), ValueError, "finite"),
         (lambda: K.clip_rows_l2(X.astype(np.int64), 1.0), TypeError, "float32 or float64"),
         (lambda: K.clip_rows_l2(np.asfortranarray(np.ones((3, 4))), 1.0), ValueError, "C-contiguous"),
         (lambda: K.clip_rows_l2(y, 1.0), ValueError, "2-dimensional"),
         (lambda: K.clip_rows_l2(X.tolist(), 1.0), TypeError, "numpy array"),
-        (lambda: K.clipped_sums(X, lo, hi, n_threads=0), ValueError, "n_threads"),
+        (lambda: A.clipped_sums(X, lo, hi, n_threads=0), ValueError, "n_threads"),
     ]
     for call, error, message in cases:
         with pytest.raises(error, match=message):
@@ -560,16 +562,16 @@ def test_empty_inputs(dtype):
         assert K.clip_rows_l1(X, 1.0).shape == (n, d)
         assert K.clip_bounds(X, lo, hi).shape == (n, d)
         assert K.clip_bounds_1d(y, 0, 1).shape == (n,)
-        count, total, total_sq = K.clipped_sums(X, lo, hi)
+        count, total, total_sq = A.clipped_sums(X, lo, hi)
         assert count == n and total.shape == total_sq.shape == (d,)
-        count, total, _ = K.clipped_class_sums(X, np.zeros(n, np.intp), 2, lo, hi)
+        count, total, _ = A.clipped_class_sums(X, np.zeros(n, np.intp), 2, lo, hi)
         assert_array_equal(count, [n, 0])
         assert total.shape == (2, d)
         for clip in (dict(lower=lo, upper=hi), dict(max_norm=1.0)):
-            count, total, gram = K.clipped_gram(X, **clip)
+            count, total, gram = A.clipped_gram(X, **clip)
             assert count == n and total.shape == (d,) and gram.shape == (d, d)
-            stats = K.clipped_linear_stats(X, y, -1, 1, **clip)
+            stats = A.clipped_linear_stats(X, y, -1, 1, **clip)
             assert stats[0] == n and stats[3].shape == (d, d) and stats[5] == 0.0
-        count, total, inertia = K.clipped_kmeans_sums(X, np.zeros((2, d)), lo, hi)
+        count, total, inertia = A.clipped_kmeans_sums(X, np.zeros((2, d)), lo, hi)
         assert_array_equal(count, [n, 0])
         assert total.shape == (2, d) and inertia == 0.0

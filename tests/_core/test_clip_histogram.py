@@ -5,7 +5,7 @@
 import numpy as np
 import pytest
 
-from dpsk._core._clip import clipped_histogram
+from dpsk._core._accumulate import clipped_histogram
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -13,7 +13,8 @@ the old formula (centre after summing) to show that the check can fail.
 import numpy as np
 import pytest
 
-from dpsk._core._clip import ROUNDING_MARGIN, clipped_sums, exact_gram, exact_moments
+from dpsk._core._accumulate import clipped_sums
+from dpsk._core._exact_sums import ROUNDING_MARGIN, exact_gram, exact_moments
 from dpsk.decomposition import PCA
 from dpsk.naive_bayes import GaussianNB
 from dpsk.preprocessing import StandardScaler
@@ -152,6 +153,6 @@ def test_weights_are_rounded_down():
 def test_margin_covers_one_rounding_at_the_row_limit():
     """2 · 2**-53 · MAX_EXACT_ROWS (one rounding of each of two statistics of magnitude
     <= rows) is below the margin, with room for the product with JointRelease's weights."""
-    from dpsk._core._clip import MAX_EXACT_ROWS
+    from dpsk._core._exact_sums import MAX_EXACT_ROWS
 
     assert 4 * 2.0**-53 * MAX_EXACT_ROWS <= ROUNDING_MARGIN / 2

@@ -8,7 +8,7 @@ and 2, Theorems 2 and 3), and of the implementation against them.
 
 import numpy as np
 
-from dpsk._core._clip import ROUNDING_MARGIN
+from dpsk._core._exact_sums import ROUNDING_MARGIN
 import pytest
 
 from dpsk import stats
@@ -119,7 +119,7 @@ def test_lemma_2_variance_of_the_implementation():
     h = first.threshold
     expected = smooth_variance(counts, h, 1 / 12, 2.0 / 25)
     # the reported noise std is the Laplace part: sqrt(2)·B·h/(ε·n_h), larger by the
-    # rounding margin of the exact sums (dpsk._core._clip.ROUNDING_MARGIN)
+    # rounding margin of the exact sums (dpsk._core._exact_sums.ROUNDING_MARGIN)
     n_h = np.minimum(h, counts).sum()
     assert first.noise_std == pytest.approx(np.sqrt(2) * h / (5 * n_h) / (1 - ROUNDING_MARGIN), rel=1e-6)
     values = np.array([

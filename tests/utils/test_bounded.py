@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpsk._core._clip import ROUNDING_MARGIN
+from dpsk._core._exact_sums import ROUNDING_MARGIN
 import pytest
 
 from dpsk.accounting import ApproxDPEvent, CalibratedEvent, GaussianEvent, LaplaceEvent, PureDPEvent, ZCDPEvent, record_releases
@@ -96,7 +96,7 @@ def test_joint_release_is_one_release_of_the_declared_event(delta):
     # The whole vector has sensitivity 1 after scaling: the budget split is in the weights.
     norm = 1 if delta else 0
     powers = np.sqrt(SHARES) if delta else np.asarray(SHARES)
-    # less the margin that covers the float rounding of the values (dpsk._core._clip)
+    # less the margin that covers the float rounding of the values (dpsk._core._exact_sums)
     np.testing.assert_allclose(release.weights * [s[norm] for s in SENSITIVITIES],
                                powers * (1.0 - ROUNDING_MARGIN), rtol=1e-12)
     if delta == 0:

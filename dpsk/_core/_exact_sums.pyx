@@ -1,0 +1,523 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Exact sums: fixed-point moments and Gram matrices of clipped rows, the kernels
+behind every centred release.
+
+Values are clipped (``_clip.pxd``), quantised onto a public power-of-two grid and summed
+as integers (128-bit in C, Python ints across chunks), so the sums are exact in any
+order and the only rounding is one correctly rounded conversion at the end; the
+argument below turns that into a bound on what one record can change in the computed
+float values. Import these functions from ``dpsk._core._exact_sums``.
+
+Conventions (input checks, NaN handling, ``n_threads``): see ``dpsk._core._common``.
+
+Exact sums (fixed point; the kernels behind every centred release)
+===================================================================
+
+``exact_moments(X, lower, upper, y_index=None, n_classes=1, sample_weight=None, *, n_threads=None) -> ExactMoments``
+    Per class, ``Σ W_i``, ``Σ W_i q_ij``, ``Σ W_i q_ij²`` as exact Python integers, where
+    ``q_ij`` quantises ``clip(x_ij) − mid_j`` on the grid ``step_j``. ``sample_weight``
+    in [0, 1] (else ``ValueError``), rounded *down* to ``W_i/2**28``. stats, scalers,
+    GaussianNB, KMeans; :class:`ExactMoments` converts (``about``, ``round``).
+``exact_gram(X, lower, upper, centre, radius, *, n_threads=None) -> (n, total, gram)``
+    ``Σ y`` and ``Σ y yᵀ`` (float64, each the correctly rounded exact sum) of the rows
+    ``y = q·step``, ``q`` quantising ``clip(x) − centre`` on a grid of about
+    ``radius·2**-20``, to nearest, clamped to ``|q_j| <= Q_j``. PCA.
+``fixed_point_grid(radius, bits) -> (step, inverse, Q)``
+    The public grid: ``step = 2**(e − bits)`` for ``radius = f·2**e``, f in [0.5, 1);
+    ``Q = floor(radius/step)`` in [2**(bits−1), 2**bits), so ``Q·step <= radius``.
+
+Constants: ``MAX_EXACT_ROWS = 2**36`` (more rows: ``ValueError``; the number of rows is
+the public shape, so this error is no release), ``MOMENT_BITS = 31``, ``GRAM_BITS = 20``,
+``WEIGHT_BITS = 28``, ``ROUNDING_MARGIN = 2**-14``.
+
+**What holds.** Let a release declare that one privacy unit (total weight <= ``unit``)
+moves statistic i by at most Δᵢ (per entry, or in L1/L2 over entries), and let n <=
+``MAX_EXACT_ROWS`` rows be summed. Then the float vectors that reach the noise on two
+add/remove-neighbouring datasets differ by at most the declared sensitivity, for any
+data inside or outside the bounds (values are clipped), float32 or float64, with or
+without weights, and for every n_threads and chunking. The argument:
+
+1. *Per-row values are bounded exactly.* ``t = (clip(x) − mid)·(1/step)`` is computed in
+   float64 with whatever rounding; it is clamped to [−Q, Q] *as a float*, then converted
+   to an integer q in [−Q, Q] (round half up via ``floor(t + Q + 1/2) − Q``, an exact
+   truncation of a value in [1/2, 2Q + 1/2]; PCA's ball path first clips rows to a
+   radius smaller by ‖step‖ so that rounding to nearest keeps ‖y‖ <= ``data_norm``). So
+   the row's value ``y = q·step`` satisfies ``|y_j| <= Q_j·step_j <= half_width_j`` as a
+   real number, whatever the float errors before the clamp. NaN is flagged and raises.
+2. *Weights never grow.* ``W_i = floor(w_i·2**28)``, so ``W_i/2**28 <= w_i`` and a unit's
+   total weight stays <= ``unit`` (``dpsk.stats._contribution.capped_weights`` builds
+   the user-level weights on this grid exactly).
+3. *Sums are exact.* ``|W q| < 2**59`` and ``W q² < 2**90`` per row, so over at most 2**36
+   rows every partial sum is below 2**126: 128-bit integer additions never overflow
+   and are exact, in any order (chunks are combined as Python integers). For the Gram,
+   |q| < 2**20 and a dgemm over at most 4096 rows only forms integers below 2**52, which
+   float64 represents exactly in any summation order (with or without FMA); block
+   results are added in 128-bit integers. Hence the exact statistic E (a rational
+   computed from these integers and the public grid, centre and normalisation) is a
+   sum of per-row terms, each bounded by Δ per unit weight by step 1 — the real-number
+   sensitivity argument applies verbatim to E: ``‖E(D) − E(D')‖ <= Δ``.
+4. *One rounding to float.* Releases compute ``v = fl(E·c)`` (``ExactMoments.round``:
+   Fraction arithmetic, one correctly rounded conversion), so ``|v − E c| <= u|E c|``
+   entrywise, u = 2**-53. Each entry of E is a sum of at most n per-row terms bounded
+   by its per-row bound, so ``‖E‖ <= n·Δ`` in the norm of the release, and
+   ``‖v(D) − v(D')‖ <= c·Δ·(1 + 2u·n)``.
+5. *The margin.* Releases use ``c = (1 − η)/Δ`` with η = ``ROUNDING_MARGIN`` = 2**-14:
+   ``stats`` directly (``MomentsQuery.normalised``), estimators through
+   ``dpsk.utils._bounded.JointRelease``, whose weights are ``(1 − η)·share/Δ`` and which
+   multiplies the values once more (one more relative error u, and a few u in the
+   weight itself). Altogether ``‖v(D) − v(D')‖ <= (1 − η)(1 + 4u·n)(1 + 8u) <= 1`` for
+   n <= 2**36, since 4u·2**36 = 2**-15 and (1 − 2**-14)(1 + 2**-15 + 2**-49) < 1. The
+   noise is therefore calibrated for the computed values; the cost is noise larger by
+   1/(1 − η), about 0.006 %.
+"""
+
+from cython cimport floating
+from libc.stdlib cimport calloc, free
+from scipy.linalg.cython_blas cimport dgemm
+
+import numbers
+from fractions import Fraction
+
+import numpy as np
+
+from dpsk._core._clip cimport clip_value
+from dpsk._core._common cimport _row, _sum, _vec
+from dpsk._core._common import (
+    _check_array,
+    _check_bounds,
+    _check_sample_weight,
+    _check_shape,
+    _map_chunks,
+    _raise_nonfinite,
+)
+
+__all__ = [
+    "exact_gram",
+    "exact_moments",
+    "ExactMoments",
+    "fixed_point_grid",
+    "GRAM_BITS",
+    "MAX_EXACT_ROWS",
+    "MOMENT_BITS",
+    "ROUNDING_MARGIN",
+    "WEIGHT_BITS",
+]
+
+cdef extern from *:
+    """
+    #if !defined(__SIZEOF_INT128__)
+    #error "dpsk's exact accumulators need a 64-bit GCC or Clang (__int128)"
+    #endif
+    typedef __int128 _dpsk_i128;
+    static inline long long _dpsk_i128_hi(__int128 v) { return (long long) (v >> 64); }
+    static inline unsigned long long _dpsk_i128_lo(__int128 v) { return (unsigned long long) v; }
+    """
+    # Cython sees a 64-bit integer; the C code declares, adds and multiplies 128 bits.
+    ctypedef long long i128 "_dpsk_i128"
+    long long _i128_hi "_dpsk_i128_hi"(i128) noexcept nogil
+    unsigned long long _i128_lo "_dpsk_i128_lo"(i128) noexcept nogil
+
+#: Largest number of rows (of X, one value per record and feature) that the exact
+#: kernels accept, and for which the rounding margins of the releases are proven.
+MAX_EXACT_ROWS = 2 ** 36
+#: Releases multiply statistics that are one correctly rounded conversion away from
+#: exact sums by (1 − ROUNDING_MARGIN) (see the module docstring).
+ROUNDING_MARGIN = 2.0 ** -14
+#: Moments: quantised values have |q| <= Q < 2**MOMENT_BITS.
+MOMENT_BITS = 31
+#: Weights are rounded down to multiples of 2**-WEIGHT_BITS (then |w_q·q| < 2**59 and
+#: Σ w_q·q² < 2**36 · 2**28 · 2**62 = 2**126 over MAX_EXACT_ROWS rows).
+WEIGHT_BITS = 28
+#: Gram: |q| < 2**GRAM_BITS, so a dgemm over at most _GRAM_BLOCK rows only sees
+#: integers below 2**(2*20 + 12) = 2**52 and is exact in any summation order.
+GRAM_BITS = 20
+cdef Py_ssize_t _GRAM_BLOCK = 4096
+
+
+def fixed_point_grid(radius, bits):
+    """Public grid of the exact kernels: (step, inverse step, Q) per feature.
+
+    ``step`` is the power of two 2**(e − bits) for ``radius = f·2**e`` (f in [0.5, 1)),
+    so ``radius / step`` lies in [2**(bits−1), 2**bits); ``Q = floor(radius / step)``,
+    hence ``Q·step <= radius`` exactly. A zero radius gives step 1 and Q 0. Radii in
+    (0, 2**-990) are refused (``ValueError``): their inverse step would not be finite.
+    """
+    radius = np.ascontiguousarray(radius, dtype=np.float64)
+    if not np.all(np.isfinite(radius)) or np.any(radius < 0):
+        raise ValueError("radius must be finite and >= 0")
+    if np.any((radius > 0) & (radius < 2.0 ** -990)):
+        raise ValueError("bounds narrower than 2**-990 cannot be accumulated exactly")
+    mantissa, exponent = np.frexp(radius)
+    positive = radius > 0
+    step = np.where(positive, np.ldexp(1.0, exponent - bits), 1.0)
+    inverse = np.where(positive, np.ldexp(1.0, bits - exponent), 1.0)
+    qmax = np.where(positive, np.floor(np.ldexp(mantissa, bits)), 0.0)
+    return step, inverse, qmax
+
+
+cdef object _to_ints(const i128* values, Py_ssize_t size):
+    """The 128-bit integers as a numpy object array of exact Python ints."""
+    hi = np.empty(size, dtype=np.int64)
+    lo = np.empty(size, dtype=np.uint64)
+    cdef long long[::1] h = hi
+    cdef unsigned long long[::1] l = lo
+    cdef Py_ssize_t i
+    for i in range(size):
+        h[i] = _i128_hi(values[i])
+        l[i] = _i128_lo(values[i])
+    return hi.astype(object) * (1 << 64) + lo.astype(object)
+
+
+cdef inline long long _quantise(double v, double lo, double hi, double centre, double inverse,
+                                double qmax, double offset, bint toward_zero) noexcept nogil:
+    """q = round((clip(v) − centre)/step), clamped to [−qmax, qmax] *before* the integer
+    conversion: whatever the float rounding of the subtraction, |q| <= qmax."""
+    cdef double t = (clip_value(v, lo, hi) - centre) * inverse
+    if t > qmax:
+        t = qmax
+    elif t < -qmax:
+        t = -qmax
+    if toward_zero:
+        return <long long> t
+    # round half up as floor(t + qmax + 1/2) − qmax: the argument is >= 1/2, so the
+    # truncating conversion is a floor (a rounding of the addition only changes which
+    # integer in [−qmax, qmax] comes out, never the bound).
+    return <long long> (t + offset) - <long long> qmax
+
+
+cdef int _exact_moments_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
+                             const Py_ssize_t* y_index, Py_ssize_t n_classes,
+                             const double* lo, const double* hi, const double* centre,
+                             const double* inverse, const double* qmax, const double* offset,
+                             const long long* w, i128* count, i128* s1, i128* s2,
+                             double* flag) noexcept nogil:
+    """Per-class Σw_q, Σw_q·q, Σw_q·q² in 128-bit integers (w_q = 1 without weights)."""
+    cdef Py_ssize_t i, j, k = 0
+    cdef long long wi = 1, q
+    cdef double v
+    cdef i128* r1
+    cdef i128* r2
+    cdef const floating* x
+    for i in range(n):
+        if y_index != NULL:
+            k = y_index[i]
+            if k < 0 or k >= n_classes:
+                return 1
+        if w != NULL:
+            wi = w[i]
+        count[k] += wi
+        r1 = s1 + k * d
+        r2 = s2 + k * d
+        x = X + i * d
+        for j in range(d):
+            v = x[j]
+            flag[j] += v * 0.0
+            q = _quantise(v, lo[j], hi[j], centre[j], inverse[j], qmax[j], offset[j], False)
+            r1[j] += <i128> (wi * q)          # |w q| < 2**59
+            r2[j] += (<i128> wi) * (q * q)    # q² < 2**62, times w_q <= 2**28
+    return 0
+
+
+def _exact_moments_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop, y_index,
+                         Py_ssize_t n_classes, double[::1] lo, double[::1] hi,
+                         double[::1] centre, double[::1] inverse, double[::1] qmax,
+                         double[::1] offset, w_arr):
+    cdef Py_ssize_t d = X.shape[1], size = n_classes * d, i
+    cdef const Py_ssize_t[::1] yi
+    cdef const Py_ssize_t* yp = NULL
+    cdef const long long[::1] wv
+    cdef const long long* wp = NULL
+    if y_index is not None:
+        yi = y_index
+        yp = &yi[start]
+    if w_arr is not None:
+        wv = w_arr
+        wp = &wv[start]
+    cdef double[::1] flag = np.zeros(max(d, 1))
+    cdef const floating* x = _row(X, start)
+    cdef i128* cnt = <i128*> calloc(n_classes, sizeof(i128))
+    cdef i128* s1 = <i128*> calloc(max(size, 1), sizeof(i128))
+    cdef i128* s2 = <i128*> calloc(max(size, 1), sizeof(i128))
+    cdef int status
+    cdef double bad
+    cdef double* lop = _vec(lo)
+    cdef double* hip = _vec(hi)
+    cdef double* cp = _vec(centre)
+    cdef double* ip = _vec(inverse)
+    cdef double* qp = _vec(qmax)
+    cdef double* op = _vec(offset)
+    try:
+        if cnt == NULL or s1 == NULL or s2 == NULL:
+            raise MemoryError()
+        with nogil:
+            status = _exact_moments_pass(x, stop - start, d, yp, n_classes, lop, hip, cp, ip, qp,
+                                         op, wp, cnt, s1, s2, &flag[0])
+            bad = _sum(&flag[0], d)
+        return status, bad, _to_ints(cnt, n_classes), _to_ints(s1, size), _to_ints(s2, size)
+    finally:
+        free(cnt)
+        free(s1)
+        free(s2)
+
+
+def _check_rows(Py_ssize_t n):
+    if n > MAX_EXACT_ROWS:
+        # The number of rows is public (the shape), not a value: this error is no release.
+        raise ValueError(
+            f"exact accumulation supports at most 2**36 rows, got {n}: split the data "
+            "and compose the releases")
+
+
+def _quantised_weights(sample_weight, Py_ssize_t n):
+    """w_q = floor(w·2**WEIGHT_BITS) (int64), for weights in [0, 1]: a unit's total never grows."""
+    if sample_weight is None:
+        return None
+    w = _check_sample_weight(sample_weight, n)
+    if np.any(w > 1.0):
+        raise ValueError("sample_weight must lie in [0, 1] for exact accumulation")
+    return np.ascontiguousarray(np.floor(np.ldexp(w, WEIGHT_BITS)).astype(np.int64))
+
+
+class ExactMoments:
+    """Exact per-class weighted sums of quantised, centred, clipped values.
+
+    Row i of class k contributes the weight ``w_i = W_i / weight_scale`` (``W_i`` an
+    integer) and the values ``y_ij = q_ij·step_j`` with integers ``q_ij`` in
+    ``[−Q_j, Q_j]``, ``Q_j·step_j <= half_width_j``, where ``q_ij`` is
+    ``(clip(x_ij) − centre_j) / step_j`` rounded. ``count[k] = Σ W_i``,
+    ``sum_q[k, j] = Σ W_i q_ij`` and ``sum_q2[k, j] = Σ W_i q_ij²`` are exact Python
+    integers (object arrays). The methods return float64 arrays of shape
+    ``(n_classes,)`` or ``(n_classes, n_features)`` whose entries are the correctly
+    rounded values of exact rationals: one rounding each, relative error <= 2**-53.
+    ``divisor``, ``shift`` and ``factor`` are floats or arrays over the features,
+    taken as exact rationals.
+    """
+
+    def __init__(self, count, sum_q, sum_q2, weight_scale, centre, half_width, step):
+        self.count, self.sum_q, self.sum_q2 = count, sum_q, sum_q2
+        self.weight_scale = int(weight_scale)
+        self.centre, self.half_width, self.step = centre, half_width, step
+
+    def _exact(self, values):
+        """Per-feature floats as exact Fractions (object array of shape (n_features,))."""
+        values = np.broadcast_to(np.asarray(values, dtype=np.float64), self.step.shape)
+        return np.array([Fraction(float(v)) for v in values], dtype=object)
+
+    def about(self, point):
+        """Exact ``(Σw, Σw·v, Σw·v²)`` for ``v = centre + y − point`` (Fractions).
+
+        Shapes ``(n_classes,)``, ``(n_classes, n_features)`` twice. With ``point`` the
+        kernel's centre, ``v = y``: every row contributes ``|v_j| <= half_width_j``.
+        """
+        delta = self._exact(self.centre) - self._exact(point)
+        step = self._exact(self.step)
+        scale = Fraction(1, self.weight_scale)
+        count = self.count[:, None]
+        s1 = count * delta + self.sum_q * step
+        s2 = count * (delta * delta) + self.sum_q * (2 * delta * step) + self.sum_q2 * (step * step)
+        return self.count * scale, s1 * scale, s2 * scale
+
+    def round(self, exact, divisor=1.0, factor=1.0):
+        """``float(exact · factor / divisor)`` entrywise, each correctly rounded (one rounding).
+
+        ``divisor``: a float, or an array over the features (the last axis of ``exact``).
+        """
+        exact = np.asarray(exact, dtype=object)
+        divisor = np.asarray(divisor, dtype=np.float64)
+        factor = Fraction(float(factor))
+        if divisor.ndim == 0:
+            per = factor / Fraction(float(divisor))
+        else:
+            per = np.array([factor / Fraction(float(v)) for v in divisor.ravel()], dtype=object)
+        return np.array([float(v) for v in np.ravel(exact * per)], dtype=np.float64).reshape(exact.shape)
+
+
+def exact_moments(X, lower, upper, y_index=None, n_classes=1, sample_weight=None, *, n_threads=None):
+    """Exact (fixed-point) per-class moments of clipped values; see the module docstring."""
+    X = _check_array(X, "X", 2)
+    n, d = X.shape
+    _check_rows(n)
+    lower, upper = _check_bounds(lower, upper, d)
+    if (isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral)
+            or n_classes < 1):
+        raise ValueError(f"n_classes must be an int >= 1, got {n_classes!r}")
+    n_classes = int(n_classes)
+    if y_index is not None:
+        if not isinstance(y_index, np.ndarray) or y_index.dtype != np.intp:
+            raise TypeError("y_index must be a numpy array of dtype intp")
+        _check_shape("y_index", y_index, (n,))
+        y_index = np.ascontiguousarray(y_index)
+    elif n_classes != 1:
+        raise ValueError("n_classes > 1 needs y_index")
+    w = _quantised_weights(sample_weight, n)
+    # Halves first, as dpsk.utils._bounded.Box: (upper − lower) may overflow.
+    centre = lower / 2 + upper / 2
+    half = upper / 2 - lower / 2
+    step, inverse, qmax = fixed_point_grid(half, MOMENT_BITS)
+    offset = qmax + 0.5
+    parts = _map_chunks(
+        lambda start, stop: _exact_moments_chunk(X, start, stop, y_index, n_classes, lower, upper,
+                                                 centre, inverse, qmax, offset, w),
+        n, n_threads)
+    if any(part[0] for part in parts):
+        raise ValueError("y_index must hold integers in [0, n_classes)")
+    if any(part[1] != 0 for part in parts):
+        _raise_nonfinite()
+    count = np.zeros(n_classes, dtype=object)
+    s1 = np.zeros(n_classes * d, dtype=object)
+    s2 = np.zeros(n_classes * d, dtype=object)
+    for part in parts:   # Python integer additions: exact, in any order
+        count, s1, s2 = count + part[2], s1 + part[3], s2 + part[4]
+    return ExactMoments(count, s1.reshape(n_classes, d), s2.reshape(n_classes, d),
+                        1 if w is None else 2 ** WEIGHT_BITS,
+                        centre, half, step)
+
+
+cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
+                          const double* lo, const double* hi, const double* centre,
+                          const double* inverse, const double* qmax, const double* offset,
+                          bint toward_zero, double* buf, double* block_gram, Py_ssize_t block,
+                          i128* gram, i128* total, double* flag) noexcept nogil:
+    """Σq and Σqqᵀ (lower triangle, column-major = upper triangle row-major) exactly."""
+    cdef int m = <int> d, rows
+    cdef char* trans = b"N"
+    cdef char* trans_t = b"T"
+    cdef double one = 1.0, zero = 0.0, v
+    cdef Py_ssize_t start = 0, r, i, j
+    cdef long long q
+    cdef double* b
+    cdef const floating* x
+    while start < n:
+        rows = <int> min(block, n - start)
+        for r in range(rows):
+            b = buf + r * d
+            x = X + (start + r) * d
+            for j in range(d):
+                v = x[j]
+                flag[j] += v * 0.0
+                q = _quantise(v, lo[j], hi[j], centre[j], inverse[j], qmax[j], offset[j], toward_zero)
+                total[j] += q
+                b[j] = <double> q
+        # Integers below 2**20, at most 2**12 rows: every partial sum of the product is
+        # an integer below 2**52, exact in float64 whatever the order or FMA use.
+        if d > 0:
+            dgemm(trans, trans_t, &m, &m, &rows, &one, buf, &m, buf, &m, &zero, block_gram, &m)
+        for i in range(d):
+            for j in range(i, d):
+                gram[i * d + j] += <long long> block_gram[i * d + j]
+        start += rows
+    return 0
+
+
+def _exact_gram_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop,
+                      double[::1] lo, double[::1] hi, double[::1] centre, double[::1] inverse,
+                      double[::1] qmax, double[::1] offset, bint toward_zero):
+    cdef Py_ssize_t d = X.shape[1], n = stop - start, i, j
+    cdef Py_ssize_t block = min(n, _GRAM_BLOCK)
+    cdef double[:, ::1] buf = np.empty((max(block, 1), max(d, 1)))
+    cdef double[:, ::1] bg = np.empty((max(d, 1), max(d, 1)))
+    cdef double[::1] flag = np.zeros(max(d, 1))
+    cdef const floating* x = _row(X, start)
+    cdef i128* gram = <i128*> calloc(max(d * d, 1), sizeof(i128))
+    cdef i128* total = <i128*> calloc(max(d, 1), sizeof(i128))
+    cdef double bad
+    cdef double* lop = _vec(lo)
+    cdef double* hip = _vec(hi)
+    cdef double* cp = _vec(centre)
+    cdef double* ip = _vec(inverse)
+    cdef double* qp = _vec(qmax)
+    cdef double* op = _vec(offset)
+    try:
+        if gram == NULL or total == NULL:
+            raise MemoryError()
+        with nogil:
+            _exact_gram_pass(x, n, d, lop, hip, cp, ip, qp, op, toward_zero, &buf[0, 0], &bg[0, 0],
+                             block, gram, total, &flag[0])
+            bad = _sum(&flag[0], d)
+        return bad, _to_ints(total, d), _to_ints(gram, d * d).reshape(d, d)
+    finally:
+        free(gram)
+        free(total)
+
+
+def _scaled_floats(integers, scale):
+    """float(integer·scale) entrywise, correctly rounded (scale: products of powers of two)."""
+    scale = np.asarray(scale, dtype=np.float64)
+    if np.all((scale >= 2.0 ** -900) & (scale <= 2.0 ** 100)):
+        # int → float is correctly rounded; multiplying by a power of two is then exact
+        # (no underflow: |integer| >= 1 or 0; no overflow: integers < 2**127).
+        return np.asarray(integers, dtype=object).astype(np.float64) * scale
+    flat = [float(Fraction(int(v)) * Fraction(float(s)))
+            for v, s in zip(np.ravel(integers), np.ravel(np.broadcast_to(scale, np.shape(integers))))]
+    return np.array(flat, dtype=np.float64).reshape(np.shape(integers))
+
+
+#: Weights of the exact Gram are rounded down to multiples of 2**-GRAM_WEIGHT_BITS; the
+#: weighted Gram is the sum over the weights' binary digits of exact Grams of row subsets.
+GRAM_WEIGHT_BITS = 10
+
+
+def _exact_gram_integers(X, lower, upper, centre, inverse, qmax, offset, toward_zero, n_threads):
+    """Exact integer Σq and Σqqᵀ (object arrays) of the quantised rows of X."""
+    d = X.shape[1]
+    parts = _map_chunks(
+        lambda start, stop: _exact_gram_chunk(X, start, stop, lower, upper, centre, inverse, qmax,
+                                              offset, toward_zero),
+        X.shape[0], n_threads)
+    if any(part[0] != 0 for part in parts):
+        _raise_nonfinite()
+    total = np.zeros(d, dtype=object)
+    gram = np.zeros((d, d), dtype=object)
+    for part in parts:   # exact
+        total, gram = total + part[1], gram + part[2]
+    return total, np.triu(gram) + np.triu(gram, 1).T   # the kernel fills the upper triangle
+
+
+def exact_gram(X, lower, upper, centre, radius, *, sample_weight=None, toward_zero=False, n_threads=None):
+    """Exact count, Σy and Σyyᵀ of quantised clipped rows about ``centre``; see the module docstring.
+
+    Returns ``(count, total, gram)``: ``count`` a Python int (a float with weights),
+    ``total`` (n_features,) and ``gram`` (n_features, n_features, symmetric) float64
+    arrays, each entry the correctly rounded value of the exact sum.
+
+    ``sample_weight`` (in [0, 1]) is rounded *down* to multiples of 2**-GRAM_WEIGHT_BITS,
+    so no row weighs more than its weight; the weighted sums are the exact combination
+    Σ_k 2**(k − GRAM_WEIGHT_BITS) · S_k of the exact sums S_k over the rows whose rounded
+    weight has binary digit k set (one pass per digit in use), rounded once at the end.
+    """
+    X = _check_array(X, "X", 2)
+    n, d = X.shape
+    _check_rows(n)
+    lower, upper = _check_bounds(lower, upper, d)
+    centre = np.ascontiguousarray(centre, dtype=np.float64)
+    _check_shape("centre", centre, (d,))
+    if not np.all(np.isfinite(centre)):
+        raise ValueError("centre must be finite")
+    step, inverse, qmax = fixed_point_grid(np.broadcast_to(radius, (d,)), GRAM_BITS)
+    offset = qmax + 0.5
+    toward_zero = bool(toward_zero)
+
+    def integers(rows):
+        return _exact_gram_integers(rows, lower, upper, centre, inverse, qmax, offset, toward_zero, n_threads)
+
+    if sample_weight is None:
+        total, gram = integers(X)
+        return n, _scaled_floats(total, step), _scaled_floats(gram, np.outer(step, step))
+    w = _check_sample_weight(sample_weight, n)
+    if np.any(w > 1.0):
+        raise ValueError("sample_weight must lie in [0, 1] for the exact Gram")
+    units = np.floor(np.ldexp(w, GRAM_WEIGHT_BITS)).astype(np.int64)
+    count = 0
+    total = np.zeros(d, dtype=object)
+    gram = np.zeros((d, d), dtype=object)
+    for k in range(GRAM_WEIGHT_BITS + 1):
+        rows = ((units >> k) & 1).astype(bool)
+        if not rows.any():
+            continue
+        part_total, part_gram = integers(np.ascontiguousarray(X[rows]))
+        count += int(rows.sum()) << k
+        total, gram = total + part_total * (1 << k), gram + part_gram * (1 << k)
+    unit = 2.0 ** -GRAM_WEIGHT_BITS   # a power of two: the scaling stays exact
+    return (float(Fraction(count, 1 << GRAM_WEIGHT_BITS)), _scaled_floats(total, step * unit),
+            _scaled_floats(gram, np.outer(step, step) * unit))
