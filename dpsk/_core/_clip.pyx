@@ -357,13 +357,18 @@ cdef int clip_row_norm(const floating* x, floating* y, Py_ssize_t d,
     if e == 0:
         s = _scaled_sum(x, y, d, r, b.l2)
     else:
+        # A tiny entry of a huge row is subnormal after the 2**-e scaling, and its rounding
+        # error is then multiplied back by r: never let an entry grow (shrinking one keeps
+        # the norm bound; x[j] is read before y[j] is written, so y may alias x).
         if r <= DBL_MAX:
             for j in range(d):
-                y[j] = <floating> (ldexp(<double> x[j], -e) * r)
+                t = ldexp(<double> x[j], -e) * r
+                y[j] = <floating> (t if fabs(t) <= fabs(<double> x[j]) else x[j])
         else:                        # max_norm near DBL_MAX and N' < 1: halve, then double
             r = (0.5 * b.target) / (sqrt(total) if b.l2 else total)
             for j in range(d):
-                y[j] = <floating> (ldexp(<double> x[j], -e) * r * 2.0)
+                t = ldexp(<double> x[j], -e) * r * 2.0
+                y[j] = <floating> (t if fabs(t) <= fabs(<double> x[j]) else x[j])
         s = _sum_terms(<const floating*> y, d, 1.0, b.l2)
     for attempt in range(_MAX_NUDGES):
         status = _place(<const floating*> y, d, b, s, &total, &e)

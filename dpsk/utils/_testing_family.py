@@ -297,7 +297,7 @@ class GaussianNBEpsilonX2(_EpsilonX2, GaussianNB):
 
 
 class GaussianNBNoClipping(GaussianNB):
-    def _class_sums(self, X, y_index, n_classes, box):
+    def _class_sums(self, X, y_index, n_classes, box, sample_weight=None):
         return super()._class_sums(X, y_index, n_classes, Box(box.lower - HUGE, box.upper + HUGE))
 
 
@@ -335,7 +335,7 @@ class PCAEpsilonX2(_EpsilonX2, PCA):
 
 
 class PCANoClipping(PCA):
-    def _statistics(self, geometry, X):
+    def _statistics(self, geometry, X, sample_weight=None):
         count, total, gram = clipped_gram(X, max_norm=HUGE)
         centred = total - count * geometry.centre
         return count, centred, gram - np.outer(geometry.centre, total) - np.outer(centred, geometry.centre)
@@ -347,7 +347,7 @@ class KMeansEpsilonX2(KMeans):
 
 
 class KMeansNoClipping(KMeans):
-    def _cluster_sums(self, X, centres, box):
+    def _cluster_sums(self, X, centres, box, sample_weight=None):
         return super()._cluster_sums(X, centres, Box(box.lower - HUGE, box.upper + HUGE))
 
 
@@ -356,7 +356,7 @@ class StandardScalerEpsilonX2(_EpsilonX2, StandardScaler):
 
 
 class StandardScalerNoClipping(StandardScaler):
-    def _sums(self, X, box):
+    def _sums(self, X, box, sample_weight=None):
         return super()._sums(X, Box(box.lower - HUGE, box.upper + HUGE))
 
 
