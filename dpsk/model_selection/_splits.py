@@ -20,7 +20,6 @@ would have a sensitivity that depends on the private number of rows.
 """
 
 import inspect
-import warnings
 
 import numpy as np
 from joblib import Parallel
@@ -28,8 +27,8 @@ from sklearn.utils import indexable
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, column_or_1d
 
-from dpsk.exceptions import PrivacyLeakWarning
 from dpsk.model_selection._estimators import missing_classes
+from dpsk.utils.validation import _warn_leak
 
 __all__ = [
     "check_search_data",
@@ -102,13 +101,8 @@ def shared_classes(estimator, y, name):
     """
     if not missing_classes(estimator):
         return None
-    warnings.warn(
-        f"{name}: the estimator's `classes` was not given, so the classes are computed from y "
-        "and passed to every fit. This leaks information about the data outside the privacy "
-        "guarantee. Pass `classes` to the estimator (from domain knowledge) to remove this warning.",
-        PrivacyLeakWarning,
-        stacklevel=3,
-    )
+    _warn_leak(f"{name}: the estimator's `classes` was not given, so the classes are computed from y and "
+               "passed to every fit", "classes", stacklevel=3)
     return np.unique(column_or_1d(y))
 
 

@@ -37,7 +37,9 @@ from dpsk.accounting import ComposedEvent
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.mechanisms import DiscreteLaplace
 from dpsk.naive_bayes._base import BaseDPNB, priors_from_counts
-from dpsk.utils._bounded import Box, JointRelease, budget_bound, split_by_weights
+from dpsk.accounting._calibration import split_epsilon
+from dpsk.accounting._events import budget_event
+from dpsk.utils._bounded import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
 from dpsk.utils.validation import (
@@ -389,7 +391,7 @@ class BaseRandomTrees(RandomTreesMixin, BaseDPNB):
         -------
         self : object
         """
-        self._check_privacy_budget(budget_bound(self.epsilon))
+        self._check_privacy_budget(budget_event(self.epsilon))
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
         units, grid = _weight_units(_check_sample_weight_dp(sample_weight, X))
         lower, upper = resolve_bounds(self, self.bounds, X)
@@ -399,7 +401,7 @@ class BaseRandomTrees(RandomTreesMixin, BaseDPNB):
         n_threads = self._n_threads()   # invalid n_jobs fails here, before any spend
         rng = check_random_state(self.random_state)
         feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
-        epsilon_leaves, epsilon_totals = split_by_weights(self.epsilon, PRIOR_SPLIT)
+        epsilon_leaves, epsilon_totals = split_epsilon(self.epsilon, PRIOR_SPLIT)
         # Weighted counts are in units of 1/grid: one row adds at most grid units per count.
         leaves = self._mechanism(epsilon_leaves, rng, self._leaf_sensitivity(n_trees) * grid)
         totals = self._mechanism(epsilon_totals, rng, grid)
@@ -611,7 +613,7 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         -------
         self : object
         """
-        self._check_privacy_budget(budget_bound(self.epsilon))
+        self._check_privacy_budget(budget_event(self.epsilon))
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=True)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         lower, upper = resolve_bounds(self, self.bounds, X)
