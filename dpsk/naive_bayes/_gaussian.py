@@ -6,10 +6,10 @@ from numbers import Real
 
 import numpy as np
 
-from dpsk.base import DP_PARAMETER_CONSTRAINTS
-from dpsk.naive_bayes._base import NB_CONSTRAINTS, BaseDPNB, check_priors, priors_from_counts
 from dpsk.accounting._events import budget_event
-from dpsk.utils._bounded import Box, JointRelease
+from dpsk.base import DP_PARAMETER_CONSTRAINTS
+from dpsk.mechanisms._joint import Box, JointRelease
+from dpsk.naive_bayes._base import NB_CONSTRAINTS, BaseDPNB, check_priors, priors_from_counts
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
 from dpsk.utils.validation import _check_sample_weight_dp, check_random_state, resolve_bounds, resolve_classes
@@ -100,7 +100,7 @@ class GaussianNB(BaseDPNB):
 
     where d′ is the number of features with ``lower < upper`` (the others are constant
     after clipping). The three arrays are released as one vector
-    (``dpsk.utils._bounded.JointRelease``) with lattice Laplace noise (shares of ε) or,
+    (``dpsk.mechanisms._joint.JointRelease``) with lattice Laplace noise (shares of ε) or,
     with ``delta > 0``, lattice Gaussian noise (shares of the zCDP budget ρ).
     Means, variances and priors are post-processing: counts are clamped at 1, means and
     second moments into their ranges; variances are floored at the noise of their

@@ -9,10 +9,10 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
 from dpsk._core._accumulate import clipped_histogram
 from dpsk.accounting import ComposedEvent
+from dpsk.accounting._events import budget_event
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.mechanisms import DiscreteLaplace
-from dpsk.accounting._events import budget_event
-from dpsk.utils._bounded import Box, JointRelease
+from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
 from dpsk.utils.validation import _check_sample_weight_dp, _weight_units, check_random_state, resolve_bounds
@@ -108,7 +108,7 @@ class StandardScaler(_BaseScaler):
     half-widths h, ``z = (clip(x) − m)/h`` in [−1, 1]; one pass over X gives the count,
     Σz and Σ(z² − 1/2), whose sensitivities are 1, d′ and d′/2 in L1 (1, √d′ and √d′/2 in
     L2; d′ the number of features with ``lower < upper``). They are released as one
-    vector (``dpsk.utils._bounded.JointRelease``): Laplace noise with shares 0.1, 0.45 and
+    vector (``dpsk.mechanisms._joint.JointRelease``): Laplace noise with shares 0.1, 0.45 and
     0.45 of ε, or with ``delta > 0`` Gaussian noise with those shares of the zCDP
     budget. With ``with_std=False`` only the count and Σz are released (shares 0.1 :
     0.45); with neither centring nor scaling nothing is. Means (clipped into the

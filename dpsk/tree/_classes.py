@@ -34,12 +34,12 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from dpsk._core._clip import clip_bounds_1d
 from dpsk.accounting import ComposedEvent
-from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
-from dpsk.mechanisms import DiscreteLaplace
-from dpsk.naive_bayes._base import BaseDPNB, priors_from_counts
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import budget_event
-from dpsk.utils._bounded import Box, JointRelease
+from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.mechanisms import DiscreteLaplace
+from dpsk.mechanisms._joint import Box, JointRelease
+from dpsk.naive_bayes._base import BaseDPNB, priors_from_counts
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
 from dpsk.utils.validation import (
@@ -551,7 +551,7 @@ REGRESSOR_DOCS = {
     ``max(|lower|, |upper|)``), and 1 and ``t`` to the total count and sum. The leaf
     counts, leaf sums, total count and total sum (each of L1 sensitivity 1 in these
     units) are released as one vector with lattice Laplace noise
-    (``dpsk.utils._bounded.JointRelease``; floating-point safe): 95% of ε to the leaves
+    (``dpsk.mechanisms._joint.JointRelease``; floating-point safe): 95% of ε to the leaves
     and 5% to the totals (as the classifiers' class totals), each split 1:3 between
     counts and sums (sequential composition, ε in total). Why 1:3: the noise of a leaf
     mean ``s / c`` is about ``√(σ_s² + μ² σ_c²) / c``, smallest for ``ε_s / ε_c =

@@ -1,6 +1,9 @@
 # Authors: The dpsk developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Bounded statistics shared by estimators: box-centred sums and joint releases with a budget split.
+"""The noise release of bounded statistics: box-centred sums, and joint releases with a budget split.
+
+The release of GaussianNB, the scalers, PCA, KMeans and the trees. Private: not part of
+the public mechanisms API.
 
 Box-centred sums
 ================
@@ -45,7 +48,8 @@ rounding: the computed vector's sensitivity is <= 1 (proof in ``dpsk._core._exac
 import numpy as np
 
 from dpsk._core._exact_sums import ROUNDING_MARGIN, exact_moments
-from dpsk.mechanisms import Gaussian, Laplace
+from dpsk.mechanisms._gaussian import Gaussian
+from dpsk.mechanisms._laplace import Laplace
 
 __all__ = ["Box", "JointRelease"]
 

@@ -1,6 +1,6 @@
 # Authors: The dpsk developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Box-centred sums, weighted budget splits and joint releases (dpsk/utils/_bounded.py).
+"""Box-centred sums, weighted budget splits and joint releases (dpsk/mechanisms/_joint.py).
 
 The joint release carries the budget split of GaussianNB, PCA and KMeans, so its split is
 settled here by privacy audits *per statistic*: each statistic, moved by its largest
@@ -20,7 +20,7 @@ from dpsk.accounting import ApproxDPEvent, CalibratedEvent, GaussianEvent, Lapla
 from dpsk.audit import audit
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import budget_event
-from dpsk.utils._bounded import Box, JointRelease
+from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._testing import assert_fit_with_power, ks_pvalue
 
 
