@@ -17,8 +17,9 @@ import numpy as np
 
 from dpsk._core._clip import clip_rows_l1
 from dpsk.accounting._events import budget_event
+from dpsk.base import priors_from_counts
 from dpsk.mechanisms import DiscreteLaplace, Laplace
-from dpsk.naive_bayes._base import DISCRETE_NB_CONSTRAINTS, BaseDPNB, check_priors, priors_from_counts
+from dpsk.naive_bayes._base import DISCRETE_NB_CONSTRAINTS, BaseDPNB, check_priors
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
 from dpsk.utils.validation import (

@@ -7,9 +7,9 @@ from numbers import Real
 import numpy as np
 
 from dpsk.accounting._events import budget_event
-from dpsk.base import DP_PARAMETER_CONSTRAINTS
+from dpsk.base import DP_PARAMETER_CONSTRAINTS, priors_from_counts
 from dpsk.mechanisms._joint import Box, JointRelease
-from dpsk.naive_bayes._base import NB_CONSTRAINTS, BaseDPNB, check_priors, priors_from_counts
+from dpsk.naive_bayes._base import NB_CONSTRAINTS, BaseDPNB, check_priors
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
 from dpsk.utils.validation import _check_sample_weight_dp, check_random_state, resolve_bounds, resolve_classes

@@ -36,12 +36,12 @@ from dpsk._core._clip import clip_bounds_1d
 from dpsk.accounting import ComposedEvent
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import budget_event
-from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.base import DP_PARAMETER_CONSTRAINTS, BaseJointLogLikelihoodClassifier, DPEstimatorMixin, priors_from_counts
 from dpsk.mechanisms import DiscreteLaplace
 from dpsk.mechanisms._joint import Box, JointRelease
-from dpsk.naive_bayes._base import BaseDPNB, priors_from_counts
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
+from dpsk.utils._units import random_parts
 from dpsk.utils.validation import (
     _check_sample_weight_dp,
     _weight_units,
@@ -301,8 +301,6 @@ class RandomTreesMixin:
         """The tree of each row (disjoint parts), or None when every row feeds every tree."""
         if n_trees == 1:
             return None
-        from dpsk.model_selection._splits import random_parts
-
         return random_parts(rng, n_trees, n_samples, None).astype(np.intp)
 
     def _apply(self, X):
@@ -339,7 +337,7 @@ class SingleTreeMixin:
         return 2**self.max_depth_
 
 
-class BaseRandomTrees(RandomTreesMixin, BaseDPNB):
+class BaseRandomTrees(RandomTreesMixin, BaseJointLogLikelihoodClassifier):
     """Fit and prediction shared by :class:`DecisionTreeClassifier` and the random forest.
 
     **Prediction** (post-processing of the released counts; nothing here reads the data).
@@ -351,7 +349,7 @@ class BaseRandomTrees(RandomTreesMixin, BaseDPNB):
     little and falls back on its ancestors (a soft back-off, free: internal counts are
     sums of released leaf counts). The trees
     are combined as weighted log-likelihood ratios, a tempered naive Bayes over the
-    trees' leaves (hence the prediction methods of :class:`~dpsk.naive_bayes._base.BaseDPNB`,
+    trees' leaves (hence the prediction methods of :class:`~dpsk.base.BaseJointLogLikelihoodClassifier`,
     with these scores as ``predict_joint_log_proba``)::
 
         score(class) = log π + (w / N) Σ_t log(p_t / π),    w = min(evidence_weight, N)
