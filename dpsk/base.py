@@ -2,6 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """What every dpsk estimator shares: privacy-parameter constraints and budget spending.
 
+Also the prediction base of the classifiers that score classes by a joint
+log-likelihood (naive Bayes, random trees) and their class priors from noisy counts.
+
 The fit protocol (see doc/developers/architecture.rst)::
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -15,14 +18,17 @@ The fit protocol (see doc/developers/architecture.rst)::
         return self
 """
 
+from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.special import logsumexp
+from sklearn.base import BaseEstimator, ClassifierMixin
 
 from dpsk.accounting._context import BOUND_ATTRIBUTE, accountant_for_clone, resolve_accountant
-from dpsk.utils._sklearn_compat import HasMethods, Interval
+from dpsk.utils._sklearn_compat import HasMethods, Interval, check_is_fitted
 
-__all__ = ["DPEstimatorMixin"]
+__all__ = ["BaseJointLogLikelihoodClassifier", "DPEstimatorMixin", "priors_from_counts"]
 
 #: Constraints of the privacy hyper-parameters, shared by every estimator
 #: (merge into ``_parameter_constraints`` with ``{**DP_PARAMETER_CONSTRAINTS, ...}``).
@@ -104,3 +110,86 @@ class DPEstimatorMixin:
         if accountant is not None:
             accountant.record(cost)
         self.privacy_spent_ = cost
+
+
+class BaseJointLogLikelihoodClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
+    """Prediction from a joint log-likelihood: the naive Bayes classifiers and the random trees.
+
+    Subclasses give ``_joint_log_likelihood`` and ``_check_X``; ``predict``,
+    ``predict_proba``, ``predict_log_proba`` and ``predict_joint_log_proba`` follow.
+
+    Notes
+    -----
+    **Privacy.** Post-processing of the fitted (released) attributes only: nothing
+    here reads training data.
+    """
+
+    @abstractmethod
+    def _joint_log_likelihood(self, X):
+        """log P(c) + log P(x | c) for each row of a validated X: shape (n_samples, n_classes)."""
+
+    @abstractmethod
+    def _check_X(self, X):
+        """Validate X for prediction (``reset=False``)."""
+
+    def predict_joint_log_proba(self, X):
+        """Joint log-probability log P(x, c) of each row of X and each class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        C : ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``.
+        """
+        check_is_fitted(self)
+        return self._joint_log_likelihood(self._check_X(X))
+
+    def predict(self, X):
+        """Most probable class of each row of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        jll = self.predict_joint_log_proba(X)
+        return self.classes_[np.argmax(jll, axis=1)]
+
+    def predict_log_proba(self, X):
+        """Log-probability of each class for each row of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        C : ndarray of shape (n_samples, n_classes)
+        """
+        jll = self.predict_joint_log_proba(X)
+        return jll - logsumexp(jll, axis=1, keepdims=True)
+
+    def predict_proba(self, X):
+        """Probability of each class for each row of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        C : ndarray of shape (n_samples, n_classes)
+        """
+        return np.exp(self.predict_log_proba(X))
+
+
+def priors_from_counts(counts):
+    """Class priors from noisy class counts: proportional to the counts clamped at 1 (post-processing)."""
+    counts = np.maximum(np.asarray(counts, dtype=np.float64), 1.0)
+    return counts / counts.sum()

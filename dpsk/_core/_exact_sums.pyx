@@ -64,7 +64,7 @@ without weights, and for every n_threads and chunking. The argument:
    ``‖v(D) − v(D')‖ <= c·Δ·(1 + 2u·n)``.
 5. *The margin.* Releases use ``c = (1 − η)/Δ`` with η = ``ROUNDING_MARGIN`` = 2**-14:
    ``stats`` directly (``MomentsQuery.normalised``), estimators through
-   ``dpsk.utils._bounded.JointRelease``, whose weights are ``(1 − η)·share/Δ`` and which
+   ``dpsk.mechanisms._joint.JointRelease``, whose weights are ``(1 − η)·share/Δ`` and which
    multiplies the values once more (one more relative error u, and a few u in the
    weight itself). Altogether ``‖v(D) − v(D')‖ <= (1 − η)(1 + 4u·n)(1 + 8u) <= 1`` for
    n <= 2**36, since 4u·2**36 = 2**-15 and (1 − 2**-14)(1 + 2**-15 + 2**-49) < 1. The
@@ -351,7 +351,7 @@ def exact_moments(X, lower, upper, y_index=None, n_classes=1, sample_weight=None
     elif n_classes != 1:
         raise ValueError("n_classes > 1 needs y_index")
     w = _quantised_weights(sample_weight, n)
-    # Halves first, as dpsk.utils._bounded.Box: (upper − lower) may overflow.
+    # Halves first, as dpsk.mechanisms._joint.Box: (upper − lower) may overflow.
     centre = lower / 2 + upper / 2
     half = upper / 2 - lower / 2
     step, inverse, qmax = fixed_point_grid(half, MOMENT_BITS)

@@ -13,7 +13,7 @@ from dpsk.accounting import _calibration as cal
 from dpsk.accounting import _display
 from dpsk.accounting._budget import TOLERANCE, Budget, check_budget_values
 from dpsk.accounting._context import _pop, _push
-from dpsk.accounting._events import ApproxDPEvent, PrivacyEvent, PureDPEvent, SelfComposedEvent
+from dpsk.accounting._events import PrivacyEvent, SelfComposedEvent, budget_event
 from dpsk.accounting._ledger import DetachedLedger, MemoryLedger, SQLiteLedger
 from dpsk.accounting._ledger_state import LedgerState
 from dpsk.exceptions import BudgetExceededError, DetachedAccountantError
@@ -28,18 +28,6 @@ _MIN_GAIN = 0.01
 _LIVE = weakref.WeakValueDictionary()
 
 
-def _spend_event(epsilon, delta):
-    """The event of a diffprivlib-style spend of (epsilon, delta)."""
-    epsilon, delta = float(epsilon), float(delta)
-    if math.isnan(epsilon) or math.isnan(delta):
-        raise ValueError("epsilon and delta must not be NaN")
-    if not math.isfinite(epsilon):
-        raise ValueError("epsilon must be finite")
-    if delta == 0.0:
-        return PureDPEvent(epsilon)
-    return ApproxDPEvent(epsilon, delta)
-
-
 def _as_event(entry):
     if isinstance(entry, PrivacyEvent):
         return entry
@@ -47,7 +35,7 @@ def _as_event(entry):
         epsilon, delta = entry
     except (TypeError, ValueError):
         raise TypeError(f"spent_budget entries must be PrivacyEvents or (epsilon, delta) pairs, got {entry!r}")
-    return _spend_event(epsilon, delta)
+    return budget_event(epsilon, delta)
 
 
 def _reattach(uid, budget):
@@ -394,11 +382,11 @@ class BudgetAccountant:
 
     def check(self, epsilon: float, delta: float) -> bool:
         """Check that a spend of (``epsilon``, ``delta``) fits (diffprivlib's API); True or raise."""
-        return self.check_event(_spend_event(epsilon, delta))
+        return self.check_event(budget_event(epsilon, delta))
 
     def spend(self, epsilon: float, delta: float) -> "BudgetAccountant":
         """Spend (``epsilon``, ``delta``) (diffprivlib's API). Returns self."""
-        return self.record(_spend_event(epsilon, delta))
+        return self.record(budget_event(epsilon, delta))
 
     # -- reports ------------------------------------------------------------------------
 
@@ -513,7 +501,7 @@ class BudgetAccountant:
         """The largest ε such that k spends of (ε, delta_each) fit, by bisection."""
 
         def fits(eps):
-            event = _spend_event(eps, delta_each)
+            event = budget_event(eps, delta_each)
             token = state.apply(event if k == 1 else SelfComposedEvent(event, k))
             try:
                 # Without PLD (too slow to search with): the answer is on the safe side.

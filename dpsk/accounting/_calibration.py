@@ -31,6 +31,7 @@ References
 """
 
 import math
+import numbers
 from fractions import Fraction
 
 import numpy as np
@@ -124,19 +125,42 @@ def delta_remove(a, b):
 
 
 def split_epsilon(epsilon, parts):
-    """The largest float e such that ``parts`` releases of e sum to at most ``epsilon`` exactly.
+    """Divide ``epsilon`` between the steps of an algorithm, rounded down.
 
-    Use it to divide a budget between the steps of an algorithm (split rounded down).
+    Parameters
+    ----------
+    epsilon : float
+        The budget to divide.
+    parts : int or sequence of float
+        An integer k: k equal steps. A sequence: one non-negative weight per step (not
+        all zero), each step's share proportional to its weight.
+
+    Returns
+    -------
+    share : float or list of float
+        With an integer k: the largest float e such that k releases of e sum to at most
+        ``epsilon`` exactly. With weights: the shares ``epsilon * w / Σw``, the largest
+        lowered one ulp at a time until their exact sum is at most ``epsilon``.
 
     Notes
     -----
-    **Privacy.** The parts sum to at most ``epsilon`` in exact arithmetic, so
-    composing ``parts`` releases of the returned ε never exceeds the budget.
+    **Privacy.** The shares sum to at most ``epsilon`` in exact arithmetic, so
+    composing releases of the returned ε's never exceeds the budget. With k equal
+    weights the smallest share is the integer form's e (one rule, computed in O(1) for
+    an integer).
     """
-    e = float(epsilon) / parts
-    while Fraction(e) * parts > Fraction(epsilon):
-        e = math.nextafter(e, 0.0)
-    return e
+    if isinstance(parts, numbers.Real):
+        e = float(epsilon) / parts
+        while Fraction(e) * parts > Fraction(epsilon):
+            e = math.nextafter(e, 0.0)
+        return e
+    weights = [float(w) for w in parts]
+    total = math.fsum(weights)
+    shares = [float(epsilon) * w / total for w in weights]
+    while sum(Fraction(e) for e in shares) > Fraction(epsilon):  # the exact sum of the floats
+        k = max(range(len(shares)), key=shares.__getitem__)
+        shares[k] = math.nextafter(shares[k], 0.0)
+    return shares
 
 
 # ----------------------------------------------------------------------------------------

@@ -97,6 +97,18 @@ def accountant_for_clone():
     return next(iter(candidates.values()), None)
 
 
+def accountant_in_play(accountant, bound=None):
+    """``accountant`` if given, else the accountant of the innermost ``with`` block, else ``bound``.
+
+    The one resolution order of estimators (:func:`resolve_accountant`) and of the
+    functions of :mod:`dpsk.stats` (which have no bound accountant).
+    """
+    if accountant is not None:
+        return accountant
+    active = _ACTIVE.get()
+    return active if active is not None else bound
+
+
 def resolve_accountant(estimator):
     """The accountant ``estimator`` must check and spend on, or None.
 
@@ -107,10 +119,4 @@ def resolve_accountant(estimator):
     ``None`` means no budget is enforced: the fit's cost is kept only in
     ``privacy_spent_``, for the caller to compose.
     """
-    accountant = getattr(estimator, "accountant", None)
-    if accountant is not None:
-        return accountant
-    accountant = _ACTIVE.get()
-    if accountant is not None:
-        return accountant
-    return getattr(estimator, BOUND_ATTRIBUTE, None)
+    return accountant_in_play(getattr(estimator, "accountant", None), getattr(estimator, BOUND_ATTRIBUTE, None))

@@ -597,3 +597,46 @@ class CalibratedEvent(PrivacyEvent):
         if isinstance(self.event, CalibratedEvent):
             raise TypeError("event must not itself be a CalibratedEvent")
         _probability(self.delta, "delta", allow_one=False)
+
+
+# ----------------------------------------------------------------------------------------
+# Constructors shared by the estimators, the stats functions and the accountant
+# ----------------------------------------------------------------------------------------
+
+
+def budget_event(epsilon, delta=0.0):
+    """A budget (ε, δ) as one event: ε-DP when ``delta == 0``, else (ε, δ)-DP.
+
+    A fit checks it on its accountant before reading the data: the detailed cost of its
+    releases may depend on the data's shape (numbers of features and classes, lattice
+    noise calibrated per vector size), and never exceeds it. The accountant's
+    diffprivlib-style ``check`` and ``spend`` record it as it is.
+
+    Notes
+    -----
+    **Privacy.** Validation only of what the events cannot check themselves (NaN); the
+    events refuse negative or infinite values. Callers whose parameters are not
+    otherwise validated pass them through
+    :func:`~dpsk.utils.validation.check_privacy_params` first.
+    """
+    epsilon, delta = float(epsilon), float(delta)
+    if math.isnan(epsilon) or math.isnan(delta):
+        raise ValueError("epsilon and delta must not be NaN")
+    return PureDPEvent(epsilon) if delta == 0.0 else ApproxDPEvent(epsilon, delta)
+
+
+def compose(events, *, flatten=True):
+    """One event for ``events`` spent in sequence on the same data.
+
+    The event itself when there is one; ``None`` entries (nothing released) are skipped.
+    With ``flatten``, composed events are spliced in (one level: the same cost, no
+    nesting); without, each entry stays one part (the preflight report keeps one part
+    per step).
+    """
+    flat = []
+    for event in events:
+        if flatten and isinstance(event, ComposedEvent):
+            flat.extend(event.events)
+        elif event is not None:
+            flat.append(event)
+    return flat[0] if len(flat) == 1 else ComposedEvent(tuple(flat))

@@ -31,7 +31,7 @@ from sklearn.utils.metadata_routing import get_routing_for_object
 from sklearn.utils.validation import has_fit_parameter
 
 from dpsk.accounting._context import BOUND_ATTRIBUTE, resolve_accountant
-from dpsk.accounting._events import ComposedEvent, PrivacyEvent, SelfComposedEvent
+from dpsk.accounting._events import PrivacyEvent, SelfComposedEvent, compose
 from dpsk.exceptions import BudgetExceededError
 
 __all__ = [
@@ -459,12 +459,6 @@ def accountant_in_play(step):
     return resolve() if resolve is not None else resolve_accountant(step)
 
 
-def compose(costs):
-    """One event for ``costs`` spent in sequence on the same data (the only one if single)."""
-    costs = tuple(costs)
-    return costs[0] if len(costs) == 1 else ComposedEvent(costs)
-
-
 class BudgetCheck(NamedTuple):
     """What a fit would cost, per DP step and per accountant: the report of :func:`check_budget`.
 
@@ -520,7 +514,7 @@ def budget_check(estimator, accountant=None, *, skip_unaccounted=False):
             groups.setdefault(id(spends_on), (spends_on, []))[1].append(name)
     totals = []
     for spends_on, names in groups.values():
-        total = compose(costs[name] for name in names)
+        total = compose((costs[name] for name in names), flatten=False)
         try:
             spends_on.check_event(total)
         except BudgetExceededError as error:

@@ -9,8 +9,10 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Cluster
 
 from dpsk._core._clip import clip_bounds
 from dpsk.accounting import ComposedEvent
+from dpsk.accounting._calibration import split_epsilon
+from dpsk.accounting._events import budget_event
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
-from dpsk.utils._bounded import Box, JointRelease, budget_bound, split_by_weights
+from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from dpsk.utils.validation import _check_sample_weight_dp, check_random_state, resolve_bounds
@@ -183,7 +185,7 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
     def _release(self, box, epsilon, rng):
         """One pass's release: counts (L1 sensitivity 1) and Σz (L1 sensitivity d′) of every cluster."""
         d = box.n_active
-        return JointRelease(((1.0, 1.0), (d, np.sqrt(d))), self._budget_split(d), epsilon=epsilon, delta=0.0,
+        return JointRelease(box.sensitivities(2), self._budget_split(d), epsilon=epsilon, delta=0.0,
                             random_state=rng)
 
     def _cluster_sums(self, X, centres, box, sample_weight=None):
@@ -223,7 +225,7 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         -------
         self : object
         """
-        self._check_privacy_budget(budget_bound(self.epsilon))
+        self._check_privacy_budget(budget_event(self.epsilon))
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C")
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         n_features = X.shape[1]
@@ -257,7 +259,7 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         if n_passes == 1:
             return [float(self.epsilon)]
         rest = (1.0 - FINAL_SHARE) / (n_passes - 1)
-        return split_by_weights(self.epsilon, [rest] * (n_passes - 1) + [FINAL_SHARE])
+        return split_epsilon(self.epsilon, [rest] * (n_passes - 1) + [FINAL_SHARE])
 
     def _seed(self, X, box, releases, rng, sample_weight=None):
         """Private seeding by binary splitting (Linde, Buzo & Gray 1980) on noisy statistics.

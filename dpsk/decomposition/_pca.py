@@ -9,8 +9,9 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 
 from dpsk._core._clip import clip_bounds, clip_rows_l2
 from dpsk._core._exact_sums import GRAM_BITS, exact_gram, fixed_point_grid
+from dpsk.accounting._events import budget_event
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
-from dpsk.utils._bounded import JointRelease, budget_bound
+from dpsk.mechanisms._joint import JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
 from dpsk.utils.validation import (
@@ -196,7 +197,7 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     (the upper triangle, diagonal included, of y yᵀ has L2 norm
     √((‖y‖⁴ + Σyⱼ⁴)/2) <= ‖y‖² and L1 norm (‖y‖₁² + ‖y‖₂²)/2). The three are released as
-    one vector (``dpsk.utils._bounded.JointRelease``), with lattice Laplace noise (shares
+    one vector (``dpsk.mechanisms._joint.JointRelease``), with lattice Laplace noise (shares
     of ε) or lattice Gaussian noise (shares of the zCDP budget); the noisy triangle is
     mirrored into a symmetric matrix. With ``centered=True`` the centre is the origin and
     the sum is not released (the count and the matrix share the budget 0.05 : 0.8).
@@ -274,7 +275,7 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         -------
         self : object
         """
-        self._check_privacy_budget(budget_bound(self.epsilon, self.delta))
+        self._check_privacy_budget(budget_event(self.epsilon, self.delta))
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C")
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         n_features = X.shape[1]

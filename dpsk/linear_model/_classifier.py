@@ -10,8 +10,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from dpsk.accounting import ComposedEvent
 from dpsk.accounting._calibration import round_down, round_up, split_epsilon
+from dpsk.accounting._events import budget_event
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
-from dpsk.linear_model._base import budget_event
 from dpsk.linear_model._erm import (
     box_half_widths,
     check_certifiable,

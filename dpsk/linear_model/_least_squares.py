@@ -49,13 +49,12 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from dpsk._core._accumulate import clipped_linear_stats
 from dpsk._core._clip import clip_bounds, clip_bounds_1d, clip_rows_l2
 from dpsk.accounting import ComposedEvent
+from dpsk.accounting._events import budget_event, compose
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.linear_model._user_level import USER_LEVEL_NOTES, user_plan
 from dpsk.mechanisms import Gaussian, Laplace
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
-from dpsk.linear_model._base import budget_event
-from dpsk.linear_model._user_level import USER_LEVEL_NOTES, user_plan
-from dpsk.stats._common import compose
 from dpsk.utils.validation import _check_sample_weight_dp, _combine_weights, check_random_state, resolve_bounds
 
 __all__ = ["LinearRegression", "Ridge", "least_squares_sensitivities"]

@@ -41,8 +41,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from dpsk._core._groups import limit_weights
 from dpsk.accounting import PureDPEvent, note_release
 from dpsk.accounting._calibration import _ratio_up, round_down, round_up, split_epsilon
+from dpsk.accounting._events import budget_event, compose
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
-from dpsk.linear_model._base import budget_event
 from dpsk.linear_model._erm import (
     AMP_SHARE,
     PerturbationPlan,
@@ -54,7 +54,6 @@ from dpsk.linear_model._erm import (
     row_bounds,
 )
 from dpsk.mechanisms import Gaussian, Laplace
-from dpsk.stats._common import compose
 from dpsk.stats._contribution import ContributionPlan, group_index
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data

@@ -23,6 +23,9 @@ mechanism                      noise                                            
 
 Calibration formulas (σ from (ε, δ), ...) live in :mod:`dpsk.accounting`, shared with
 the accountant's conversions.
+
+The estimators' joint release of several bounded statistics as one noisy vector
+(``Box``, ``JointRelease``) is in the private module ``dpsk.mechanisms._joint``.
 """
 
 from dpsk.mechanisms._discrete import DiscreteGaussian, DiscreteLaplace, Geometric

@@ -28,10 +28,10 @@ from sklearn.utils import get_tags
 
 from dpsk.accounting import ParallelEvent
 from dpsk.accounting._context import BOUND_ATTRIBUTE, active_accountant
+from dpsk.accounting._events import compose
 from dpsk.accounting._preflight import (
     PrepaidTicket,
     Uncounted,
-    compose,
     counted_cost,
     dp_fits,
     dp_steps,
@@ -106,7 +106,7 @@ def candidate_cost(estimator, params):
     costs = [counted_cost(probe_cost(step), fits) for _, step, fits in counted_steps(candidate)]
     if not costs:
         raise ValueError(f"the candidate {params!r} has no differentially private step")
-    return compose(costs)
+    return compose(costs, flatten=False)
 
 
 def largest_cost(costs):

@@ -20,7 +20,6 @@ would have a sensitivity that depends on the private number of rows.
 """
 
 import inspect
-import warnings
 
 import numpy as np
 from joblib import Parallel
@@ -28,8 +27,9 @@ from sklearn.utils import indexable
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, column_or_1d
 
-from dpsk.exceptions import PrivacyLeakWarning
 from dpsk.model_selection._estimators import missing_classes
+from dpsk.utils._units import privacy_units, random_parts
+from dpsk.utils.validation import _warn_leak
 
 __all__ = [
     "check_search_data",
@@ -102,13 +102,8 @@ def shared_classes(estimator, y, name):
     """
     if not missing_classes(estimator):
         return None
-    warnings.warn(
-        f"{name}: the estimator's `classes` was not given, so the classes are computed from y "
-        "and passed to every fit. This leaks information about the data outside the privacy "
-        "guarantee. Pass `classes` to the estimator (from domain knowledge) to remove this warning.",
-        PrivacyLeakWarning,
-        stacklevel=3,
-    )
+    _warn_leak(f"{name}: the estimator's `classes` was not given, so the classes are computed from y and "
+               "passed to every fit", "classes", stacklevel=3)
     return np.unique(column_or_1d(y))
 
 
@@ -124,21 +119,6 @@ def check_training_parts(splits, n_units):
             f"a random training part drew none of the {n_units} privacy units; that many units are "
             "too few for this design (use fewer candidates or folds). Nothing was spent."
         )
-
-
-def privacy_units(n_samples, groups):
-    """(unit of each row, number of units): rows, or the users of ``groups``."""
-    if groups is None:
-        return None, n_samples
-    _, units = np.unique(np.asarray(groups), return_inverse=True)
-    units = units.reshape(-1)
-    return units, int(units.max()) + 1 if units.size else 0
-
-
-def random_parts(rng, n_parts, n_units, units):
-    """Part of each row: each unit draws one of ``n_parts`` parts independently and uniformly."""
-    parts = rng.integers(n_parts, size=n_units)
-    return parts if units is None else parts[units]
 
 
 def unit_score(y_pred, y_true, units):

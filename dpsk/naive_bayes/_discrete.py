@@ -16,9 +16,10 @@ from numbers import Integral, Real
 import numpy as np
 
 from dpsk._core._clip import clip_rows_l1
+from dpsk.accounting._events import budget_event
+from dpsk.base import priors_from_counts
 from dpsk.mechanisms import DiscreteLaplace, Laplace
-from dpsk.naive_bayes._base import DISCRETE_NB_CONSTRAINTS, BaseDPNB, check_priors, priors_from_counts
-from dpsk.utils._bounded import budget_bound
+from dpsk.naive_bayes._base import DISCRETE_NB_CONSTRAINTS, BaseDPNB, check_priors
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
 from dpsk.utils.validation import (
@@ -89,7 +90,7 @@ class _BaseDiscreteNB(BaseDPNB):
 
     def _prepare(self, X, y, sample_weight=None, **validate_params):
         """Budget check, validation, weights and classes (the part of ``fit`` before any release)."""
-        self._check_privacy_budget(budget_bound(self.epsilon))
+        self._check_privacy_budget(budget_event(self.epsilon))
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", **validate_params)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         classes, y_index = resolve_classes(self, self.classes, y)

@@ -6,9 +6,10 @@ from numbers import Real
 
 import numpy as np
 
-from dpsk.base import DP_PARAMETER_CONSTRAINTS
-from dpsk.naive_bayes._base import NB_CONSTRAINTS, BaseDPNB, check_priors, priors_from_counts
-from dpsk.utils._bounded import Box, JointRelease, budget_bound
+from dpsk.accounting._events import budget_event
+from dpsk.base import DP_PARAMETER_CONSTRAINTS, priors_from_counts
+from dpsk.mechanisms._joint import Box, JointRelease
+from dpsk.naive_bayes._base import NB_CONSTRAINTS, BaseDPNB, check_priors
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
 from dpsk.utils.validation import _check_sample_weight_dp, check_random_state, resolve_bounds, resolve_classes
@@ -99,7 +100,7 @@ class GaussianNB(BaseDPNB):
 
     where d′ is the number of features with ``lower < upper`` (the others are constant
     after clipping). The three arrays are released as one vector
-    (``dpsk.utils._bounded.JointRelease``) with lattice Laplace noise (shares of ε) or,
+    (``dpsk.mechanisms._joint.JointRelease``) with lattice Laplace noise (shares of ε) or,
     with ``delta > 0``, lattice Gaussian noise (shares of the zCDP budget ρ).
     Means, variances and priors are post-processing: counts are clamped at 1, means and
     second moments into their ranges; variances are floored at the noise of their
@@ -153,9 +154,7 @@ class GaussianNB(BaseDPNB):
 
     def _release(self, box, rng):
         """The joint release of the fit: class counts, Σz and Σ(z² − 1/2) of every class."""
-        d = box.n_active
-        sensitivities = ((1.0, 1.0), (d, np.sqrt(d)), (d / 2.0, np.sqrt(d) / 2.0))
-        return JointRelease(sensitivities, BUDGET_SHARES, epsilon=self.epsilon, delta=self.delta, random_state=rng)
+        return JointRelease(box.sensitivities(), BUDGET_SHARES, epsilon=self.epsilon, delta=self.delta, random_state=rng)
 
     def _class_sums(self, X, y_index, n_classes, box, sample_weight=None):
         """Exact per-class fixed-point sums of the rows clipped to the box (one pass, weighted)."""
@@ -176,7 +175,7 @@ class GaussianNB(BaseDPNB):
         -------
         self : object
         """
-        self._check_privacy_budget(budget_bound(self.epsilon, self.delta))
+        self._check_privacy_budget(budget_event(self.epsilon, self.delta))
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         lower, upper = resolve_bounds(self, self.bounds, X)

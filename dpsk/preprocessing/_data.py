@@ -9,9 +9,10 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
 from dpsk._core._accumulate import clipped_histogram
 from dpsk.accounting import ComposedEvent
+from dpsk.accounting._events import budget_event
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.mechanisms import DiscreteLaplace
-from dpsk.utils._bounded import Box, JointRelease, budget_bound
+from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
 from dpsk.utils.validation import _check_sample_weight_dp, _weight_units, check_random_state, resolve_bounds
@@ -107,7 +108,7 @@ class StandardScaler(_BaseScaler):
     half-widths h, ``z = (clip(x) − m)/h`` in [−1, 1]; one pass over X gives the count,
     Σz and Σ(z² − 1/2), whose sensitivities are 1, d′ and d′/2 in L1 (1, √d′ and √d′/2 in
     L2; d′ the number of features with ``lower < upper``). They are released as one
-    vector (``dpsk.utils._bounded.JointRelease``): Laplace noise with shares 0.1, 0.45 and
+    vector (``dpsk.mechanisms._joint.JointRelease``): Laplace noise with shares 0.1, 0.45 and
     0.45 of ε, or with ``delta > 0`` Gaussian noise with those shares of the zCDP
     budget. With ``with_std=False`` only the count and Σz are released (shares 0.1 :
     0.45); with neither centring nor scaling nothing is. Means (clipped into the
@@ -162,10 +163,8 @@ class StandardScaler(_BaseScaler):
         return 3 if self.with_std else 2 if self.with_mean else 0
 
     def _release(self, box, rng):
-        d = box.n_active
-        sensitivities = ((1.0, 1.0), (d, np.sqrt(d)), (d / 2.0, np.sqrt(d) / 2.0))
         k = self._n_statistics()
-        return JointRelease(sensitivities[:k], BUDGET_SHARES[:k], epsilon=self.epsilon, delta=self.delta, random_state=rng)
+        return JointRelease(box.sensitivities(k), BUDGET_SHARES[:k], epsilon=self.epsilon, delta=self.delta, random_state=rng)
 
     @_fit_context(prefer_skip_nested_validation=True)
     @Substitution(sample_weight=_shared_docs["sample_weight"])
@@ -183,7 +182,7 @@ class StandardScaler(_BaseScaler):
         -------
         self : object
         """
-        self._check_privacy_budget(budget_bound(self.epsilon, self.delta))
+        self._check_privacy_budget(budget_event(self.epsilon, self.delta))
         X = self._validate(X, reset=True)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         lower, upper = resolve_bounds(self, self.bounds, X)
@@ -409,7 +408,7 @@ class MinMaxScaler(_BaseScaler):
         low, high = self.feature_range
         if not low < high:
             raise ValueError(f"feature_range must be (min, max) with min < max, got {self.feature_range}")
-        self._check_privacy_budget(budget_bound(self.epsilon))
+        self._check_privacy_budget(budget_event(self.epsilon))
         X = self._validate(X, reset=True)
         units, grid = _weight_units(_check_sample_weight_dp(sample_weight, X))
         lower, upper = resolve_bounds(self, self.bounds, X)

@@ -13,18 +13,14 @@ Every function follows the estimators' protocol: the cost is known from the para
 checked on the accountant before the data is read, recorded before the first release.
 """
 
-import math
 import numbers
-from fractions import Fraction
-import warnings
 from typing import NamedTuple
 
 import numpy as np
 
-from dpsk.accounting import ComposedEvent, active_accountant
-from dpsk.exceptions import PrivacyLeakWarning
+from dpsk.accounting._context import accountant_in_play
 from dpsk.utils._docstring import _shared_docs
-from dpsk.utils.validation import check_bounds
+from dpsk.utils.validation import check_bounds, resolve_bounds
 
 __all__ = [
     "Records",
@@ -32,11 +28,9 @@ __all__ = [
     "as_array",
     "as_records",
     "check_accountant",
-    "compose",
     "layout",
     "resolve_stat_bounds",
     "shape_output",
-    "split_budget",
 ]
 
 
@@ -135,14 +129,8 @@ def resolve_stat_bounds(bounds, records, function):
     """
     n_outputs = records.X.shape[1]
     if bounds is None:
-        warnings.warn(
-            f"{function}: `bounds` was not given, so the data's own minimum and maximum are used. "
-            "This leaks information about the data outside the privacy guarantee. Pass `bounds` "
-            "explicitly (from domain knowledge, not from this data) to remove this warning.",
-            PrivacyLeakWarning,
-            stacklevel=3,
-        )
-        return check_bounds((records.X.min(axis=0), records.X.max(axis=0)), n_outputs)
+        # As for estimators: the data's minimum and maximum, with the leak warning.
+        return resolve_bounds(function, None, records.X, attribute=None)
     if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
         raise ValueError("bounds must be a tuple (lower, upper)")
     try:
@@ -155,34 +143,14 @@ def resolve_stat_bounds(bounds, records, function):
 
 
 def check_accountant(accountant):
-    """The accountant to check and spend on: ``accountant``, else the active one, else None."""
-    if accountant is None:
-        return active_accountant()
-    if not (hasattr(accountant, "check_event") and hasattr(accountant, "record")):
+    """The accountant to check and spend on: ``accountant``, else the active one, else None.
+
+    Resolved as for estimators (:func:`~dpsk.accounting._context.resolve_accountant`),
+    with no accountant bound by a clone.
+    """
+    if accountant is not None and not (hasattr(accountant, "check_event") and hasattr(accountant, "record")):
         raise TypeError(f"accountant must be a BudgetAccountant or None, got {type(accountant).__name__}")
-    return accountant
-
-
-def compose(events):
-    """One event for several releases (the event itself when there is one; no nesting)."""
-    flat = []
-    for event in events:
-        if isinstance(event, ComposedEvent):
-            flat.extend(event.events)
-        elif event is not None:
-            flat.append(event)
-    return flat[0] if len(flat) == 1 else ComposedEvent(tuple(flat))
-
-
-def split_budget(epsilon, weights):
-    """ε divided in proportion to ``weights``, each share rounded down so the shares sum to <= ε exactly."""
-    weights = [float(w) for w in weights]
-    total = math.fsum(weights)
-    shares = [float(epsilon) * w / total for w in weights]
-    while sum(Fraction(e) for e in shares) > Fraction(epsilon):  # the exact sum of the floats
-        k = max(range(len(shares)), key=shares.__getitem__)
-        shares[k] = math.nextafter(shares[k], 0.0)
-    return shares
+    return accountant_in_play(accountant)
 
 
 #: Parameter text shared by the docstrings of dpsk.stats (``dpsk.utils._docstring.Substitution``).

@@ -54,6 +54,7 @@ import numpy as np
 from dpsk._core._exact_sums import WEIGHT_BITS
 from dpsk._core._groups import group_codes, limit_weights
 from dpsk.accounting import ExponentialEvent
+from dpsk.accounting._calibration import split_epsilon
 from dpsk.mechanisms import ExponentialMechanism
 
 __all__ = [
@@ -396,9 +397,7 @@ class ContributionPlan:
         self.relation = "replace" if public_user_counts else "add_remove"
         self.selects = user_level and threshold is None and not public_user_counts
         if self.selects:
-            from dpsk.stats._common import split_budget
-
-            self.selection_epsilon, self.release_epsilon = split_budget(
+            self.selection_epsilon, self.release_epsilon = split_epsilon(
                 epsilon, [THRESHOLD_BUDGET_FRACTION, 1.0 - THRESHOLD_BUDGET_FRACTION]
             )
             self.event = ExponentialEvent(self.selection_epsilon)

@@ -11,16 +11,15 @@ get Laplace noise on a lattice.
 """
 
 import numbers
-import warnings
 
 import numpy as np
 
-from dpsk.exceptions import PrivacyLeakWarning
 from dpsk.mechanisms import DiscreteLaplace, Laplace
 from dpsk.stats._common import STATS_DOCS, as_array
 from dpsk.stats._protocol import StatCall
 from dpsk.stats._result import DPResult, noise_halfwidth
 from dpsk.utils._docstring import Substitution
+from dpsk.utils.validation import _warn_leak
 
 __all__ = ["histogram", "histogramdd"]
 
@@ -65,14 +64,8 @@ def _edges(bins, value_range, points, function):
     n_dims = len(bins)
     if value_range is None:
         if any(np.ndim(b) == 0 for b in bins):
-            warnings.warn(
-                f"{function}: `range` was not given, so the data's own minimum and maximum are used "
-                "for the bin edges. This leaks information about the data outside the privacy "
-                "guarantee. Pass `range` (or the bin edges) from domain knowledge to remove this "
-                "warning.",
-                PrivacyLeakWarning,
-                stacklevel=4,
-            )
+            _warn_leak(f"{function}: `range` (or the bin edges) was not given, so the data's own minimum and "
+                       "maximum are used for the bin edges", "range", stacklevel=4)
         value_range = [(points[:, k].min(), points[:, k].max()) for k in range(n_dims)]
     elif n_dims == 1 and not _is_nested(value_range):
         value_range = [value_range]

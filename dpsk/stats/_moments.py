@@ -38,17 +38,17 @@ from fractions import Fraction
 import numpy as np
 
 from dpsk._core._exact_sums import ROUNDING_MARGIN, exact_moments
+from dpsk.accounting._calibration import split_epsilon
+from dpsk.accounting._events import compose
 from dpsk.mechanisms import DiscreteLaplace, Gaussian, Laplace
 from dpsk.stats._common import (
     STATS_DOCS,
     Records,
     as_array,
     as_records,
-    compose,
     layout,
     resolve_stat_bounds,
     shape_output,
-    split_budget,
 )
 from dpsk.stats._contribution import Contribution
 from dpsk.stats._protocol import StatCall
@@ -100,7 +100,7 @@ class MomentsQuery:
         self.parts = parts
         # One count serves every output, each sum one: weights (1, p^(2/3), ...) minimise
         # the worst-case variance of the ratio (σ_S² ∝ (p/ε_S)², σ_N² ∝ 1/ε_N²).
-        shares = split_budget(epsilon, [1.0 if part == "count" else p ** (2.0 / 3.0) for part in parts])
+        shares = split_epsilon(epsilon, [1.0 if part == "count" else p ** (2.0 / 3.0) for part in parts])
         n_vector = len([part for part in parts if part != "count"])
         self.mechanisms = {}
         for part, eps in zip(parts, shares):

@@ -8,7 +8,8 @@ recorded before the first release; all noise comes from one Generator that is ne
 stored.
 """
 
-from dpsk.stats._common import check_accountant, compose
+from dpsk.accounting._events import compose
+from dpsk.stats._common import check_accountant
 from dpsk.stats._contribution import ContributionPlan
 from dpsk.utils.validation import check_privacy_params, check_random_state
 

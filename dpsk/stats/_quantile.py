@@ -40,17 +40,17 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dpsk.accounting._calibration import split_epsilon
+from dpsk.accounting._events import compose
 from dpsk.mechanisms import ExponentialMechanism
 from dpsk.stats._common import (
     STATS_DOCS,
     Records,
     as_array,
     as_records,
-    compose,
     layout,
     resolve_stat_bounds,
     shape_output,
-    split_budget,
 )
 from dpsk.stats._contribution import Contribution
 from dpsk.stats._protocol import StatCall
@@ -105,7 +105,7 @@ class QuantileQuery:
         self.bins = int(bins)
         self.n_outputs = int(n_outputs)
         n_selections = self.q.size * self.n_outputs
-        self.epsilon_each = split_budget(epsilon, [1.0] * n_selections)[0] if n_selections else epsilon
+        self.epsilon_each = split_epsilon(epsilon, n_selections) if n_selections else epsilon
         self.mechanism = ExponentialMechanism(epsilon=self.epsilon_each, sensitivity=1.0, random_state=rng)
         self.event = compose([self.mechanism.privacy_event()] * n_selections)
 

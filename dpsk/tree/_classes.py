@@ -34,12 +34,14 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from dpsk._core._clip import clip_bounds_1d
 from dpsk.accounting import ComposedEvent
-from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.accounting._calibration import split_epsilon
+from dpsk.accounting._events import budget_event
+from dpsk.base import DP_PARAMETER_CONSTRAINTS, BaseJointLogLikelihoodClassifier, DPEstimatorMixin, priors_from_counts
 from dpsk.mechanisms import DiscreteLaplace
-from dpsk.naive_bayes._base import BaseDPNB, priors_from_counts
-from dpsk.utils._bounded import Box, JointRelease, budget_bound, split_by_weights
+from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
+from dpsk.utils._units import random_parts
 from dpsk.utils.validation import (
     _check_sample_weight_dp,
     _weight_units,
@@ -299,8 +301,6 @@ class RandomTreesMixin:
         """The tree of each row (disjoint parts), or None when every row feeds every tree."""
         if n_trees == 1:
             return None
-        from dpsk.model_selection._splits import random_parts
-
         return random_parts(rng, n_trees, n_samples, None).astype(np.intp)
 
     def _apply(self, X):
@@ -337,7 +337,7 @@ class SingleTreeMixin:
         return 2**self.max_depth_
 
 
-class BaseRandomTrees(RandomTreesMixin, BaseDPNB):
+class BaseRandomTrees(RandomTreesMixin, BaseJointLogLikelihoodClassifier):
     """Fit and prediction shared by :class:`DecisionTreeClassifier` and the random forest.
 
     **Prediction** (post-processing of the released counts; nothing here reads the data).
@@ -349,7 +349,7 @@ class BaseRandomTrees(RandomTreesMixin, BaseDPNB):
     little and falls back on its ancestors (a soft back-off, free: internal counts are
     sums of released leaf counts). The trees
     are combined as weighted log-likelihood ratios, a tempered naive Bayes over the
-    trees' leaves (hence the prediction methods of :class:`~dpsk.naive_bayes._base.BaseDPNB`,
+    trees' leaves (hence the prediction methods of :class:`~dpsk.base.BaseJointLogLikelihoodClassifier`,
     with these scores as ``predict_joint_log_proba``)::
 
         score(class) = log π + (w / N) Σ_t log(p_t / π),    w = min(evidence_weight, N)
@@ -389,7 +389,7 @@ class BaseRandomTrees(RandomTreesMixin, BaseDPNB):
         -------
         self : object
         """
-        self._check_privacy_budget(budget_bound(self.epsilon))
+        self._check_privacy_budget(budget_event(self.epsilon))
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
         units, grid = _weight_units(_check_sample_weight_dp(sample_weight, X))
         lower, upper = resolve_bounds(self, self.bounds, X)
@@ -399,7 +399,7 @@ class BaseRandomTrees(RandomTreesMixin, BaseDPNB):
         n_threads = self._n_threads()   # invalid n_jobs fails here, before any spend
         rng = check_random_state(self.random_state)
         feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
-        epsilon_leaves, epsilon_totals = split_by_weights(self.epsilon, PRIOR_SPLIT)
+        epsilon_leaves, epsilon_totals = split_epsilon(self.epsilon, PRIOR_SPLIT)
         # Weighted counts are in units of 1/grid: one row adds at most grid units per count.
         leaves = self._mechanism(epsilon_leaves, rng, self._leaf_sensitivity(n_trees) * grid)
         totals = self._mechanism(epsilon_totals, rng, grid)
@@ -549,7 +549,7 @@ REGRESSOR_DOCS = {
     ``max(|lower|, |upper|)``), and 1 and ``t`` to the total count and sum. The leaf
     counts, leaf sums, total count and total sum (each of L1 sensitivity 1 in these
     units) are released as one vector with lattice Laplace noise
-    (``dpsk.utils._bounded.JointRelease``; floating-point safe): 95% of ε to the leaves
+    (``dpsk.mechanisms._joint.JointRelease``; floating-point safe): 95% of ε to the leaves
     and 5% to the totals (as the classifiers' class totals), each split 1:3 between
     counts and sums (sequential composition, ε in total). Why 1:3: the noise of a leaf
     mean ``s / c`` is about ``√(σ_s² + μ² σ_c²) / c``, smallest for ``ε_s / ε_c =
@@ -611,7 +611,7 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         -------
         self : object
         """
-        self._check_privacy_budget(budget_bound(self.epsilon))
+        self._check_privacy_budget(budget_event(self.epsilon))
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=True)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         lower, upper = resolve_bounds(self, self.bounds, X)

@@ -37,7 +37,7 @@ from dpsk.ensemble import RandomForestClassifier, RandomForestRegressor
 from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB, MultinomialNB
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
 from dpsk.tree import DecisionTreeClassifier, DecisionTreeRegressor
-from dpsk.utils._bounded import Box
+from dpsk.mechanisms._joint import Box
 
 __all__ = ["AUDITS", "BROKEN_VARIANTS", "FamilyAudit"]
 

@@ -218,11 +218,26 @@ def check_data_norm(data_norm, *, name="data_norm"):
     return value
 
 
-def warn_data_derived(estimator, param, attribute):
+def _warn_leak(what, param, stacklevel):
+    """Emit the :class:`PrivacyLeakWarning` of a public input derived from the data (one text).
+
+    ``what`` says what was derived and where it went; ``stacklevel`` counts from the
+    caller of this function.
+    """
+    warnings.warn(
+        f"{what}. This leaks information about the data outside the privacy guarantee. Pass "
+        f"`{param}` explicitly (from domain knowledge, not from this data) to remove this warning.",
+        PrivacyLeakWarning,
+        stacklevel=stacklevel + 1,
+    )
+
+
+def warn_data_derived(estimator, param, attribute=None):
     """Warn that ``param`` was left out and is being derived from the data.
 
     The derived value must be stored on ``attribute`` (never written back into the
-    hyper-parameter) and is not protected by differential privacy.
+    hyper-parameter; None for functions, which store nothing) and is not protected by
+    differential privacy.
 
     Notes
     -----
@@ -231,14 +246,8 @@ def warn_data_derived(estimator, param, attribute):
     and the fitted attribute, never data values.
     """
     owner = type(estimator).__name__ if not isinstance(estimator, str) else estimator
-    warnings.warn(
-        f"{owner}: `{param}` was not given, so it is computed from the data and stored in "
-        f"`{attribute}`. This leaks information about the data outside the privacy "
-        f"guarantee. Pass `{param}` explicitly (from domain knowledge, not from this data) "
-        "to remove this warning.",
-        PrivacyLeakWarning,
-        stacklevel=3,
-    )
+    stored = f" and stored in `{attribute}`" if attribute is not None else ""
+    _warn_leak(f"{owner}: `{param}` was not given, so it is computed from the data{stored}", param, stacklevel=3)
 
 
 def resolve_bounds(estimator, bounds, X, *, param="bounds", attribute="bounds_"):
@@ -252,7 +261,8 @@ def resolve_bounds(estimator, bounds, X, *, param="bounds", attribute="bounds_")
     X : ndarray of shape (n_samples, n_features)
         Validated data; only read when ``bounds`` is None.
     param, attribute : str
-        Hyper-parameter and fitted-attribute names, for the warning.
+        Hyper-parameter and fitted-attribute names, for the warning (``attribute=None``
+        for a function, which stores nothing).
 
     Returns
     -------

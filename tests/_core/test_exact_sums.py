@@ -21,7 +21,7 @@ from dpsk.preprocessing import StandardScaler
 from dpsk.stats._common import as_records
 from dpsk.stats._contribution import Contribution
 from dpsk.stats._moments import MomentsQuery
-from dpsk.utils._bounded import Box
+from dpsk.mechanisms._joint import Box
 
 N = 200_000
 LOWER, UPPER = 1.7e9, 1.7e9 + 3600.0

@@ -15,7 +15,7 @@ from dpsk.audit import audit, audit_estimator, canary_neighbours
 from dpsk.cluster import KMeans
 from dpsk.cluster._kmeans import su_split
 from dpsk.exceptions import BudgetExceededError
-from dpsk.utils._bounded import Box, JointRelease
+from dpsk.mechanisms._joint import Box, JointRelease
 
 
 def _inertia(X, centres):

@@ -15,7 +15,7 @@ from dpsk.audit import audit, estimator_sampler
 from dpsk.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpsk.naive_bayes import GaussianNB
 from dpsk.naive_bayes._gaussian import BUDGET_SHARES
-from dpsk.utils._bounded import Box
+from dpsk.mechanisms._joint import Box
 from dpsk.utils._testing import assert_fit_with_power, ks_pvalue
 from dpsk.utils._testing_family import AUDITS, GaussianNBEpsilonX2
 

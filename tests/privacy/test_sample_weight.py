@@ -338,6 +338,6 @@ def test_bagging_bootstrap_charges_epsilon_once_per_fit():
 
 
 def _box():
-    from dpsk.utils._bounded import Box
+    from dpsk.mechanisms._joint import Box
 
     return Box(np.full(D, -1.0), np.full(D, 1.0))

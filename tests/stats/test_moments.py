@@ -9,7 +9,7 @@ from scipy import stats as scipy_stats
 from dpsk import stats
 from dpsk.accounting import BudgetAccountant, record_releases
 from dpsk.exceptions import BudgetExceededError, PrivacyLeakWarning
-from dpsk.stats._common import split_budget
+from dpsk.accounting._calibration import split_epsilon
 from dpsk.utils._testing import assert_fit_with_power, ks_pvalue
 
 FUNCTIONS = {
@@ -242,6 +242,6 @@ def test_split_budget_never_exceeds_epsilon():
 
     for eps in (0.1, 1.0, 0.3, 7.77):
         for weights in ([1, 2], [1, 3**0.5, 3**0.5], [0.1, 0.9], [1] * 7):
-            shares = split_budget(eps, weights)
+            shares = split_epsilon(eps, weights)
             assert sum(Fraction(s) for s in shares) <= Fraction(eps)
             assert sum(shares) == pytest.approx(eps, rel=1e-12)

@@ -1,6 +1,9 @@
 # Authors: The dpsk developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Bounded statistics shared by estimators: box-centred sums and joint releases with a budget split.
+"""The noise release of bounded statistics: box-centred sums, and joint releases with a budget split.
+
+The release of GaussianNB, the scalers, PCA, KMeans and the trees. Private: not part of
+the public mechanisms API.
 
 Box-centred sums
 ================
@@ -42,47 +45,13 @@ rounding: the computed vector's sensitivity is <= 1 (proof in ``dpsk._core._exac
 "Exact sums"). Counts of rows (trees) are exact integers and qualify too.
 """
 
-import math
-from fractions import Fraction
-
 import numpy as np
 
 from dpsk._core._exact_sums import ROUNDING_MARGIN, exact_moments
-from dpsk.accounting import ApproxDPEvent, PureDPEvent
-from dpsk.mechanisms import Gaussian, Laplace
+from dpsk.mechanisms._gaussian import Gaussian
+from dpsk.mechanisms._laplace import Laplace
 
-__all__ = ["Box", "JointRelease", "budget_bound", "split_by_weights"]
-
-
-def budget_bound(epsilon, delta=0.0):
-    """An event at least as costly as any fit with this (ε, δ), to check before reading the data.
-
-    A fit's exact event depends on the data's shape (lattice noise is calibrated per
-    vector size), which is unknown until X is read; its cost never exceeds (ε, δ).
-    """
-    return ApproxDPEvent(float(epsilon), float(delta)) if delta > 0 else PureDPEvent(float(epsilon))
-
-
-def split_by_weights(epsilon, weights):
-    """Shares of ``epsilon`` proportional to ``weights``, rounded down so they sum to <= epsilon.
-
-    The sum is checked in exact arithmetic: composing the shares never exceeds the budget.
-
-    Parameters
-    ----------
-    epsilon : float
-    weights : sequence of float
-        Non-negative, not all zero.
-
-    Returns
-    -------
-    shares : list of float
-    """
-    total = math.fsum(weights)
-    shares = [float(epsilon) * (w / total) for w in weights]
-    while sum(map(Fraction, shares)) > Fraction(float(epsilon)):
-        shares = [math.nextafter(s, 0.0) for s in shares]
-    return shares
+__all__ = ["Box", "JointRelease"]
 
 
 class Box:
@@ -135,6 +104,17 @@ class Box:
             return moments.round(count), sum_z, None
         shift = count[:, None] * moments._exact(self._scale**2 / 2.0)
         return moments.round(count), sum_z, moments.round(s2 - shift, self._scale**2)
+
+    def sensitivities(self, n_statistics=3):
+        """(L1, L2) sensitivities of (count, Σz, Σ(z² − 1/2)) per class, the first ``n_statistics``.
+
+        Under add/remove-one-row a row adds 1 to its class's count, a value in [−1, 1] to
+        each of the ``n_active`` sums Σz of its class and one in [−1/2, 1/2] to each sum
+        Σ(z² − 1/2): L1 sensitivities 1, d′ and d′/2, L2 sensitivities 1, √d′ and √d′/2
+        (d′ = ``n_active``). Weights in [0, 1] scale a row's terms: the same bounds.
+        """
+        d = self.n_active
+        return ((1.0, 1.0), (d, np.sqrt(d)), (d / 2.0, np.sqrt(d) / 2.0))[:n_statistics]
 
     def exact_sums(self, X, y_index=None, n_classes=1, sample_weight=None):
         """:class:`~dpsk._core._exact_sums.ExactMoments` of X clipped to the box (per class with

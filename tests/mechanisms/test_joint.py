@@ -1,6 +1,6 @@
 # Authors: The dpsk developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Box-centred sums, weighted budget splits and joint releases (dpsk/utils/_bounded.py).
+"""Box-centred sums, weighted budget splits and joint releases (dpsk/mechanisms/_joint.py).
 
 The joint release carries the budget split of GaussianNB, PCA and KMeans, so its split is
 settled here by privacy audits *per statistic*: each statistic, moved by its largest
@@ -18,7 +18,9 @@ import pytest
 
 from dpsk.accounting import ApproxDPEvent, CalibratedEvent, GaussianEvent, LaplaceEvent, PureDPEvent, ZCDPEvent, record_releases
 from dpsk.audit import audit
-from dpsk.utils._bounded import Box, JointRelease, budget_bound, split_by_weights
+from dpsk.accounting._calibration import split_epsilon
+from dpsk.accounting._events import budget_event
+from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._testing import assert_fit_with_power, ks_pvalue
 
 
@@ -63,15 +65,15 @@ def test_to_original_clips_into_the_box():
 @pytest.mark.parametrize("epsilon", [1.0, 0.3, 1e-3, 7.77])
 @pytest.mark.parametrize("weights", [(1, 1, 1), (0.05, 0.8, 0.15), (1, 2**0.5, 3**0.5, 1e-9)])
 def test_split_by_weights_never_exceeds_epsilon(epsilon, weights):
-    shares = split_by_weights(epsilon, weights)
+    shares = split_epsilon(epsilon, weights)
     assert sum(map(Fraction, shares)) <= Fraction(epsilon)
     total = sum(weights)
     np.testing.assert_allclose(shares, [epsilon * w / total for w in weights], rtol=1e-12)
 
 
-def test_budget_bound():
-    assert budget_bound(1.5) == PureDPEvent(1.5)
-    assert budget_bound(1.5, 1e-6) == ApproxDPEvent(1.5, 1e-6)
+def test_budget_event():
+    assert budget_event(1.5) == PureDPEvent(1.5)
+    assert budget_event(1.5, 1e-6) == ApproxDPEvent(1.5, 1e-6)
 
 
 # ------------------------------------------------------------------------ joint release
