@@ -28,7 +28,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from dpsk.accounting._context import BOUND_ATTRIBUTE, accountant_for_clone, resolve_accountant
 from dpsk.utils._sklearn_compat import HasMethods, Interval, check_is_fitted
 
-__all__ = ["BaseJointLogLikelihoodClassifier", "DPEstimatorMixin", "priors_from_counts"]
+# The bases of the naive Bayes and tree classifiers are importable but internal: only the
+# mixin is public API.
+__all__ = ["DPEstimatorMixin"]
 
 #: Constraints of the privacy hyper-parameters, shared by every estimator
 #: (merge into ``_parameter_constraints`` with ``{**DP_PARAMETER_CONSTRAINTS, ...}``).
