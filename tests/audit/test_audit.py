@@ -31,6 +31,7 @@ def test_clopper_pearson_matches_scipy_exact_interval():
         assert upper[0] == pytest.approx(interval.high, abs=1e-12)
 
 
+@pytest.mark.audit
 def test_false_rejection_rate_is_at_most_alpha():
     """Check validity at a loose α on a mechanism exactly at its claim (Laplace tails have ratio e^ε).
 

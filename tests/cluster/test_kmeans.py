@@ -166,6 +166,7 @@ def _coordinate_sampler(estimator_cls, n_features, epsilon):
     return sampler
 
 
+@pytest.mark.audit
 @pytest.mark.parametrize("n_features", [10, 50])
 @pytest.mark.parametrize("cls", [KMeans, SwappedKMeans], ids=["correct", "swapped"])
 def test_audit_settles_the_split_per_coordinate(cls, n_features):

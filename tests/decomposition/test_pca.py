@@ -148,6 +148,7 @@ def _gaussian_claim(estimator, neighbours):
 @pytest.mark.parametrize(
     "cls", [PCA, pytest.param(PCAEpsilonX2, marks=pytest.mark.slow)], ids=["correct", "epsilon_x2"]
 )
+@pytest.mark.audit
 def test_gaussian_method_audit(cls):
     config = AUDITS["PCA"]
     params = {**config.params, "delta": 1e-5}

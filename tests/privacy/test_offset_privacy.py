@@ -197,12 +197,14 @@ def _audit_toy(centring):
     return audit_estimator(toy, neighbours, project_attribute("sum_sq_"), n_samples=4_000, random_state=0)
 
 
+@pytest.mark.audit
 def test_offset_audit_rejects_centring_after_summing():
     """Check the statistical audit on the offset family: the broken toy's empirical ε is far above its claim."""
     broken = _audit_toy("after")
     assert not broken.passed and broken.epsilon_lower_bound > 3.0, str(broken)
 
 
+@pytest.mark.audit
 def test_offset_audit_accepts_exact_centring():
     """Check that the statistical audit accepts the correct toy on the same family."""
     assert _audit_toy("before").passed

@@ -72,6 +72,7 @@ def test_mechanism_audit_accepts_correct_and_rejects_bugs(name, bug):
     assert result.passed == (bug is None), str(result)
 
 
+@pytest.mark.audit
 @pytest.mark.parametrize("bug", ESTIMATOR_VARIANTS, ids=_ids)
 def test_estimator_audit_accepts_correct_and_rejects_bugs(bug):
     result = run_estimator_audit(bug, seed=0)
