@@ -8,12 +8,22 @@ The method
 1. Standardise with public quantities only. Features are clipped to ``bounds_X`` and
    mapped to u = (x − m)/h ∈ [−1, 1]^d (m the centre, h the half-width of the box);
    with ``row_norm`` the centred rows are further clipped to ‖x − m‖ ≤ row_norm, hence
-   ‖u‖ ≤ r = row_norm / min(h) (the standardised rows are clipped to it as well, against
-   rounding). The target is clipped to ``bounds_y`` and mapped to t ∈ [−1, 1]. Without
+   ‖u‖ ≤ r = row_norm / min(h) (held exactly after the quantisation of step 2). The target is clipped to ``bounds_y`` and mapped to t ∈ [−1, 1]. Without
    an intercept nothing is centred (m = 0, h = max(|lower|, |upper|)), since a shift
    would change the model. All clipping uses ``dpsk._core._clip``.
 2. Release, with ũ = [u, 1] (intercept) or ũ = u, the upper triangle (diagonal included)
    of A = Σ ũũᵀ and the vector B = Σ ũ t. yᵀy is not needed and not released.
+   Both come from one exact pass (``dpsk._core._exact_sums.exact_gram_sums``) over the
+   rows z = [c(x) − m, c(y) − m_y]: each value is rounded onto a public power-of-two
+   grid of about 2⁻²⁰ of its half-width (to nearest, clamped so that |u_j|, |t| <= 1
+   hold as real numbers; with ``row_norm`` the rows are first clipped to a radius
+   smaller by the grid's diagonal, so that ‖u‖ <= r still holds after rounding) and
+   summed as integers. A and B are the exact rationals (integers times grid steps over
+   h), multiplied by (1 − η)/unit (η = ``ROUNDING_MARGIN`` = 2⁻¹⁴, unit the user-level
+   divisor h or 1; B also by the Gaussian weight w) and rounded *once*: by the argument
+   of ``dpsk._core._exact_sums`` (steps 4–5) the values handed to the mechanisms move by
+   at most the sensitivities below between neighbours, for n <= 2³⁶ rows. The noisy
+   values are divided by (1 − η) afterwards (post-processing).
 3. Post-process (free): symmetrise A, project it onto the PSD cone (negative
    eigenvalues to 0), add a ridge λ equal to half the expected spectral norm of the noise
    matrix (2·sd·sqrt(p)·0.5, from the public noise level) plus the user's ``alpha``, and
@@ -117,7 +127,14 @@ LEAST_SQUARES_DOCS = {
     before their release, which gives them the item-level sensitivities above (a
     user's rows form a weighted sum of at most h rows' terms); the coefficients do not
     change (both are divided), ``Ridge``'s ``alpha`` is divided by h along. Sample
-    weights multiply the user weights (a user still weighs at most h rows).""",
+    weights multiply the user weights (a user still weighs at most h rows).
+
+    The sensitivities hold for the *computed* A and B, for up to 2**36 rows, float32 or
+    float64: they are summed exactly (each clipped, centred value rounded onto a
+    public grid of about 2**-20 of its half-width, weights rounded down to multiples
+    of 2**-10, integer sums), converted with one rounding, and scaled by
+    1 − 2**-14 before the noise (``dpsk._core._exact_sums``, "Exact sums"); the noise
+    is 0.006 % larger than the real-number analysis needs.""",
 }
 
 
