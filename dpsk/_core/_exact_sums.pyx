@@ -23,6 +23,10 @@ Exact sums (fixed point; the kernels behind every centred release)
     ``Σ y`` and ``Σ y yᵀ`` (float64, each the correctly rounded exact sum) of the rows
     ``y = q·step``, ``q`` quantising ``clip(x) − centre`` on a grid of about
     ``radius·2**-20``, to nearest, clamped to ``|q_j| <= Q_j``. PCA.
+``exact_gram_sums(X, lower, upper, centre, radius, *, sample_weight=None, ...) -> ExactGram``
+    The exact integers behind ``exact_gram`` (count, Σq, Σqqᵀ, the grid and the weight
+    scale), for releases that rescale the rows before their one rounding
+    (``ExactGram.round``: Fraction arithmetic). LinearRegression, Ridge.
 ``fixed_point_grid(radius, bits) -> (step, inverse, Q)``
     The public grid: ``step = 2**(e − bits)`` for ``radius = f·2**e``, f in [0.5, 1);
     ``Q = floor(radius/step)`` in [2**(bits−1), 2**bits), so ``Q·step <= radius``.
@@ -80,6 +84,7 @@ import numbers
 from fractions import Fraction
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from dpsk._core._clip cimport clip_value
 from dpsk._core._common cimport _row, _sum, _vec
@@ -94,7 +99,9 @@ from dpsk._core._common import (
 
 __all__ = [
     "exact_gram",
+    "exact_gram_sums",
     "exact_moments",
+    "ExactGram",
     "ExactMoments",
     "fixed_point_grid",
     "GRAM_BITS",
@@ -474,18 +481,32 @@ def _exact_gram_integers(X, lower, upper, centre, inverse, qmax, offset, toward_
     return total, np.triu(gram) + np.triu(gram, 1).T   # the kernel fills the upper triangle
 
 
-def exact_gram(X, lower, upper, centre, radius, *, sample_weight=None, toward_zero=False, n_threads=None):
-    """Exact count, Σy and Σyyᵀ of quantised clipped rows about ``centre``; see the module docstring.
+class ExactGram:
+    """Exact weighted count, Σq and Σqqᵀ of quantised rows (:func:`exact_gram_sums`).
 
-    Returns ``(count, total, gram)``: ``count`` a Python int (a float with weights),
-    ``total`` (n_features,) and ``gram`` (n_features, n_features, symmetric) float64
-    arrays, each entry the correctly rounded value of the exact sum.
-
-    ``sample_weight`` (in [0, 1]) is rounded *down* to multiples of 2**-GRAM_WEIGHT_BITS,
-    so no row weighs more than its weight; the weighted sums are the exact combination
-    Σ_k 2**(k − GRAM_WEIGHT_BITS) · S_k of the exact sums S_k over the rows whose rounded
-    weight has binary digit k set (one pass per digit in use), rounded once at the end.
+    ``count`` (a Python int), ``total`` (n_features,) and ``gram`` (n_features,
+    n_features, symmetric) are exact Python integers (object arrays) in units of
+    ``1/weight_scale`` weights; the row values are ``y_j = q_j·step_j``.
+    :meth:`round` converts, once, to floats.
     """
+
+    def __init__(self, count, total, gram, step, weight_scale):
+        self.count, self.total, self.gram = count, total, gram
+        self.step, self.weight_scale = step, int(weight_scale)
+
+    def round(self, exact, factor=1.0):
+        """``float(exact·factor)`` entrywise, correctly rounded (``exact``: integers or
+        Fractions; ``factor``: a float or Fraction, taken exactly)."""
+        factor = Fraction(factor) / self.weight_scale
+        exact = np.asarray(exact, dtype=object)
+        return np.array([float(Fraction(v) * factor) for v in exact.ravel()],
+                        dtype=np.float64).reshape(exact.shape)
+
+
+def exact_gram_sums(X, lower, upper, centre, radius, *, sample_weight=None, toward_zero=False,
+                    n_threads=None):
+    """:class:`ExactGram` of the quantised clipped rows about ``centre`` (the integers
+    behind :func:`exact_gram`, for releases that rescale before their one rounding)."""
     X = _check_array(X, "X", 2)
     n, d = X.shape
     _check_rows(n)
@@ -499,11 +520,14 @@ def exact_gram(X, lower, upper, centre, radius, *, sample_weight=None, toward_ze
     toward_zero = bool(toward_zero)
 
     def integers(rows):
-        return _exact_gram_integers(rows, lower, upper, centre, inverse, qmax, offset, toward_zero, n_threads)
+        # The blocks' dgemm calls are small (4096 × d): BLAS threads inside the row
+        # chunks' own threads only contend (measured 10× slower on 2 cores at 10**6 × 21).
+        with threadpool_limits(limits=1, user_api="blas"):
+            return _exact_gram_integers(rows, lower, upper, centre, inverse, qmax, offset, toward_zero, n_threads)
 
     if sample_weight is None:
         total, gram = integers(X)
-        return n, _scaled_floats(total, step), _scaled_floats(gram, np.outer(step, step))
+        return ExactGram(n, total, gram, step, 1)
     w = _check_sample_weight(sample_weight, n)
     if np.any(w > 1.0):
         raise ValueError("sample_weight must lie in [0, 1] for the exact Gram")
@@ -518,6 +542,26 @@ def exact_gram(X, lower, upper, centre, radius, *, sample_weight=None, toward_ze
         part_total, part_gram = integers(np.ascontiguousarray(X[rows]))
         count += int(rows.sum()) << k
         total, gram = total + part_total * (1 << k), gram + part_gram * (1 << k)
-    unit = 2.0 ** -GRAM_WEIGHT_BITS   # a power of two: the scaling stays exact
-    return (float(Fraction(count, 1 << GRAM_WEIGHT_BITS)), _scaled_floats(total, step * unit),
-            _scaled_floats(gram, np.outer(step, step) * unit))
+    return ExactGram(count, total, gram, step, 1 << GRAM_WEIGHT_BITS)
+
+
+def exact_gram(X, lower, upper, centre, radius, *, sample_weight=None, toward_zero=False, n_threads=None):
+    """Exact count, Σy and Σyyᵀ of quantised clipped rows about ``centre``; see the module docstring.
+
+    Returns ``(count, total, gram)``: ``count`` a Python int (a float with weights),
+    ``total`` (n_features,) and ``gram`` (n_features, n_features, symmetric) float64
+    arrays, each entry the correctly rounded value of the exact sum.
+
+    ``sample_weight`` (in [0, 1]) is rounded *down* to multiples of 2**-GRAM_WEIGHT_BITS,
+    so no row weighs more than its weight; the weighted sums are the exact combination
+    Σ_k 2**(k − GRAM_WEIGHT_BITS) · S_k of the exact sums S_k over the rows whose rounded
+    weight has binary digit k set (one pass per digit in use), rounded once at the end.
+    """
+    sums = exact_gram_sums(X, lower, upper, centre, radius, sample_weight=sample_weight,
+                           toward_zero=toward_zero, n_threads=n_threads)
+    step = sums.step
+    if sums.weight_scale == 1:
+        return sums.count, _scaled_floats(sums.total, step), _scaled_floats(sums.gram, np.outer(step, step))
+    unit = 1.0 / sums.weight_scale   # a power of two: the scaling stays exact
+    return (float(Fraction(sums.count, sums.weight_scale)), _scaled_floats(sums.total, step * unit),
+            _scaled_floats(sums.gram, np.outer(step, step) * unit))

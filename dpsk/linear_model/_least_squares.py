@@ -8,12 +8,22 @@ The method
 1. Standardise with public quantities only. Features are clipped to ``bounds_X`` and
    mapped to u = (x − m)/h ∈ [−1, 1]^d (m the centre, h the half-width of the box);
    with ``row_norm`` the centred rows are further clipped to ‖x − m‖ ≤ row_norm, hence
-   ‖u‖ ≤ r = row_norm / min(h) (the standardised rows are clipped to it as well, against
-   rounding). The target is clipped to ``bounds_y`` and mapped to t ∈ [−1, 1]. Without
+   ‖u‖ ≤ r = row_norm / min(h) (held exactly after the quantisation of step 2). The target is clipped to ``bounds_y`` and mapped to t ∈ [−1, 1]. Without
    an intercept nothing is centred (m = 0, h = max(|lower|, |upper|)), since a shift
    would change the model. All clipping uses ``dpsk._core._clip``.
 2. Release, with ũ = [u, 1] (intercept) or ũ = u, the upper triangle (diagonal included)
    of A = Σ ũũᵀ and the vector B = Σ ũ t. yᵀy is not needed and not released.
+   Both come from one exact pass (``dpsk._core._exact_sums.exact_gram_sums``) over the
+   rows z = [c(x) − m, c(y) − m_y]: each value is rounded onto a public power-of-two
+   grid of about 2⁻²⁰ of its half-width (to nearest, clamped so that |u_j|, |t| <= 1
+   hold as real numbers; with ``row_norm`` the rows are first clipped to a radius
+   smaller by the grid's diagonal, so that ‖u‖ <= r still holds after rounding) and
+   summed as integers. A and B are the exact rationals (integers times grid steps over
+   h), multiplied by (1 − η)/unit (η = ``ROUNDING_MARGIN`` = 2⁻¹⁴, unit the user-level
+   divisor h or 1; B also by the Gaussian weight w) and rounded *once*: by the argument
+   of ``dpsk._core._exact_sums`` (steps 4–5) the values handed to the mechanisms move by
+   at most the sensitivities below between neighbours, for n <= 2³⁶ rows. The noisy
+   values are divided by (1 − η) afterwards (post-processing).
 3. Post-process (free): symmetrise A, project it onto the PSD cone (negative
    eigenvalues to 0), add a ridge λ equal to half the expected spectral norm of the noise
    matrix (2·sd·sqrt(p)·0.5, from the public noise level) plus the user's ``alpha``, and
@@ -41,13 +51,14 @@ floating-point safe.
 """
 
 import math
+from fractions import Fraction
 from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from dpsk._core._accumulate import clipped_linear_stats
-from dpsk._core._clip import clip_bounds, clip_bounds_1d, clip_rows_l2
+from dpsk._core._clip import clip_bounds, clip_rows_l2
+from dpsk._core._exact_sums import GRAM_BITS, ROUNDING_MARGIN, exact_gram_sums, fixed_point_grid
 from dpsk.accounting import ComposedEvent
 from dpsk.accounting._events import budget_event, compose
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
@@ -116,7 +127,14 @@ LEAST_SQUARES_DOCS = {
     before their release, which gives them the item-level sensitivities above (a
     user's rows form a weighted sum of at most h rows' terms); the coefficients do not
     change (both are divided), ``Ridge``'s ``alpha`` is divided by h along. Sample
-    weights multiply the user weights (a user still weighs at most h rows).""",
+    weights multiply the user weights (a user still weighs at most h rows).
+
+    The sensitivities hold for the *computed* A and B, for up to 2**36 rows, float32 or
+    float64: they are summed exactly (each clipped, centred value rounded onto a
+    public grid of about 2**-20 of its half-width, weights rounded down to multiples
+    of 2**-10, integer sums), converted with one rounding, and scaled by
+    1 − 2**-14 before the noise (``dpsk._core._exact_sums``, "Exact sums"); the noise
+    is 0.006 % larger than the real-number analysis needs.""",
 }
 
 
@@ -220,23 +238,17 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         mechanisms, cost = self._releases(users.release_epsilon, delta, X.shape[1], r)
         cost = compose([users.event, cost])
         rng = check_random_state(self.random_state)
-        U = self._standardised_rows(X, lower, upper, centre, half, r)
         if self.fit_intercept:
             y_centre, y_half = (y_lower + y_upper) / 2.0, (y_upper - y_lower) / 2.0
         else:
             y_centre, y_half = 0.0, max(abs(y_lower), abs(y_upper))
-        y_half = y_half if y_half > 0 else 1.0
-        t = clip_bounds_1d((np.asarray(y, dtype=np.float64) - y_centre) / y_half, -1.0, 1.0)
         self._spend_privacy_budget(cost)
         contribution = users.resolve(rng)  # user level: releases the threshold h
-        count, sum_u, sum_t, utu, utt, _ = clipped_linear_stats(
-            U, t, -1.0, 1.0, lower=-np.ones(U.shape[1]), upper=np.ones(U.shape[1]),
-            sample_weight=_combine_weights(contribution.weights, sample_weight),
-        )
-
-        A, B = self._augmented(count, sum_u, sum_t, utu, utt)
+        sums = self._exact_sums(X, y, lower, upper, centre, half, (y_lower, y_upper, y_centre, y_half),
+                                _combine_weights(contribution.weights, sample_weight))
+        y_half = y_half if y_half > 0 else 1.0
         unit = contribution.unit
-        A_noisy, B_noisy, noise_sd = self._release(A / unit, B / unit, mechanisms, rng)
+        A_noisy, B_noisy, noise_sd = self._release(sums, half, y_half, unit, mechanisms, rng)
         beta = self._solve(A_noisy, B_noisy, noise_sd, half, y_half, unit)
         d = X.shape[1]
         coef = beta[:d] * y_half / half
@@ -254,21 +266,64 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                                       param="bounds_y", attribute="bounds_y_")
         return float(lower[0]), float(upper[0])
 
-    def _standardised_rows(self, X, lower, upper, centre, half, r):
-        """u = (clip(x) − m)/h with |u_j| <= 1 and ‖u‖ <= r exactly (the kernels clip)."""
-        # float32 input is converted (a private copy, clipped in place); float64 is copied by the clip.
-        rows = np.asarray(X, dtype=np.float64)
-        U = clip_bounds(rows, lower, upper, out=None if X.dtype == np.float64 else rows)
-        U -= centre
-        if r is not None:  # ‖x − m‖ <= row_norm; scaling towards m stays inside the box
-            clip_rows_l2(U, float(self.row_norm), out=U)
-        U /= half
-        # The division may round an ulp outside the bounds the sensitivities assume.
-        box = np.ones(U.shape[1])
-        clip_bounds(U, -box, box, out=U)
-        if r is not None:
-            clip_rows_l2(U, r, out=U)
-        return U
+    def _exact_sums(self, X, y, lower, upper, centre, half, target, weights):
+        """Exact sums of z = [c(x) − m, c(y) − m_y] and z zᵀ (``exact_gram_sums``), weighted.
+
+        One pass over the augmented rows gives Σw, Σw z and Σw z zᵀ, hence A and B (and
+        yᵀy, unused), as exact integers on the public grid: each row is clipped, centred
+        and quantised (to nearest, clamped to the box) *before* the accumulation, so the
+        standardised values u = (z_x)/h, t = z_y/h_y satisfy |u_j|, |t| <= 1 as real
+        numbers. With ``row_norm`` the centred features are first clipped to a radius
+        smaller by the grid's diagonal, so that rounding cannot take ‖z_x‖ above
+        ``row_norm`` (‖u‖ <= r). Weights are rounded down (never grow).
+        """
+        y_lower, y_upper, y_centre, y_half = target
+        n, d = X.shape
+        Z = np.empty((n, d + 1))
+        # A constant feature (zero half-width) has radius 0: it quantises to 0, as before.
+        radius = np.append(np.where(upper > lower, half, 0.0) if self.fit_intercept else half, y_half)
+        if self.row_norm is None:
+            Z[:, :d] = X
+            box_lower, box_upper, box_centre = lower, upper, centre
+        else:
+            features = clip_bounds(np.asarray(X, dtype=np.float64), lower, upper)
+            features -= centre
+            # |z_j| <= row_norm too: a grid no coarser than row_norm·2**-20 keeps the margin
+            # below small (at most half of row_norm for any d < 2**38).
+            radius[:d] = np.minimum(radius[:d], float(self.row_norm))
+            step = np.where(radius[:d] > 0, fixed_point_grid(radius[:d], GRAM_BITS)[0], 0.0)
+            # Rounding to nearest moves z_x by at most step/2 per coordinate (‖step‖/2 in norm).
+            margin = float(np.linalg.norm(step)) * (1.0 + 2.0**-40)
+            row_norm = float(self.row_norm)
+            clip_rows_l2(features, max(row_norm - margin, row_norm / 2.0), out=features)
+            Z[:, :d] = features
+            del features
+            # Already clipped and centred; scaling towards m keeps rows in the box (|z_j| <= h_j).
+            big = np.full(d, np.finfo(np.float64).max)
+            box_lower, box_upper, box_centre = -big, big, np.zeros(d)
+        Z[:, d] = y
+        return exact_gram_sums(Z, np.append(box_lower, y_lower), np.append(box_upper, y_upper),
+                               np.append(box_centre, y_centre), radius, sample_weight=weights)
+
+    def _statistics(self, sums, half, y_half):
+        """Exact A = Σ ũũᵀ and B = Σ ũt (object arrays of Fractions) from the exact sums."""
+        d = half.size
+        # u_j = q_j·step_j / h_j, t = q_t·step_t / h_t: per-coordinate exact factors.
+        factor = [Fraction(float(s)) / Fraction(float(h)) for s, h in zip(sums.step, np.append(half, y_half))]
+        G = [[sums.gram[j, k] * factor[j] * factor[k] for k in range(d + 1)] for j in range(d + 1)]
+        T = [sums.total[j] * factor[j] for j in range(d + 1)]
+        p = d + self.fit_intercept
+        A = np.empty((p, p), dtype=object)
+        B = np.empty(p, dtype=object)
+        for j in range(d):
+            B[j] = G[j][d]
+            for k in range(d):
+                A[j, k] = G[j][k]
+        if self.fit_intercept:
+            A[:d, d] = A[d, :d] = T[:d]
+            A[d, d] = Fraction(sums.count)
+            B[d] = T[d]
+        return A, B
 
     def _releases(self, epsilon, delta, n_features, r):
         """The mechanisms of the fit (unseeded) and its declared cost."""
@@ -287,35 +342,39 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         cost = ComposedEvent((mech_a.privacy_event((n_a,)), mech_b.privacy_event((n_b,))))
         return (mech_a, mech_b), cost
 
-    def _augmented(self, count, sum_u, sum_t, utu, utt):
-        if not self.fit_intercept:
-            return utu, utt
-        d = sum_u.size
-        A = np.empty((d + 1, d + 1))
-        A[:d, :d] = utu
-        A[:d, d] = A[d, :d] = sum_u
-        A[d, d] = count
-        return A, np.append(utt, sum_t)
+    def _release(self, sums, half, y_half, unit, mechanisms, rng):
+        """Noisy A/unit and B/unit, and the noise's standard deviation on A's entries.
 
-    def _release(self, A, B, mechanisms, rng):
+        The values handed to the mechanisms are the exact statistics times
+        c = (1 − ``ROUNDING_MARGIN``)/unit (times the weight w of B in the Gaussian
+        release), each correctly rounded once (``ExactGram.round``): by the argument of
+        ``dpsk._core._exact_sums`` ("Exact sums", steps 4-5, with n <= 2**36 rows) their
+        change between neighbours is at most the declared sensitivity. The outputs are
+        divided by c (post-processing).
+        """
+        A, B = self._statistics(sums, half, y_half)
         p = A.shape[0]
         upper = np.triu_indices(p)
+        shrink = 1.0 - ROUNDING_MARGIN
+        c = Fraction(shrink) / Fraction(float(unit))
+        a_exact = A[upper]
         if isinstance(mechanisms[0], Gaussian):
             mechanism, weight = mechanisms
             mechanism = Gaussian(epsilon=mechanism.epsilon, delta=mechanism.delta,
                                  sensitivity=mechanism.sensitivity, random_state=rng)
-            noisy = mechanism.randomise(np.concatenate([A[upper], weight * B]))
-            a_values, b_values = noisy[: upper[0].size], noisy[upper[0].size :] / weight
+            values = np.concatenate([sums.round(a_exact, c), sums.round(B, c * Fraction(weight))])
+            noisy = mechanism.randomise(values)
+            a_values, b_values = noisy[: a_exact.size], noisy[a_exact.size :] / weight
             noise_sd = mechanism.sigma((noisy.size,))
         else:
             mech_a, mech_b = (Laplace(epsilon=m.epsilon, sensitivity=m.sensitivity, random_state=rng) for m in mechanisms)
-            a_values = mech_a.randomise(A[upper])
-            b_values = mech_b.randomise(B)
-            noise_sd = math.sqrt(mech_a.variance(A[upper]))
+            a_values = mech_a.randomise(sums.round(a_exact, c))
+            b_values = mech_b.randomise(sums.round(B, c))
+            noise_sd = math.sqrt(mech_a.variance(a_values))
         A_noisy = np.zeros((p, p))
-        A_noisy[upper] = a_values
+        A_noisy[upper] = a_values / shrink
         A_noisy = np.triu(A_noisy) + np.triu(A_noisy, 1).T
-        return A_noisy, b_values, noise_sd
+        return A_noisy, b_values / shrink, noise_sd / shrink
 
     def _penalty(self, half, y_half):
         """The user's ridge penalty in standardised coordinates (none for LinearRegression)."""

@@ -156,3 +156,26 @@ def test_margin_covers_one_rounding_at_the_row_limit():
     from dpsk._core._exact_sums import MAX_EXACT_ROWS
 
     assert 4 * 2.0**-53 * MAX_EXACT_ROWS <= ROUNDING_MARGIN / 2
+
+
+def test_exact_gram_sums_round_is_one_correct_rounding():
+    """ExactGram.round: float(exact·factor) of the integers behind exact_gram, one rounding."""
+    from fractions import Fraction
+
+    from dpsk._core._exact_sums import exact_gram_sums
+
+    rng = np.random.default_rng(3)
+    X = 1.7e9 + rng.uniform(0, 3600, (5000, 3))
+    lower, upper = np.full(3, 1.7e9), np.full(3, 1.7e9 + 3600)
+    centre, radius = lower / 2 + upper / 2, np.full(3, 1800.0)
+    w = rng.uniform(0, 1, 5000)
+    for weights in (None, w):
+        sums = exact_gram_sums(X, lower, upper, centre, radius, sample_weight=weights)
+        count, total, gram = exact_gram(X, lower, upper, centre, radius, sample_weight=weights)
+        step = [Fraction(float(s)) for s in sums.step]
+        assert float(Fraction(sums.count, sums.weight_scale)) == count
+        assert np.array_equal(sums.round([sums.total[j] * step[j] for j in range(3)]), total)
+        assert sums.round(sums.gram[0, 1] * step[0] * step[1]) == gram[0, 1]
+        # An arbitrary factor (here 1/3600, not a power of two) is applied exactly.
+        exact = Fraction(int(sums.gram[1, 2])) * step[1] * step[2] / sums.weight_scale / 3600
+        assert sums.round(sums.gram[1, 2] * step[1] * step[2], Fraction(1, 3600)) == float(exact)
