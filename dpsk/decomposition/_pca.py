@@ -12,7 +12,7 @@ from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.utils._bounded import JointRelease, budget_bound
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import check_bounds, check_data_norm, check_random_state, resolve_data_norm
+from dpsk.utils.validation import check_bounds, check_data_norm, release_generator, resolve_data_norm
 
 __all__ = ["PCA"]
 
@@ -255,7 +255,7 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             data_norm = resolve_data_norm(self, None, X)
         # Centred data: the second moment about the origin is the covariance.
         geometry = _Geometry(lower, upper, data_norm, n_features, allow_midpoint=not self.centered)
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X,))
         release = self._release(geometry, rng)
         n_triangle = n_features * (n_features + 1) // 2
         sizes = (1, n_triangle) if self.centered else (1, n_features, n_triangle)

@@ -21,7 +21,7 @@ from dpsk.naive_bayes._base import DISCRETE_NB_CONSTRAINTS, BaseDPNB, check_prio
 from dpsk.utils._bounded import budget_bound
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
-from dpsk.utils.validation import check_data_norm, check_random_state, resolve_classes, warn_data_derived
+from dpsk.utils.validation import check_data_norm, release_generator, resolve_classes, warn_data_derived
 
 __all__ = ["BernoulliNB", "CategoricalNB", "MultinomialNB"]
 
@@ -219,7 +219,7 @@ class MultinomialNB(_BaseDiscreteNB):
             data_norm = float(np.max(X.sum(axis=1), initial=0.0)) or 1.0
         else:
             data_norm = check_data_norm(self.data_norm)
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X, y))
         mechanism = self._mechanism(1.0 + data_norm, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
 
@@ -363,7 +363,7 @@ class BernoulliNB(_BaseDiscreteNB):
         X, classes, y_index = self._prepare(X, y)
         n_classes, n_features = classes.size, X.shape[1]
         alpha = self._check_alpha(n_features)
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X, y))
         mechanism = self._mechanism(1 + n_features, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
 
@@ -525,7 +525,7 @@ class CategoricalNB(_BaseDiscreteNB):
         n_classes, n_features = classes.size, X.shape[1]
         alpha = np.broadcast_to(self._check_alpha(n_features), (n_features,))
         n_categories = self._resolve_n_categories(codes)
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X, y))
         mechanism = self._mechanism(n_features, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * int(n_categories.sum())))
 

@@ -14,7 +14,7 @@ from dpsk.mechanisms import DiscreteLaplace
 from dpsk.utils._bounded import Box, JointRelease, budget_bound
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import check_random_state, resolve_bounds
+from dpsk.utils.validation import release_generator, resolve_bounds
 
 __all__ = ["MinMaxScaler", "StandardScaler"]
 
@@ -176,7 +176,7 @@ class StandardScaler(_BaseScaler):
             self.mean_ = self.var_ = self.scale_ = None
             self.n_samples_seen_ = 0.0
             return self
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X,))
         release = self._release(box, rng)
         sizes = (1, n_features, n_features)[:k]
         self._spend_privacy_budget(release.privacy_event(sizes))
@@ -388,7 +388,7 @@ class MinMaxScaler(_BaseScaler):
         X = self._validate(X, reset=True)
         lower, upper = resolve_bounds(self, self.bounds, X)
         n_features = X.shape[1]
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X,))
         mechanism = self._mechanism(n_features, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_features * self.bins))
 

@@ -40,7 +40,7 @@ from dpsk.naive_bayes._base import BaseDPNB, priors_from_counts
 from dpsk.utils._bounded import Box, JointRelease, budget_bound, split_by_weights
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import check_random_state, resolve_bounds, resolve_classes
+from dpsk.utils.validation import release_generator, resolve_bounds, resolve_classes
 
 __all__ = ["DecisionTreeClassifier", "DecisionTreeRegressor", "RandomTree"]
 
@@ -363,7 +363,7 @@ class BaseRandomTrees(RandomTreesMixin, BaseDPNB):
         n_trees, n_classes = self._n_trees(), classes.size
         depth = self._depth(X.shape[1], n_trees, n_classes)
         n_threads = self._n_threads()   # invalid n_jobs fails here, before any spend
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X, y))
         feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
         epsilon_leaves, epsilon_totals = split_by_weights(self.epsilon, PRIOR_SPLIT)
         leaves = self._mechanism(epsilon_leaves, rng, self._leaf_sensitivity(n_trees))
@@ -580,7 +580,7 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         n_trees = self._n_trees()
         depth = self._depth(X.shape[1], n_trees, 2)
         n_threads = self._n_threads()   # invalid n_jobs fails here, before any spend
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X, y))
         feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
         release = self._release(rng)
         n_cells = n_trees * 2**depth
