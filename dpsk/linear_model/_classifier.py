@@ -259,7 +259,7 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
             box=box,
         )
         cost = ComposedEvent(plan.events * n_problems)
-        rng = release_generator(self.random_state, context=self, data=(X, y, groups))
+        rng = release_generator(self.random_state, context=self, data=(X, y))
         rows = clip_rows(X, data_norm, lower, upper)
         self._spend_privacy_budget(cost)
 

@@ -144,8 +144,10 @@ def is_seed(random_state):
 
 #: Domain separation of the derived streams from any SeedSequence a user spawns.
 _RELEASE_TAG = 0x6470736B  # "dpsk"
-#: Parameters that choose the randomness or the ledger, not the release.
-_NOT_RELEASE_PARAMS = ("random_state", "accountant")
+#: Parameters that choose the randomness, the ledger or the execution, not the release: the
+#: same fit with another ``n_jobs`` gives the same result (sharing noise between two
+#: releases of the same data and statistic reveals nothing).
+_NOT_RELEASE_PARAMS = ("random_state", "accountant", "n_jobs", "verbose", "pre_dispatch")
 #: Elements per chunk when hashing large arrays (bounded temporary memory).
 _CHUNK = 1 << 20
 
@@ -236,8 +238,9 @@ def release_digest(context, data=()):
     Parameters
     ----------
     context : object
-        An estimator (its class and ``get_params()`` except ``random_state`` and
-        ``accountant``), or any combination of strings, numbers, tuples, dicts and
+        An estimator (its class and ``get_params()`` except ``random_state``,
+        ``accountant`` and the execution parameters ``n_jobs``, ``verbose``,
+        ``pre_dispatch``), or any combination of strings, numbers, tuples, dicts and
         arrays naming the release (e.g. ``("dpsk.stats.mean", {...parameters...})``).
     data : tuple of array-like, default=()
         The data read by the release (``X, y, groups, ...``; None entries allowed).
