@@ -12,7 +12,7 @@ The fit protocol (see doc/developers/architecture.rst)::
         cost = self._privacy_cost(...)          # an event, from hyper-parameters (and shapes)
         self._check_privacy_budget(cost)        # BudgetExceededError before any data is read
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
-        rng = check_random_state(self.random_state)   # local: never stored on self
+        rng = release_generator(self.random_state, context=self, data=(X, y))  # local, per release
         self._spend_privacy_budget(cost)        # atomic check-and-spend; sets privacy_spent_
         ...                                     # clip, accumulate, release through mechanisms
         return self

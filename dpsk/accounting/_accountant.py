@@ -83,7 +83,9 @@ class BudgetAccountant:
         restarts and is shared safely by concurrent processes (check-and-spend is one
         transaction), so worker processes of ``n_jobs > 1`` record their spends exactly.
         An existing file keeps its budget: open it with the same ``epsilon``, ``delta``
-        and ``slack``, or with none of them to use the stored ones.
+        and ``slack``, or with none of them to use the stored ones. A relative path is
+        resolved against the working directory when the accountant is constructed, so a
+        pickled accountant reopens the same file wherever it is unpickled.
 
     Attributes
     ----------
@@ -92,7 +94,7 @@ class BudgetAccountant:
     spent_budget : list of PrivacyEvent
         Everything recorded, in order (a copy).
     path : str or None
-        The SQLite file, if the ledger is persistent.
+        The SQLite file (absolute), if the ledger is persistent.
 
     See Also
     --------

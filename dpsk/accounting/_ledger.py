@@ -153,7 +153,10 @@ class SQLiteLedger:
     persistent = True
 
     def __init__(self, path, budget, *, timeout=120.0):
-        self.path = os.fspath(path)
+        # Absolute from the start: a relative path would be reopened relative to the working
+        # directory of whoever unpickles the accountant (a worker, a later session), where
+        # it silently created a fresh ledger with the whole budget.
+        self.path = os.path.abspath(os.fspath(path))
         self.timeout = float(timeout)
         self._reset()
         self._dirty = False

@@ -15,7 +15,7 @@ from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import _check_sample_weight_dp, check_random_state, resolve_bounds
+from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_bounds
 
 __all__ = ["KMeans"]
 
@@ -232,7 +232,7 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         lower, upper = resolve_bounds(self, self.bounds, X)
         box = Box(lower, upper)
         centres = self._initial_centres(box, n_features)
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X, sample_weight))
         n_seeding = self._n_seeding_passes()
         releases = [self._release(box, e, rng) for e in self._pass_budgets(n_seeding)]
         # Seeding pass p releases 2**(p+1) clusters (at most); Lloyd iterations n_clusters.

@@ -18,7 +18,7 @@ from dpsk.utils.validation import (
     _check_sample_weight_dp,
     check_bounds,
     check_data_norm,
-    check_random_state,
+    release_generator,
     resolve_data_norm,
 )
 
@@ -290,7 +290,7 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             data_norm = resolve_data_norm(self, None, X)
         # Centred data: the second moment about the origin is the covariance.
         geometry = _Geometry(lower, upper, data_norm, n_features, allow_midpoint=not self.centered)
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X, sample_weight))
         release = self._release(geometry, rng)
         n_triangle = n_features * (n_features + 1) // 2
         sizes = (1, n_triangle) if self.centered else (1, n_features, n_triangle)

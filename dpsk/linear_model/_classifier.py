@@ -24,7 +24,7 @@ from dpsk.linear_model._erm import (
 from dpsk.linear_model._user_level import USER_LEVEL_NOTES, fit_user_level_classifier
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import _check_sample_weight_dp, check_random_state, resolve_classes
+from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_classes
 
 __all__ = ["BasePrivateLinearClassifier", "CLASSIFIER_DOCS"]
 
@@ -269,7 +269,7 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
             box=box,
         )
         cost = ComposedEvent(plan.events * n_problems)
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
         rows = clip_rows(X, data_norm, lower, upper)
         self._spend_privacy_budget(cost)
 

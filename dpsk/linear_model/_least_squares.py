@@ -66,7 +66,7 @@ from dpsk.linear_model._user_level import USER_LEVEL_NOTES, user_plan
 from dpsk.mechanisms import Gaussian, Laplace
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import _check_sample_weight_dp, _combine_weights, check_random_state, resolve_bounds
+from dpsk.utils.validation import _check_sample_weight_dp, _combine_weights, release_generator, resolve_bounds
 
 __all__ = ["LinearRegression", "Ridge", "least_squares_sensitivities"]
 
@@ -237,7 +237,7 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         y_lower, y_upper = self._resolve_bounds_y(y)
         mechanisms, cost = self._releases(users.release_epsilon, delta, X.shape[1], r)
         cost = compose([users.event, cost])
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X, y, groups, sample_weight))
         if self.fit_intercept:
             y_centre, y_half = (y_lower + y_upper) / 2.0, (y_upper - y_lower) / 2.0
         else:

@@ -60,7 +60,7 @@ from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check
 from dpsk.utils.validation import (
     _check_sample_weight_dp,
     _combine_weights,
-    check_random_state,
+    release_generator,
     resolve_bounds,
     resolve_classes,
 )
@@ -462,7 +462,7 @@ class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimat
         mechanism = Laplace(epsilon=epsilon, sensitivity=1.0)
         cost = mechanism.privacy_event((p,))
         sigma2 = (width / 2.0) ** 2 if self.noise_variance == "worst_case" else float(self.noise_variance)
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X, y, groups))
         # C depends on public inputs only (X, users, bounds, ε, σ²); randomness for the
         # sample-limiting subsample is not privacy noise but comes from the same generator.
         threshold, n_iter = None, 1
@@ -585,7 +585,7 @@ def fit_user_level_classifier(est, X, y, groups, sample_weight=None):
     epsilon = split_epsilon(plan.release_epsilon, n_problems)
     delta = round_down(float(est.delta) / n_problems)
     tol = float(est.tol)
-    rng = check_random_state(est.random_state)
+    rng = release_generator(est.random_state, context=est, data=(X, y, groups, sample_weight))
     if delta > 0:
         output = Gaussian(epsilon=epsilon, delta=delta, sensitivity=1.0, random_state=rng)
         events = (output.privacy_event((n_params,)),)

@@ -10,6 +10,16 @@ calls :func:`dpsk.accounting.note_release` once, with the event
 ``privacy_event(value.shape)``. The noise calibration may depend on the number of
 coordinates (rounding onto a lattice adds to the sensitivity per coordinate), so it is
 computed per size and cached.
+
+Mechanisms are immutable after construction (:class:`ImmutableMechanism`): the noise is
+calibrated from the parameters given to the constructor, so assigning ``m.epsilon``
+afterwards would change what the object reports and records, not the noise.
+
+With an integer ``random_state`` every release draws from its own stream, derived from
+the seed, the mechanism's class and parameters, the value released and the release's
+index on this object (:class:`_NoiseSource`, ``dpsk.utils.validation.release_generator``):
+two mechanisms with the same seed on different values do not share noise, and successive
+calls of one mechanism differ.
 """
 
 import math
@@ -20,9 +30,9 @@ from typing import NamedTuple
 import numpy as np
 
 from dpsk.accounting import CalibratedEvent, PureDPEvent, note_release
-from dpsk.utils.validation import check_privacy_params, check_random_state
+from dpsk.utils.validation import check_privacy_params, check_random_state, is_seed, release_generator
 
-__all__ = ["DPMechanism"]
+__all__ = ["DPMechanism", "ImmutableMechanism"]
 
 #: Parameter text shared by the mechanisms' docstrings (``dpsk.utils._docstring.Substitution``).
 MECHANISM_DOCS = {
@@ -30,12 +40,78 @@ MECHANISM_DOCS = {
         Privacy parameter ε > 0 (finite). Smaller is more private and noisier.""",
     "delta": """delta : float
         Privacy parameter δ in (0, 1).""",
-    "random_state": """random_state : None, int or numpy.random.Generator, default=None
+    "random_state": """random_state : None, int, SeedSequence, BitGenerator or Generator, default=None
         ``None`` (recommended): dpsk's cryptographically secure generator, seeded by the
-        operating system. An int or a Generator: reproducible noise, for tests and
-        research only (whoever knows the seed can remove the noise). The generator is
-        created once, so successive releases get fresh noise.""",
+        operating system. An int or a SeedSequence: reproducible noise, for tests and
+        research only (whoever knows the seed can remove the noise); each release draws
+        from a stream derived from the seed, the mechanism's class and parameters, the
+        value and the call's index, so successive calls, and mechanisms with the same
+        seed on different values, get independent noise. A Generator or BitGenerator is
+        used as is, for every call: the explicit way to share a stream.""",
 }
+
+
+class _FrozenAfterInit(type):
+    """Metaclass: the instance is frozen once the outermost ``__init__`` has returned."""
+
+    def __call__(cls, *args, **kwargs):
+        instance = super().__call__(*args, **kwargs)
+        object.__setattr__(instance, "_frozen", True)
+        return instance
+
+
+class _NoiseSource:
+    """Where a mechanism's draws come from, per release.
+
+    ``None``, a Generator or a BitGenerator: one Generator for every release (fresh noise
+    from call to call; a Generator passed in is the caller's stream, used as is). An
+    integer or a SeedSequence: each release gets the Generator
+    ``release_generator(seed, context=(class, parameters, call index), data=(value,))``.
+    """
+
+    def __init__(self, random_state):
+        self.random_state = random_state
+        self.seeded = is_seed(random_state)
+        self.current = None if self.seeded else check_random_state(random_state)
+        self.calls = 0
+
+    def begin(self, mechanism, data):
+        """Select the Generator of the release of ``data`` that starts now."""
+        if self.seeded:
+            params = {k: v for k, v in vars(mechanism).items() if not k.startswith("_") and k != "random_state"}
+            context = (f"{type(mechanism).__module__}.{type(mechanism).__qualname__}", params, self.calls)
+            self.calls += 1
+            self.current = release_generator(self.random_state, context=context, data=data)
+        return self.current
+
+
+class ImmutableMechanism(metaclass=_FrozenAfterInit):
+    """Base of every mechanism: immutable after construction, with a per-release noise source.
+
+    Assigning or deleting an attribute after ``__init__`` raises AttributeError: the
+    calibration (and the recorded privacy event) was computed from the constructor's
+    parameters, and a reassigned ``epsilon`` would be reported but not used. Construct a
+    new mechanism instead.
+    """
+
+    def __setattr__(self, name, value):
+        if self.__dict__.get("_frozen", False):
+            raise AttributeError(
+                f"{type(self).__name__} is immutable: its noise is calibrated when it is "
+                f"constructed, so {name!r} cannot be changed afterwards. Construct a new "
+                f"{type(self).__name__} with the parameters you want."
+            )
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        if self.__dict__.get("_frozen", False):
+            raise AttributeError(f"{type(self).__name__} is immutable: {name!r} cannot be deleted")
+        object.__delattr__(self, name)
+
+    @property
+    def _rng(self):
+        """The Generator of the current release (see ``_NoiseSource``)."""
+        return self._noise.current
 
 
 class Calibration(NamedTuple):
@@ -61,7 +137,7 @@ def _size(shape):
     return int(np.prod(shape, dtype=np.int64))
 
 
-class DPMechanism:
+class DPMechanism(ImmutableMechanism):
     """Base class of value-perturbing mechanisms (not an estimator: parameters are validated here).
 
     Subclasses define ``_calibrate(size) -> Calibration`` and ``_add_noise(flat, params)``
@@ -75,9 +151,9 @@ class DPMechanism:
         self.epsilon, self.delta = check_privacy_params(epsilon, delta)
         self.sensitivity = check_sensitivity(sensitivity)
         self.random_state = random_state
-        # The generator is created once so that successive releases use fresh noise even
-        # with an integer seed (a mechanism is a sampler, not an estimator).
-        self._rng = check_random_state(random_state)
+        # Successive releases use fresh noise even with an integer seed (a mechanism is a
+        # sampler, not an estimator): see _NoiseSource.
+        self._noise = _NoiseSource(random_state)
         self._calibrations = {}
 
     def __repr__(self):
@@ -163,6 +239,7 @@ class DPMechanism:
         """
         arr, work = self._values(value)
         calibration = self._calibration(work.size)
+        self._noise.begin(self, (work,))
         if calibration.params and work.size:  # no parameters: nothing to hide (Δ = 0)
             self._add_noise(work.reshape(-1), calibration.params)
         note_release(calibration.event)

@@ -90,8 +90,12 @@ class Gaussian(DPMechanism):
 
     def _calibrate(self, size):
         eps, delta, sens = self.epsilon, self.delta, self.sensitivity
+        # The lattice step g is chosen from the σ the calibration will give (about 2⁻²⁴σ):
+        # from the analytic σ when calibration="classic" asks for a larger one, σ/g grew
+        # past the exact sampler's range (σ² <= 2⁴⁹ steps²) and randomise raised.
+        classic = classic_gaussian_sigma(eps, delta, sens) if self.calibration == "classic" else 0.0
         if size <= 1:
-            first_guess = gaussian_sigma(eps, delta, sens)
+            first_guess = max(gaussian_sigma(eps, delta, sens), classic)
             g = lattice_granularity(first_guess, "gaussian")
             steps = math.ceil(Fraction(sens) / Fraction(g))  # the rounded sensitivity, in steps
             if self.calibration == "classic":
@@ -101,7 +105,7 @@ class Gaussian(DPMechanism):
             event = DiscreteGaussianEvent(sigma_steps, sensitivity=steps)
         else:
             rho = zcdp_rho(eps, delta)
-            g = lattice_granularity(sens / math.sqrt(2.0 * rho), "gaussian")
+            g = lattice_granularity(max(sens / math.sqrt(2.0 * rho), classic), "gaussian")
             rounded = lattice_sensitivity(sens, g, size, "l2")
             sigma = round_up(rounded / math.sqrt(2.0 * rho))
             if self.calibration == "classic":

@@ -7,15 +7,15 @@ import numpy as np
 from dpsk._core._exact import bernoulli_exp_fill
 from dpsk.accounting import RandomizedResponseEvent, note_release
 from dpsk.accounting._calibration import randomized_response_keep_probability
-from dpsk.mechanisms._base import MECHANISM_DOCS, exact_rational
+from dpsk.mechanisms._base import MECHANISM_DOCS, ImmutableMechanism, _NoiseSource, exact_rational
 from dpsk.utils._docstring import Substitution
-from dpsk.utils.validation import check_privacy_params, check_random_state
+from dpsk.utils.validation import check_privacy_params
 
 __all__ = ["RandomizedResponse"]
 
 
 @Substitution(**MECHANISM_DOCS)
-class RandomizedResponse:
+class RandomizedResponse(ImmutableMechanism):
     """k-ary randomized response: keep the true category with probability e^ε / (e^ε + k - 1).
 
     Otherwise one of the k - 1 other categories is reported, uniformly. With two
@@ -56,7 +56,7 @@ class RandomizedResponse:
             raise ValueError("categories must not contain duplicates")
         self.categories = categories
         self.random_state = random_state
-        self._rng = check_random_state(random_state)
+        self._noise = _NoiseSource(random_state)
         self._gamma = exact_rational(self.epsilon, 2**64 - 1, 2**63 - 1, rounding="down")
 
     def __repr__(self):
@@ -91,6 +91,7 @@ class RandomizedResponse:
         if not np.all(inside):
             raise ValueError("value holds entries that are not among `categories` (not shown, to avoid leaking data)")
         k = self.categories_.size
+        self._noise.begin(self, (truth,))
         out = np.empty(truth.size, dtype=np.intp)
         pending = np.arange(truth.size)
         while pending.size:

@@ -32,9 +32,9 @@ import numpy as np
 
 from dpsk._core._exact import bernoulli_exp
 from dpsk.accounting import ExponentialEvent, PureDPEvent, note_release
-from dpsk.mechanisms._base import MECHANISM_DOCS, check_sensitivity
+from dpsk.mechanisms._base import MECHANISM_DOCS, ImmutableMechanism, _NoiseSource, check_sensitivity
 from dpsk.utils._docstring import Substitution
-from dpsk.utils.validation import check_privacy_params, check_random_state
+from dpsk.utils.validation import check_privacy_params
 
 __all__ = ["ExponentialMechanism", "ReportNoisyMax"]
 
@@ -48,14 +48,14 @@ _MAX_GAMMA_NUM = 1 << (_BITS + 20)
 _TOP_LEVEL = 64
 
 
-class _Selection:
+class _Selection(ImmutableMechanism):
     """Shared parameters and score quantisation of the selection mechanisms."""
 
     def __init__(self, *, epsilon, sensitivity=1.0, random_state=None):
         self.epsilon, _ = check_privacy_params(epsilon, 0.0)
         self.sensitivity = check_sensitivity(sensitivity, positive=True)
         self.random_state = random_state
-        self._rng = check_random_state(random_state)
+        self._noise = _NoiseSource(random_state)
         # m/2**40 <= ε/2 with m an integer, one step below, so floor() keeps the bound.
         self._m = int(Fraction(self.epsilon) * _DEN / 2) - 1
         if self._m < 1:
@@ -98,6 +98,7 @@ class _Selection:
             The index of the selected candidate.
         """
         numerators = self._gamma_numerators(scores)
+        self._noise.begin(self, (np.asarray(numerators, dtype=object),))
         index = self._select(numerators)
         note_release(self.privacy_event())
         return index
@@ -186,6 +187,7 @@ class ExponentialMechanism(_Selection):
         weights = [int(c) << (_TOP_LEVEL - level) for level, c in enumerate(per_level)]
         cumulative = list(itertools.accumulate(weights))
         z_top = self._quantise(top)
+        self._noise.begin(self, (counts, gaps, np.asarray([top], dtype=object)))
         members = {}
         while True:
             level = bisect.bisect_right(cumulative, _uniform_below(cumulative[-1], self._rng))

@@ -23,7 +23,7 @@ from dpsk.accounting import ComposedEvent, SelfComposedEvent
 from dpsk.model_selection._estimators import candidate_cost, check_private, inner_seed, prepare, search_accountant
 from dpsk.model_selection._search import budget_report, print_charged, print_plan
 from dpsk.model_selection._splits import run_fits
-from dpsk.utils.validation import check_random_state
+from dpsk.utils.validation import release_generator
 
 __all__ = ["privacy_utility_curve"]
 
@@ -232,7 +232,8 @@ def privacy_utility_curve(
         check_array(data, accept_sparse=True, dtype=None, ensure_all_finite=True, ensure_2d=False, allow_nd=True)
     fit_params = dict(params or {})
     scorer = check_scoring(models[0], scoring=scoring)
-    rng = check_random_state(random_state)
+    release = ("dpsk.model_selection.privacy_utility_curve", estimator, epsilons, param_name, n_seeds, scoring)
+    rng = release_generator(random_state, context=release, data=(X_train, y_train, X_test, y_test))
 
     if charged is not None:
         charged.record(total)

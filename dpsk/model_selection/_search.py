@@ -76,7 +76,7 @@ from dpsk.model_selection._splits import (
 )
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context, check_is_fitted
-from dpsk.utils.validation import check_privacy_params, check_random_state
+from dpsk.utils.validation import check_privacy_params, rekey_generator, release_generator
 
 __all__ = ["GridSearchCV", "RandomizedSearchCV"]
 
@@ -394,7 +394,7 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             empty (too few units for the design).
         """
         self._check_setup()
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self)  # re-keyed to the data below
         plan = self._plan(rng)
         accountant = self._accountant_in_play()
         report = budget_report(plan.stages, plan.total, accountant)
@@ -405,6 +405,7 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             accountant.check_event(plan.total)
         groups = params.pop("groups", None)
         X, y, groups = check_search_data(X, y, groups, name)
+        rekey_generator(rng, self.random_state, context=self, data=(X, y, groups))
         data = _SearchData(X, y, fit_params_with_groups(self.estimator, groups, params), *privacy_units(len(y), groups))
         splits = self._draw_splits(plan, data, rng)
         if accountant is not None:

@@ -20,7 +20,7 @@ from dpsk.model_selection._splits import (
     shared_classes,
 )
 from dpsk.model_selection._search import budget_report, print_charged, print_plan
-from dpsk.utils.validation import check_privacy_params, check_random_state
+from dpsk.utils.validation import check_privacy_params, rekey_generator, release_generator
 
 __all__ = ["cross_val_score"]
 
@@ -140,7 +140,8 @@ def cross_val_score(
     if not is_classifier(estimator):
         raise ValueError(f"scoring='accuracy' needs a classifier; got {type(estimator).__name__}")
     check_private(estimator)
-    rng = check_random_state(random_state)
+    release = ("dpsk.model_selection.cross_val_score", estimator, scoring, cv, epsilon, params)
+    rng = release_generator(random_state, context=release)  # re-keyed to the data below
     noise = Laplace(epsilon=epsilon, sensitivity=2.0, random_state=rng)
     scores_event = noise.privacy_event((2 * cv,))
     fits = SelfComposedEvent(candidate_cost(estimator, {}), cv - 1)
@@ -152,6 +153,7 @@ def cross_val_score(
     if charged is not None:
         charged.check_event(total)
     X, y, groups = check_search_data(X, y, groups, "cross_val_score")
+    rekey_generator(rng, random_state, context=release, data=(X, y, groups))
     fit_params = fit_params_with_groups(estimator, groups, params or {})
     units, n_units = privacy_units(len(y), groups)
     folds = random_parts(rng, cv, n_units, units)

@@ -26,7 +26,7 @@ from dpsk.utils.validation import (
     _check_sample_weight_dp,
     _weight_units,
     check_data_norm,
-    check_random_state,
+    release_generator,
     resolve_classes,
     warn_data_derived,
 )
@@ -232,7 +232,7 @@ class MultinomialNB(_BaseDiscreteNB):
             data_norm = float(np.max(X.sum(axis=1), initial=0.0)) or 1.0
         else:
             data_norm = check_data_norm(self.data_norm)
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
         mechanism = self._mechanism(1.0 + data_norm, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
 
@@ -381,7 +381,7 @@ class BernoulliNB(_BaseDiscreteNB):
         units, grid = _weight_units(sample_weight)
         n_classes, n_features = classes.size, X.shape[1]
         alpha = self._check_alpha(n_features)
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
         # Weighted counts are in units of 1/grid: one row adds at most grid units per count.
         mechanism = self._mechanism((1 + n_features) * grid, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
@@ -551,7 +551,7 @@ class CategoricalNB(_BaseDiscreteNB):
         n_classes, n_features = classes.size, X.shape[1]
         alpha = np.broadcast_to(self._check_alpha(n_features), (n_features,))
         n_categories = self._resolve_n_categories(codes)
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
         # Weighted counts are in units of 1/grid: one row adds at most grid units per table.
         mechanism = self._mechanism(n_features * grid, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * int(n_categories.sum())))

@@ -12,7 +12,7 @@ from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.naive_bayes._base import NB_CONSTRAINTS, BaseDPNB, check_priors
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
-from dpsk.utils.validation import _check_sample_weight_dp, check_random_state, resolve_bounds, resolve_classes
+from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_bounds, resolve_classes
 
 __all__ = ["GaussianNB"]
 
@@ -183,7 +183,7 @@ class GaussianNB(BaseDPNB):
         n_classes, n_features = classes.size, X.shape[1]
         priors = None if self.priors is None else check_priors(self.priors, n_classes, "priors")
         box = Box(lower, upper)
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
         release = self._release(box, rng)
         sizes = (n_classes, n_classes * n_features, n_classes * n_features)
         self._spend_privacy_budget(release.privacy_event(sizes))

@@ -15,7 +15,7 @@ from dpsk.mechanisms import DiscreteLaplace
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import _check_sample_weight_dp, _weight_units, check_random_state, resolve_bounds
+from dpsk.utils.validation import _check_sample_weight_dp, _weight_units, release_generator, resolve_bounds
 
 __all__ = ["MinMaxScaler", "StandardScaler"]
 
@@ -195,7 +195,7 @@ class StandardScaler(_BaseScaler):
             self.mean_ = self.var_ = self.scale_ = None
             self.n_samples_seen_ = 0.0
             return self
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X, sample_weight))
         release = self._release(box, rng)
         sizes = (1, n_features, n_features)[:k]
         self._spend_privacy_budget(release.privacy_event(sizes))
@@ -413,7 +413,7 @@ class MinMaxScaler(_BaseScaler):
         units, grid = _weight_units(_check_sample_weight_dp(sample_weight, X))
         lower, upper = resolve_bounds(self, self.bounds, X)
         n_features = X.shape[1]
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X, sample_weight))
         # Weighted counts are in units of 1/grid: one row adds at most grid units per feature.
         mechanism = self._mechanism(n_features * grid, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_features * self.bins))

@@ -101,7 +101,7 @@ def _histogram(call, arr, n_dims, per_record, bins, value_range, density, return
         raise ValueError("sample contains NaN or infinity")
     points = np.asarray(arr, dtype=np.float64).reshape(-1, n_dims)
     edges = _edges(bins, value_range, points, function)
-    call.spend(arr.shape[0])
+    call.spend(arr.shape[0], function=function, params=(bins, value_range, density), data=(arr,))
     contribution = call.contribution(kappa=None)
     norm = 1.0 if integer else contribution.unit * per_record
     weights = None if contribution.weights is None else np.repeat(contribution.weights, points.shape[0] // arr.shape[0])

@@ -340,7 +340,7 @@ def _moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_
         lower, upper = resolve_stat_bounds(bounds, records, function)
     else:
         lower = upper = np.zeros(records.n_outputs)
-    call.spend(records.n_records)
+    call.spend(records.n_records, function=function, params=(bounds, axis, keepdims), data=(arr,))
     kappa = None if kind in ("count", "sum") else query.kappa(per_record)
     contribution = call.contribution(kappa=kappa)
     noisy = query.release(records, lower, upper, contribution)

@@ -11,7 +11,7 @@ stored.
 from dpsk.accounting._events import compose
 from dpsk.stats._common import check_accountant
 from dpsk.stats._contribution import ContributionPlan
-from dpsk.utils.validation import check_privacy_params, check_random_state
+from dpsk.utils.validation import check_privacy_params, rekey_generator, release_generator
 
 __all__ = ["StatCall"]
 
@@ -33,6 +33,9 @@ class StatCall:
     release_epsilon : float
         The budget left for the statistic once the threshold selection (if any) is paid.
     rng : numpy.random.Generator
+        With an integer seed, re-keyed by :meth:`spend` to the stream of this release
+        (function, parameters and data; ``dpsk.utils.validation.release_generator``): the
+        mechanisms hold it from before the data is read, and draw from it only after.
     cost : PrivacyEvent
         Set by :meth:`check`.
     """
@@ -41,6 +44,7 @@ class StatCall:
                  random_state):
         self.epsilon, self.delta = check_privacy_params(epsilon, delta)
         self.groups = groups
+        self.plan_params = (contribution_bound, threshold, public_user_counts)
         self.plan = ContributionPlan(
             user_level=groups is not None,
             contribution_bound=contribution_bound,
@@ -52,7 +56,8 @@ class StatCall:
         self.relation = self.plan.relation
         self.user_level = groups is not None
         self.accountant = check_accountant(accountant)
-        self.rng = check_random_state(random_state)
+        self.random_state = random_state
+        self.rng = release_generator(random_state, context="dpsk.stats")
         self.cost = None
 
     def check(self, *events):
@@ -65,10 +70,17 @@ class StatCall:
             self.accountant.check_event(self.cost)
         return self.cost
 
-    def spend(self, n_records):
-        """Validate the user ids, then record the cost on the accountant (atomic
-        check-and-spend): after the data is validated, before the first release."""
+    def spend(self, n_records, *, function, params, data):
+        """Validate the user ids, key the Generator to this release, then record the cost
+        on the accountant (atomic check-and-spend): after the data is validated, before
+        the first release.
+
+        ``function`` (its public name), ``params`` (the statistic's other parameters) and
+        ``data`` (the validated values) name the release for an integer seed's stream.
+        """
         self.plan.bind(self.groups, n_records)
+        release = (function, self.epsilon, self.delta, self.plan_params, params)
+        rekey_generator(self.rng, self.random_state, context=release, data=(*data, self.groups))
         if self.accountant is not None:
             self.accountant.record(self.cost)
 

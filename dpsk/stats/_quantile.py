@@ -279,7 +279,7 @@ def _quantile_statistic(call, a, q, bounds, axis, keepdims, bins, return_error, 
     call.check(query.event)
     records = as_records(arr, axis)
     lower, upper = resolve_stat_bounds(bounds, records, function)
-    call.spend(records.n_records)
+    call.spend(records.n_records, function=function, params=(q, bounds, axis, keepdims, bins), data=(arr,))
     contribution = call.contribution(kappa=query.kappa(per_record))
     values = query.release(records, lower, upper, contribution)
     shaped = shape_output(values, records, keepdims, records.X.dtype, leading=q.shape)

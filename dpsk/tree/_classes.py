@@ -45,7 +45,7 @@ from dpsk.utils._units import random_parts
 from dpsk.utils.validation import (
     _check_sample_weight_dp,
     _weight_units,
-    check_random_state,
+    release_generator,
     resolve_bounds,
     resolve_classes,
 )
@@ -397,7 +397,7 @@ class BaseRandomTrees(RandomTreesMixin, BaseJointLogLikelihoodClassifier):
         n_trees, n_classes = self._n_trees(), classes.size
         depth = self._depth(X.shape[1], n_trees, n_classes)
         n_threads = self._n_threads()   # invalid n_jobs fails here, before any spend
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
         feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
         epsilon_leaves, epsilon_totals = split_epsilon(self.epsilon, PRIOR_SPLIT)
         # Weighted counts are in units of 1/grid: one row adds at most grid units per count.
@@ -621,7 +621,7 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         n_trees = self._n_trees()
         depth = self._depth(X.shape[1], n_trees, 2)
         n_threads = self._n_threads()   # invalid n_jobs fails here, before any spend
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
         feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
         release = self._release(rng)
         n_cells = n_trees * 2**depth

@@ -29,7 +29,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from dpsk.accounting import ComposedEvent, GaussianEvent, LaplaceEvent, note_release
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.utils._sklearn_compat import _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import check_random_state, resolve_bounds, resolve_classes
+from dpsk.utils.validation import check_random_state, release_generator, resolve_bounds, resolve_classes
 
 __all__ = [
     "ALPHA",
@@ -164,7 +164,7 @@ class ToyDPMeanClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
         lower, upper = self._resolve_bounds(X)
         classes, y_index = resolve_classes(self, self.classes, y)
-        rng = self._generator()
+        rng = self._generator(X, y)
         self._spend_privacy_budget(cost)
 
         clipped = self._clip(X, lower, upper)
@@ -188,8 +188,8 @@ class ToyDPMeanClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _resolve_bounds(self, X):
         return resolve_bounds(self, self.bounds, X)
 
-    def _generator(self):
-        return check_random_state(self.random_state)
+    def _generator(self, X, y):
+        return release_generator(self.random_state, context=self, data=(X, y))
 
     def _clip(self, X, lower, upper):
         return np.clip(X, lower, upper)  # a new array: X is never modified
@@ -258,10 +258,10 @@ class BrokenToyDPMeanClassifier(ToyDPMeanClassifier):
             return np.min(X, axis=0).astype(np.float64), np.max(X, axis=0).astype(np.float64)
         return super()._resolve_bounds(X)
 
-    def _generator(self):
+    def _generator(self, X, y):
         if self.bug == "global_random" and self.random_state is None:
             return np.random.mtrand._rand
-        return super()._generator()
+        return super()._generator(X, y)
 
     def _clip(self, X, lower, upper):
         if self.bug == "mutates_X":

@@ -14,7 +14,7 @@ from dpsk.accounting import ComposedEvent, LaplaceEvent, note_release
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.exceptions import BudgetExceededError
 from dpsk.utils._sklearn_compat import _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import check_random_state, resolve_bounds
+from dpsk.utils.validation import release_generator, resolve_bounds
 
 __all__ = ["ToyDPCenterer", "spend_repeatedly"]
 
@@ -59,7 +59,7 @@ class ToyDPCenterer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, Ba
         self._check_privacy_budget(cost)
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C")
         lower, upper = resolve_bounds(self, self.bounds, X)
-        rng = check_random_state(self.random_state)
+        rng = release_generator(self.random_state, context=self, data=(X,))
         self._spend_privacy_budget(cost)
         sensitivity = float(np.sum(np.maximum(np.abs(lower), np.abs(upper))))
         count = X.shape[0] + rng.laplace(0.0, half.noise_multiplier)

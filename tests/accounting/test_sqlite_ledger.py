@@ -92,3 +92,22 @@ def test_forked_children_reconnect(tmp_path):
     proc.join(60)
     assert proc.exitcode == 0
     assert acc.total() == (3.0, 0.0)
+
+
+def test_a_relative_path_is_reopened_from_anywhere(tmp_path, monkeypatch):
+    """Issue 14, finding 6: a relative path used to be reopened relative to the unpickler's
+    working directory, where a fresh ledger silently granted the whole budget again."""
+    (tmp_path / "here").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    acc = BudgetAccountant(epsilon=1.0, path="budget.sqlite")
+    acc.spend(0.75, 0.0)
+    assert acc.path == str(tmp_path / "here" / "budget.sqlite")
+    blob = pickle.dumps(acc)
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    restored = pickle.loads(blob)
+    assert restored.path == acc.path
+    assert len(restored) == 1 and restored.total().epsilon == pytest.approx(0.75)
+    with pytest.raises(BudgetExceededError):
+        restored.spend(0.5, 0.0)
+    assert not (tmp_path / "elsewhere" / "budget.sqlite").exists()

@@ -28,7 +28,9 @@ def test_structure_does_not_depend_on_the_data():
     X1, y1 = _data(seed=1)
     X2 = np.random.default_rng(2).normal(size=(50, 4))
     y2 = np.arange(50) % 2
-    a, b = _forest(n_estimators=5).fit(X1, y1), _forest(n_estimators=5).fit(X2, y2)
+    # One stream for both: two fresh PCG64(0) (an int seed derives one per dataset).
+    a = _forest(n_estimators=5, random_state=np.random.PCG64(0)).fit(X1, y1)
+    b = _forest(n_estimators=5, random_state=np.random.PCG64(0)).fit(X2, y2)
     for ta, tb in zip(a.estimators_, b.estimators_):
         np.testing.assert_array_equal(ta.tree_.feature, tb.tree_.feature)
         np.testing.assert_array_equal(ta.tree_.threshold, tb.tree_.threshold)
@@ -98,8 +100,9 @@ def test_float32_input():
 def test_rows_outside_the_bounds_are_routed_as_if_clipped():
     X, y = _data()
     X_out = X * 10.0 - 5.0
-    a = _forest(n_estimators=3).fit(X_out, y)
-    b = _forest(n_estimators=3).fit(np.clip(X_out, 0.0, 1.0), y)
+    # One stream for both: two fresh PCG64(0) (an int seed derives one per dataset).
+    a = _forest(n_estimators=3, random_state=np.random.PCG64(0)).fit(X_out, y)
+    b = _forest(n_estimators=3, random_state=np.random.PCG64(0)).fit(np.clip(X_out, 0.0, 1.0), y)
     for ta, tb in zip(a.estimators_, b.estimators_):
         np.testing.assert_array_equal(ta.tree_.value, tb.tree_.value)
 

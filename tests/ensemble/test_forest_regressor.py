@@ -38,11 +38,14 @@ def test_structure_does_not_depend_on_the_data():
     X1, y1 = _data(seed=1)
     rng = np.random.default_rng(2)
     X2, y2 = rng.normal(size=(50, 5)), rng.normal(size=50) * 100
-    a, b = _forest(n_estimators=5).fit(X1, y1), _forest(n_estimators=5).fit(X2, y2)
+    # One stream for both: two fresh PCG64(0) (an int seed derives one per dataset).
+    a = _forest(n_estimators=5, random_state=np.random.PCG64(0)).fit(X1, y1)
+    b = _forest(n_estimators=5, random_state=np.random.PCG64(0)).fit(X2, y2)
     for ta, tb in zip(a.estimators_, b.estimators_):
         np.testing.assert_array_equal(ta.tree_.feature, tb.tree_.feature)
         np.testing.assert_array_equal(ta.tree_.threshold, tb.tree_.threshold)
-    ta, tb = _tree().fit(X1, y1), _tree().fit(X2, y2)
+    ta = _tree(random_state=np.random.PCG64(0)).fit(X1, y1)
+    tb = _tree(random_state=np.random.PCG64(0)).fit(X2, y2)
     np.testing.assert_array_equal(ta.tree_.threshold, tb.tree_.threshold)
 
 
@@ -109,8 +112,9 @@ def test_targets_outside_bounds_y_are_clipped():
     y_wild = y.copy()
     y_wild[::7] = 1e6
     y_wild[1::7] = -1e6
-    a = _forest(n_estimators=3).fit(X, y_wild)
-    b = _forest(n_estimators=3).fit(X, np.clip(y_wild, *BOUNDS_Y))
+    # One stream for both: two fresh PCG64(0) (an int seed derives one per dataset).
+    a = _forest(n_estimators=3, random_state=np.random.PCG64(0)).fit(X, y_wild)
+    b = _forest(n_estimators=3, random_state=np.random.PCG64(0)).fit(X, np.clip(y_wild, *BOUNDS_Y))
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
     np.testing.assert_array_equal(a.totals_, b.totals_)
     pred = a.predict(X)
@@ -122,8 +126,9 @@ def test_rows_outside_the_bounds_are_routed_as_if_clipped():
     X_wild = X.copy()
     X_wild[::5] *= 10.0
     X_wild[1::5] -= 5.0
-    a = _forest(n_estimators=3).fit(X_wild, y)
-    b = _forest(n_estimators=3).fit(np.clip(X_wild, 0.0, 1.0), y)
+    # One stream for both: two fresh PCG64(0) (an int seed derives one per dataset).
+    a = _forest(n_estimators=3, random_state=np.random.PCG64(0)).fit(X_wild, y)
+    b = _forest(n_estimators=3, random_state=np.random.PCG64(0)).fit(np.clip(X_wild, 0.0, 1.0), y)
     for ta, tb in zip(a.estimators_, b.estimators_):
         np.testing.assert_array_equal(ta.tree_.value, tb.tree_.value)
     np.testing.assert_array_equal(a.predict(X_wild), b.predict(np.clip(X_wild, 0.0, 1.0)))

@@ -152,9 +152,11 @@ def test_rows_beyond_data_norm_are_clipped_not_trusted():
     big[0] *= 1e6 / np.linalg.norm(big[0])
     boundary = X.copy()
     boundary[0] *= 3.0 / np.linalg.norm(boundary[0])
-    params = dict(epsilon=1e9, data_norm=3.0, C=10.0, classes=[0, 1], random_state=0)
-    a = LogisticRegression(**params).fit(big, y)
-    b = LogisticRegression(**params).fit(boundary, y)
+    params = dict(epsilon=1e9, data_norm=3.0, C=10.0, classes=[0, 1])
+    # The same stream on both datasets: fresh PCG64(0) objects (an int seed derives one
+    # stream per dataset).
+    a = LogisticRegression(**params, random_state=np.random.PCG64(0)).fit(big, y)
+    b = LogisticRegression(**params, random_state=np.random.PCG64(0)).fit(boundary, y)
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-12)
     assert np.linalg.norm(big[0]) == pytest.approx(1e6)  # the input itself is not clipped
 
@@ -170,8 +172,10 @@ def test_public_bounds_clip_and_set_the_norm_bound(Estimator):
     params = dict(epsilon=1e9, bounds=(-0.5, 0.5), C=10.0, classes=[0, 1], random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        a = Estimator(**params).fit(wild, y)
-    b = Estimator(**params).fit(np.clip(wild, -0.5, 0.5), y)
+        # The same stream on both datasets: fresh PCG64(0) objects (an int seed derives
+        # one stream per dataset).
+        a = Estimator(**{**params, "random_state": np.random.PCG64(0)}).fit(wild, y)
+    b = Estimator(**{**params, "random_state": np.random.PCG64(0)}).fit(np.clip(wild, -0.5, 0.5), y)
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-12)
     assert np.abs(wild).max() > 0.5  # the input itself is not clipped
     assert a.data_norm_ == pytest.approx(1.0)  # the corner (±0.5, ..., ±0.5) of 4 features

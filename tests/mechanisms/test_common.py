@@ -178,3 +178,38 @@ def test_selection_and_randomized_response_record_their_events():
 
 def test_geometric_is_diffprivlibs_name_for_the_discrete_laplace():
     assert Geometric is DiscreteLaplace
+
+
+# ------------------------------------------------------------- immutable after construction
+# Reassigning a parameter used to be accepted and ignored by the noise (calibrated at
+# construction) while reading, and being recorded, as the new value (issue 14, finding 6).
+
+ALL_MECHANISMS = VALUE_MECHANISMS + [
+    lambda **kw: ExponentialMechanism(epsilon=1.0, random_state=0, **kw),
+    lambda **kw: ReportNoisyMax(epsilon=1.0, random_state=0, **kw),
+    lambda **kw: RandomizedResponse(epsilon=1.0, random_state=0, **kw),
+]
+ALL_IDS = IDS + ["ExponentialMechanism", "ReportNoisyMax", "RandomizedResponse"]
+
+
+@pytest.mark.parametrize("make", ALL_MECHANISMS, ids=ALL_IDS)
+@pytest.mark.parametrize("name", ["epsilon", "delta", "sensitivity", "random_state", "calibration", "new_attribute"])
+def test_mechanisms_are_immutable(make, name):
+    mech = make()
+    before = getattr(mech, name, None)
+    with pytest.raises(AttributeError, match="immutable"):
+        setattr(mech, name, 0.01)
+    assert getattr(mech, name, None) == before
+    if hasattr(mech, name):
+        with pytest.raises(AttributeError, match="immutable"):
+            delattr(mech, name)
+
+
+def test_geometric_delta_cannot_be_set():
+    mech = Geometric(epsilon=1.0)
+    with pytest.raises(AttributeError, match="immutable"):
+        mech.delta = 0.5
+    assert mech.delta == 0.0
+    with record_releases() as drawn:
+        mech.randomise(3)
+    assert drawn == [mech.privacy_event()]

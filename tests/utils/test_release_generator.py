@@ -1,0 +1,144 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""One stream per release for an integer seed (issue 14, finding 5).
+
+An integer ``random_state`` used to re-create the same stream in every fit: two releases
+on neighbouring datasets shared their noise, and their difference was the noise-free
+difference -- the record itself.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.model_selection import KFold, cross_validate
+
+from dpsk import stats
+from dpsk.mechanisms import ExponentialMechanism, Gaussian, Laplace, RandomizedResponse
+from dpsk.preprocessing import StandardScaler
+from dpsk.utils.validation import release_digest, release_generator
+
+SECRET = 0.734215
+
+
+def _neighbours(n=1000, seed=1):
+    D = np.random.default_rng(seed).uniform(0.0, 1.0, n)
+    return D, np.append(D, SECRET)
+
+
+def test_neighbouring_sums_with_the_same_int_seed_do_not_share_noise():
+    """The issue's reproduction: sum(D') - sum(D) with random_state=0 returned the record."""
+    D, D2 = _neighbours()
+    a = stats.sum(D, epsilon=1.0, bounds=(0, 1), random_state=0)
+    b = stats.sum(D2, epsilon=1.0, bounds=(0, 1), random_state=0)
+    noise_a, noise_b = a - D.sum(), b - D2.sum()
+    assert abs(noise_a - noise_b) > 1e-6  # before the fix: equal, b - a == SECRET to 1e-12
+    assert abs((b - a) - SECRET) > 1e-6
+
+
+def test_neighbouring_fits_with_the_same_int_seed_do_not_share_noise():
+    """Same for an estimator: StandardScaler on D and D' (one more row).
+
+    Before the fix the noisy counts differed by exactly 1 and the noisy sums by the record.
+    """
+    D, D2 = _neighbours()
+    a = StandardScaler(epsilon=1.0, bounds=(0, 1), with_std=False, random_state=0).fit(D[:, None])
+    b = StandardScaler(epsilon=1.0, bounds=(0, 1), with_std=False, random_state=0).fit(D2[:, None])
+    count_noise_a, count_noise_b = a.n_samples_seen_ - D.size, b.n_samples_seen_ - D2.size
+    assert abs(count_noise_a - count_noise_b) > 1e-6
+    sum_a, sum_b = a.mean_[0] * a.n_samples_seen_, b.mean_[0] * b.n_samples_seen_
+    assert abs((sum_b - sum_a) - SECRET) > 1e-6
+
+
+def test_sklearn_cross_validation_folds_get_their_own_noise():
+    """scikit-learn's clone copies random_state=0 into every fold; the folds' noise differs anyway."""
+    X = np.random.default_rng(0).uniform(0, 1, (400, 1))
+    est = StandardScaler(epsilon=1.0, bounds=(0, 1), with_std=False, random_state=0)
+    folds = list(KFold(4).split(X))
+    fitted = cross_validate(est, X, cv=folds, scoring=lambda e, X, y=None: 0.0, return_estimator=True)["estimator"]
+    count_noise = [f.n_samples_seen_ - train.size for f, (train, _) in zip(fitted, folds)]
+    assert len(set(np.round(count_noise, 9))) == len(folds)  # before the fix: one value
+
+
+def test_same_data_and_seed_is_reproducible():
+    D, _ = _neighbours()
+    assert stats.mean(D, epsilon=1.0, bounds=(0, 1), random_state=3) == stats.mean(
+        D, epsilon=1.0, bounds=(0, 1), random_state=3)
+    X = D[:, None]
+    first = StandardScaler(epsilon=1.0, bounds=(0, 1), random_state=3).fit(X)
+    second = clone(first).fit(X)
+    np.testing.assert_array_equal(first.mean_, second.mean_)
+    np.testing.assert_array_equal(first.var_, second.var_)
+
+
+def test_float32_and_float64_copies_digest_the_same():
+    X = np.random.default_rng(0).uniform(0, 1, (50, 3)).astype(np.float32)
+    assert release_digest("f", (X,)) == release_digest("f", (X.astype(np.float64),))
+    assert release_digest("f", (X,)) == release_digest("f", (np.asfortranarray(X),))
+    assert release_digest("f", (X,)) != release_digest("f", (X[:-1],))
+    assert release_digest("f", (X,)) != release_digest("f", (X.reshape(25, 6),))
+    dense = np.eye(4)
+    assert release_digest("f", (sp.csr_matrix(dense),)) == release_digest("f", (sp.csc_matrix(dense),))
+    a = stats.mean(X, epsilon=1.0, bounds=(0, 1), axis=0, random_state=0)
+    b = stats.mean(X.astype(np.float64), epsilon=1.0, bounds=(0, 1), axis=0, random_state=0)
+    np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_other_statistic_parameters_or_seed_give_another_stream():
+    D, _ = _neighbours()
+
+    def draw(random_state=0, context=("dpsk.stats.sum", 1.0), data=(D,)):
+        return release_generator(random_state, context=context, data=data).random(4)
+
+    reference = draw()
+    np.testing.assert_array_equal(reference, draw())
+    for other in (draw(context=("dpsk.stats.mean", 1.0)), draw(context=("dpsk.stats.sum", 2.0)),
+                  draw(random_state=1), draw(data=(D[1:],)), draw(random_state=np.random.SeedSequence(0, spawn_key=(1,)))):
+        assert not np.array_equal(reference, other)
+    # the noise of stats.sum and stats.mean on the same data are drawn from different streams
+    s = stats.sum(D, epsilon=1.0, bounds=(0, 1), random_state=0) - D.sum()
+    m = stats.mean(D, epsilon=1.0, bounds=(0, 1), random_state=0)
+    assert m != stats.mean(D, epsilon=2.0, bounds=(0, 1), random_state=0)
+    assert s != stats.sum(D, epsilon=2.0, bounds=(0, 1), random_state=0) - D.sum()
+
+
+def test_explicit_bit_generators_share_noise_on_purpose():
+    """Two fresh PCG64(0) objects: the documented way to get identical noise on different data."""
+    D, D2 = _neighbours()
+    a = stats.sum(D, epsilon=1.0, bounds=(0, 1), random_state=np.random.PCG64(0))
+    b = stats.sum(D2, epsilon=1.0, bounds=(0, 1), random_state=np.random.PCG64(0))
+    assert (b - a) == pytest.approx(SECRET, abs=1e-9)
+
+
+def test_estimator_parameters_other_than_the_seed_change_the_stream():
+    D, _ = _neighbours()
+    X = D[:, None]
+    a = StandardScaler(epsilon=1.0, bounds=(0, 1), with_std=False, random_state=0).fit(X)
+    b = StandardScaler(epsilon=1.0, bounds=(0, 1), with_std=False, random_state=0, accountant=None).fit(X)
+    c = StandardScaler(epsilon=1.0, bounds=(0, 2), with_std=False, random_state=0).fit(X)
+    assert a.mean_[0] == b.mean_[0]   # the accountant does not choose the noise
+    assert a.mean_[0] != c.mean_[0]
+
+
+@pytest.mark.parametrize(
+    "make, values",
+    [
+        (lambda: Laplace(epsilon=1.0, random_state=0), (1.0, 2.0)),
+        (lambda: Gaussian(epsilon=1.0, delta=1e-5, random_state=0), (np.array([1.0, 2.0]), np.array([1.0, 3.0]))),
+        (lambda: ExponentialMechanism(epsilon=1.0, random_state=0), ([0.0] * 50, [0.0] * 49 + [1.0])),
+        (lambda: RandomizedResponse(epsilon=1.0, random_state=0), (np.zeros(200, int), np.r_[np.zeros(199, int), 1])),
+    ],
+)
+def test_mechanisms_with_an_int_seed_derive_per_release(make, values):
+    v0, v1 = values
+    # Same seed, same value, fresh objects: reproducible.
+    assert np.array_equal(make().randomise(v0), make().randomise(v0))
+    # Successive calls of one object: fresh noise.
+    m = make()
+    draws = [np.asarray(m.randomise(v0)) for _ in range(3)]
+    assert not all(np.array_equal(draws[0], d) for d in draws[1:])
+    if isinstance(v0, float) or (isinstance(v0, np.ndarray) and v0.dtype.kind == "f"):
+        # Same seed on neighbouring values: the noise differs.
+        noise0 = make().randomise(v0) - np.asarray(v0)
+        noise1 = make().randomise(v1) - np.asarray(v1)
+        assert not np.allclose(noise0, noise1)
