@@ -184,7 +184,7 @@ def test_int_seed_check_fails_on_nondeterministic_estimator():
     """Check that the reproducibility check can fail: an estimator ignoring its int seed."""
 
     class Unseeded(ToyDPMeanClassifier):
-        def _generator(self):
+        def _generator(self, X, y):
             return np.random.default_rng()  # ignores random_state
 
     with pytest.raises(AssertionError, match="differ"):

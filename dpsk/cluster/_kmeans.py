@@ -271,11 +271,13 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         centres by a weighted k-means++ (post-processing).
         """
         candidates = box.centre[None, :]
-        for release in releases:
+        for p, release in enumerate(releases):
             directions = rng.standard_normal(candidates.shape)
             directions *= box.half_width * 1e-3 / np.maximum(np.linalg.norm(directions, axis=1, keepdims=True), 1e-300)
             candidates = np.concatenate([candidates + directions, candidates - directions])
-            size = candidates.shape[0]
+            # The declared size of pass p, even when earlier passes dropped candidates: the
+            # release is padded to it, so what is released is exactly what was charged.
+            size = 2 ** (p + 1)
             candidates, counts = self._lloyd_step(X, candidates, box, release, size, keep=False,
                                                   sample_weight=sample_weight)
         return _reduce(candidates, counts, self.n_clusters, rng)

@@ -34,9 +34,6 @@ __all__ = [
     "check_data_norm",
     "check_privacy_params",
     "check_random_state",
-    "is_seed",
-    "rekey_generator",
-    "release_digest",
     "release_generator",
     "resolve_bounds",
     "resolve_classes",
@@ -182,6 +179,8 @@ def _update_array(h, value):
         _update_array(h, csr.data)
         return
     arr = np.asarray(value)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]  # a column vector is the same data as a 1-D array (y passed as (n, 1))
     _update_text(h, b"A", repr(tuple(int(d) for d in arr.shape)))
     flat = np.ascontiguousarray(arr).reshape(-1)
     kind = flat.dtype.kind
