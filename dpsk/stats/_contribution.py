@@ -108,7 +108,8 @@ def group_index(groups, n_samples):
     Raises
     ------
     ValueError
-        Wrong length, missing values (NaN or None), fewer than two users.
+        Wrong length, missing values (NaN or None): the ids are outside their domain
+        (the error reveals only that).
     TypeError
         Unhashable or unorderable ids.
     """
@@ -143,11 +144,10 @@ def group_index(groups, n_samples):
             raise TypeError(f"user ids in groups must be mutually comparable (one type): {exc}") from None
         codes = np.ascontiguousarray(codes.reshape(-1), dtype=np.intp)
         counts = counts.astype(np.int64)
-    if counts.size < 2:
-        raise ValueError(
-            "groups holds a single user: a user-level release about one user cannot be private "
-            "(it is entirely about that user). Pass data from at least two users."
-        )
+    # No minimum number of users: whether the data holds one user or two is exactly what
+    # a neighbouring dataset changes, so refusing one user would itself release it (issue
+    # 14, finding 4). A release about one user is as private as any other: the noise is
+    # calibrated to remove that user entirely.
     return codes, counts
 
 

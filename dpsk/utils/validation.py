@@ -34,6 +34,7 @@ __all__ = [
     "check_data_norm",
     "check_privacy_params",
     "check_random_state",
+    "rekey_generator",
     "release_generator",
     "resolve_bounds",
     "resolve_classes",
@@ -319,10 +320,23 @@ def rekey_generator(rng, random_state, *, context, data=()):
     search's candidates) depend on the seed and the context only; every draw after the
     call also depends on the data.
 
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        From ``release_generator(random_state, context=context)``.
+    random_state, context, data
+        As for :func:`release_generator`.
+
     Returns
     -------
     rng : numpy.random.Generator
         The same object.
+
+    Notes
+    -----
+    **Privacy.** As :func:`release_generator`: after the call, an integer seed's draws
+    depend on the data's digest, so releases on neighbouring datasets do not share noise.
+    Draws made before the call must not depend on the data.
     """
     if is_seed(random_state):
         rng.bit_generator.state = release_generator(random_state, context=context, data=data).bit_generator.state

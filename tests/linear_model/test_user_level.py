@@ -277,7 +277,6 @@ def test_bad_groups_in_fit(estimator_name):
     bad = {
         "NaN": np.array([0, 1, np.nan, 1, 0, 1, 0, 1]),
         "entries but the data": np.arange(5),
-        "single user": np.zeros(8),
         "hashable": np.array([{}] * 8, dtype=object),
     }
     for match, groups in bad.items():
@@ -372,3 +371,26 @@ def test_user_level_linear_regression_privacy_audit(broken, monkeypatch):
     reg = LinearRegression(epsilon=2.0, bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0))
     result = _audit_user_level(reg, project_attribute("coef_", 0), 3_000)
     assert result.passed != broken, str(result)
+
+
+@pytest.mark.parametrize("estimator_name", ["LogisticRegression", "LinearRegression"])
+def test_one_user_and_two_users_both_release(estimator_name):
+    """Neighbours (add/remove one user): a fit on one user and on two users both release and
+    both charge the same (a single user used to raise: the error revealed the neighbour)."""
+    import dpsk.linear_model as lm
+    from dpsk.accounting import BudgetAccountant
+
+    X, y, _ = _classification_users(n=8)
+    params = {"epsilon": 1.0, "random_state": 0}
+    if estimator_name == "LogisticRegression":
+        params.update(data_norm=4.0, classes=[0, 1])
+    else:
+        y = y.astype(float)
+        params.update(bounds_X=(-4.0, 4.0), bounds_y=(0.0, 1.0))
+    spent = []
+    for n, groups in ((7, np.zeros(7, dtype=int)), (8, np.r_[np.zeros(7, dtype=int), 1])):
+        acc = BudgetAccountant(epsilon=10.0)
+        est = getattr(lm, estimator_name)(accountant=acc, **params).fit(X[:n], y[:n], groups=groups)
+        assert np.all(np.isfinite(est.coef_))
+        spent.append(acc.total())
+    assert spent[0] == spent[1] and spent[0].epsilon > 0

@@ -14,17 +14,24 @@ from dpsk.audit import audit_estimator
 from dpsk.utils._testing_family import AUDITS, BROKEN_VARIANTS
 
 
-def run_audit(name, cls, seed=0):
+def run_audit(name, cls, seed=0, n_samples=None):
     config = AUDITS[name]
     return audit_estimator(
-        cls(**config.params), config.neighbours(), config.projection, n_samples=config.n_samples, random_state=seed
+        cls(**config.params), config.neighbours(), config.projection, n_samples=n_samples or config.n_samples,
+        random_state=seed,
     )
+
+
+#: Broken variants whose excess is at the edge of the audit's power with the family's runs.
+#: KMeansEpsilonX2 (ε = 4 spent, 2 claimed): lower bounds 1.98-2.30 with 3000 runs on audit
+#: seeds 0-2 (2.11-2.25 before integer seeds were derived per release), 2.27-2.54 with 6000.
+MORE_RUNS = {"KMeansEpsilonX2": 6_000}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name, cls", BROKEN_VARIANTS, ids=[cls.__name__ for _, cls in BROKEN_VARIANTS])
 def test_audit_rejects_broken_variant(name, cls):
-    result = run_audit(name, cls)
+    result = run_audit(name, cls, n_samples=MORE_RUNS.get(cls.__name__))
     assert not result.passed, str(result)
 
 

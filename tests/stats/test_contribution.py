@@ -199,14 +199,13 @@ def test_limit_weights_keep_threshold_rows_per_user():
     [
         (np.array([0.0, np.nan, 1.0]), ValueError, "NaN"),
         (np.array([0, 1]), ValueError, "2 entries but the data has 3 rows"),
-        (np.array([4, 4, 4]), ValueError, "single user"),
         (np.array([{}, {}, {}], dtype=object), TypeError, "hashable"),
         (np.array([[0, 1], [1, 0], [0, 0]]), ValueError, "1-dimensional"),
         (np.array(["a", None, "b"], dtype=object), ValueError, "missing"),
     ],
 )
 def test_bad_groups(groups, error, match):
-    """Check clear errors for NaN, wrong length, a single user, unhashable or missing ids."""
+    """Check clear errors for NaN, wrong length, unhashable or missing ids (ids outside their domain)."""
     with pytest.raises(error, match=match):
         group_index(groups, 3)
     with pytest.raises(error, match=match):

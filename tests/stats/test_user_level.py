@@ -136,6 +136,34 @@ def test_bad_groups_spend_nothing():
 
     acc = BudgetAccountant(epsilon=5.0)
     for func in (stats.mean, stats.median):
-        with pytest.raises(ValueError, match="single user"):
-            func(np.zeros(4), epsilon=1.0, bounds=(0, 1), groups=[1, 1, 1, 1], accountant=acc)
+        with pytest.raises(ValueError, match="NaN"):
+            func(np.zeros(4), epsilon=1.0, bounds=(0, 1), groups=[1, 1, np.nan, 1], accountant=acc)
     assert acc.total().epsilon == 0
+
+
+@pytest.mark.parametrize(
+    "function", [stats.count, stats.sum, stats.mean, stats.var, stats.std, stats.median, stats.histogram]
+)
+@pytest.mark.parametrize("public_user_counts", [False, True])
+def test_one_user_and_two_users_both_release(function, public_user_counts):
+    """Neighbours (add/remove one user): one user and two users both release and both charge.
+
+    The fit used to raise for a single user and release for two: the error itself told
+    which neighbour the data was (issue 14, finding 4).
+    """
+    from dpsk.accounting import BudgetAccountant
+
+    if public_user_counts and function in (stats.count, stats.median, stats.histogram):
+        pytest.skip("public user counts apply to the sums' statistics")
+    x = np.linspace(0.1, 0.9, 6)
+    one_user, two_users = np.zeros(5, dtype=int), np.array([0, 0, 0, 0, 0, 1])
+    kwargs = {"range": (0, 1)} if function is stats.histogram else {} if function is stats.count else {"bounds": (0, 1)}
+    if public_user_counts:
+        kwargs["public_user_counts"] = True
+    spent = []
+    for values, groups in ((x[:5], one_user), (x, two_users)):
+        acc = BudgetAccountant(epsilon=10.0)
+        out = function(values, epsilon=1.0, groups=groups, accountant=acc, random_state=0, **kwargs)
+        assert np.all(np.isfinite(out[0] if function is stats.histogram else out))
+        spent.append(acc.total())
+    assert spent[0] == spent[1] and spent[0].epsilon > 0
