@@ -30,8 +30,8 @@ import tempfile
 import time
 
 import numpy as np
-
 from _family_common import main, run_diffprivlib
+
 from dpsk.accounting import BudgetAccountant, GaussianEvent, LaplaceEvent
 
 DPL_SPENDS = """

@@ -51,6 +51,7 @@ import re
 import warnings
 
 import numpy as np
+from _family_common import accuracy_record, diffprivlib_cell, main, run_diffprivlib
 from sklearn.datasets import load_breast_cancer
 from sklearn.ensemble import RandomForestClassifier as SkRandomForestClassifier
 from sklearn.exceptions import ConvergenceWarning
@@ -63,7 +64,6 @@ from sklearn.naive_bayes import MultinomialNB as SkMultinomialNB
 from sklearn.svm import LinearSVC as SkLinearSVC
 from sklearn.tree import DecisionTreeClassifier as SkDecisionTreeClassifier
 
-from _family_common import accuracy_record, diffprivlib_cell, main, run_diffprivlib
 from dpsk.datasets import load_adult
 from dpsk.datasets._adult import ADULT_SCHEMA
 from dpsk.ensemble import RandomForestClassifier

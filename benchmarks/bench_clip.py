@@ -20,9 +20,9 @@ of 3). Run: ``python benchmarks/bench_clip.py [--quick]``.
 import os
 
 import numpy as np
+from _family_common import best_seconds, main
 from threadpoolctl import threadpool_limits
 
-from _family_common import best_seconds, main
 from dpsk._core import _accumulate as A
 from dpsk._core import _clip as K
 from dpsk._core._common import _effective_n_threads

@@ -15,10 +15,10 @@ Run: ``python benchmarks/bench_cluster.py [--quick]``.
 """
 
 import numpy as np
+from _family_common import main, mean_std, run_diffprivlib
 from sklearn.cluster import KMeans as SkKMeans
 from sklearn.datasets import make_blobs
 
-from _family_common import main, mean_std, run_diffprivlib
 from dpsk.cluster import KMeans
 
 DPL_KMEANS = """

@@ -20,10 +20,10 @@ Run: ``python benchmarks/bench_decomposition.py [--quick]``.
 """
 
 import numpy as np
+from _family_common import main, mean_std, run_diffprivlib
 from sklearn.datasets import make_classification
 from sklearn.decomposition import PCA as SkPCA
 
-from _family_common import main, mean_std, run_diffprivlib
 from dpsk.datasets import load_adult
 from dpsk.decomposition import PCA
 

@@ -39,6 +39,7 @@ scikit-learn, RandomForestClassifier under 0.1× scikit-learn.
 import warnings
 
 import numpy as np
+from _family_common import best_seconds, fit_time_record, main, run_diffprivlib
 from sklearn.cluster import KMeans as SkKMeans
 from sklearn.datasets import make_blobs
 from sklearn.decomposition import PCA as SkPCA
@@ -54,7 +55,6 @@ from sklearn.preprocessing import MinMaxScaler as SkMinMaxScaler
 from sklearn.preprocessing import StandardScaler as SkStandardScaler
 from sklearn.svm import LinearSVC as SkLinearSVC
 
-from _family_common import best_seconds, fit_time_record, main, run_diffprivlib
 from dpsk.cluster import KMeans
 from dpsk.decomposition import PCA
 from dpsk.ensemble import RandomForestClassifier

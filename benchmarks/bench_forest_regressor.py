@@ -31,12 +31,12 @@ Run: ``python benchmarks/bench_forest_regressor.py [--quick]``.
 """
 
 import numpy as np
+from _family_common import best_seconds, main
 from sklearn.datasets import load_diabetes, make_friedman1
 from sklearn.ensemble import RandomForestRegressor as SkRandomForest
 from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
-from _family_common import best_seconds, main
 from dpsk.ensemble import RandomForestRegressor
 
 EPSILONS = (0.5, 1.0, 5.0)

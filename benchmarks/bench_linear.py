@@ -15,11 +15,11 @@ Run: ``python benchmarks/bench_linear.py [--quick]``.
 """
 
 import numpy as np
+from _family_common import diffprivlib_cell, main, run_diffprivlib
 from sklearn.datasets import make_regression
 from sklearn.linear_model import LinearRegression as SkLinearRegression
 from sklearn.metrics import r2_score
 
-from _family_common import diffprivlib_cell, main, run_diffprivlib
 from dpsk.linear_model import LinearRegression
 
 DPL_LINEAR = """

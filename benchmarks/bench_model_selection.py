@@ -34,8 +34,8 @@ Usage::
 import warnings
 
 import numpy as np
-
 from _family_common import main
+
 from dpsk.accounting import (
     BudgetAccountant,
     ComposedEvent,

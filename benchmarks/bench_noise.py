@@ -32,8 +32,8 @@ the secure generator and the safe Laplace each within 3x of the default path.
 
 
 import numpy as np
-
 from _family_common import best_seconds, main, run_diffprivlib
+
 from dpsk._core._noise import (
     add_gaussian,
     add_gaussian_lattice,

@@ -18,8 +18,8 @@ Run: ``python benchmarks/bench_preprocessing.py [--quick]``.
 """
 
 import numpy as np
-
 from _family_common import main, mean_std, run_diffprivlib
+
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
 
 DPL_SCALER = """

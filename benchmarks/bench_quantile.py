@@ -15,7 +15,6 @@ sampling in floating point) runs in its own environment through a subprocess.
 import time
 
 import numpy as np
-
 from _family_common import main, run_diffprivlib
 
 from dpsk import stats

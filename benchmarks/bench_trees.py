@@ -27,10 +27,10 @@ Run: ``python benchmarks/bench_trees.py [--quick]``.
 """
 
 import numpy as np
-from sklearn.ensemble import RandomForestClassifier as SkRandomForest
-
 from _family_common import best_seconds, main
 from bench_accuracy import adult, breast_cancer
+from sklearn.ensemble import RandomForestClassifier as SkRandomForest
+
 from dpsk.ensemble import RandomForestClassifier
 
 

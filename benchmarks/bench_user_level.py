@@ -36,9 +36,9 @@ Run ``python benchmarks/bench_user_level.py [--quick] [--out FOLDER]`` (or
 import time
 
 import numpy as np
+from _family_common import best_seconds, main, run_diffprivlib
 from sklearn.datasets import make_regression
 
-from _family_common import best_seconds, main, run_diffprivlib
 from dpsk import stats
 from dpsk._core._groups import group_codes
 from dpsk.linear_model import LabelPrivateLinearRegression

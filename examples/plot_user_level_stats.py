@@ -28,8 +28,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from dpsk import BudgetAccountant
-from dpsk import stats
+from dpsk import BudgetAccountant, stats
 
 rng = np.random.default_rng(0)
 n_users = 3000

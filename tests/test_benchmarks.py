@@ -53,9 +53,8 @@ def test_tiny_fit_time_section_without_diffprivlib(runner):
 
 def test_forest_fit_time_scales_scikit_learn_from_fewer_trees(runner, monkeypatch):
     """scikit-learn's forest is timed on fewer trees at large n, scaled to 100, and the row says so."""
-    import numpy as np
-
     import bench_fit_time
+    import numpy as np
 
     _, theirs, note, scale = bench_fit_time.forest(np.empty((10**6, 20)), None)  # shape only: nothing is fitted
     assert theirs["scikit-learn"].n_estimators == 4 and scale == {"scikit-learn": 25.0}

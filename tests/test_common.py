@@ -24,9 +24,9 @@ from dpsk.utils._test_common import (
     EXPECTED_FAILED_DP_CHECKS,
     INIT_PARAMS,
     REFERENCE_ESTIMATORS,
+    estimators_under_test,
     expected_failed_checks,
     expected_failed_dp_checks,
-    estimators_under_test,
 )
 from dpsk.utils._testing import BrokenToyDPMeanClassifier, ToyDPMeanClassifier
 from dpsk.utils.discovery import _NOT_DP_ESTIMATOR_PACKAGES, _all_public_modules

@@ -18,10 +18,10 @@ import os
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 WHEEL_DIRS = [os.environ.get("DPSK_WHEEL_DIR", ""), "/opt/wheels"]

@@ -10,7 +10,7 @@ import numpy as np
 from dpsk._core._exact import MAX_T_DEN, MAX_T_NUM, discrete_gaussian, discrete_laplace, round_up_sigma2
 from dpsk.accounting import DiscreteGaussianEvent, DiscreteLaplaceEvent, PureDPEvent, ZCDPEvent
 from dpsk.accounting._calibration import discrete_gaussian_sigma, discrete_laplace_epsilon, round_up, zcdp_rho
-from dpsk.mechanisms._base import Calibration, DPMechanism, MECHANISM_DOCS, exact_rational
+from dpsk.mechanisms._base import MECHANISM_DOCS, Calibration, DPMechanism, exact_rational
 from dpsk.utils._docstring import Substitution
 
 __all__ = ["DiscreteGaussian", "DiscreteLaplace", "Geometric"]

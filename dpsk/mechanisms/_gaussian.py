@@ -14,7 +14,7 @@ from dpsk.accounting._calibration import (
     round_up,
     zcdp_rho,
 )
-from dpsk.mechanisms._base import Calibration, DPMechanism, MECHANISM_DOCS
+from dpsk.mechanisms._base import MECHANISM_DOCS, Calibration, DPMechanism
 from dpsk.utils._docstring import Substitution
 
 __all__ = ["Gaussian", "UnsafeGaussian"]

@@ -14,7 +14,7 @@ from dpsk.accounting._calibration import (
     laplace_epsilon,
     laplace_noise_multiplier,
 )
-from dpsk.mechanisms._base import Calibration, DPMechanism, MECHANISM_DOCS
+from dpsk.mechanisms._base import MECHANISM_DOCS, Calibration, DPMechanism
 from dpsk.utils._docstring import Substitution
 
 __all__ = ["Laplace", "UnsafeLaplace"]

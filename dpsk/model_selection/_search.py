@@ -31,14 +31,12 @@ Three designs, from the cheapest:
 """
 
 import contextvars
-import math
-import numbers
 from copy import deepcopy
 from numbers import Integral, Real
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, is_classifier
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
@@ -74,7 +72,7 @@ from dpsk.model_selection._splits import (
     run_fits,
     shared_classes,
 )
-from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._docstring import Substitution
 from dpsk.utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context, check_is_fitted
 from dpsk.utils.validation import check_privacy_params, rekey_generator, release_generator
 

@@ -9,6 +9,7 @@ from sklearn.base import is_classifier
 from dpsk.accounting import ComposedEvent, SelfComposedEvent
 from dpsk.mechanisms import Laplace
 from dpsk.model_selection._estimators import candidate_cost, check_private, inner_seed, prepare, search_accountant
+from dpsk.model_selection._search import budget_report, print_charged, print_plan
 from dpsk.model_selection._splits import (
     check_search_data,
     check_training_parts,
@@ -19,7 +20,6 @@ from dpsk.model_selection._splits import (
     run_fits,
     shared_classes,
 )
-from dpsk.model_selection._search import budget_report, print_charged, print_plan
 from dpsk.utils.validation import check_privacy_params, rekey_generator, release_generator
 
 __all__ = ["cross_val_score"]

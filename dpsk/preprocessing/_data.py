@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Feature scaling with differentially private statistics: StandardScaler and MinMaxScaler."""
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin

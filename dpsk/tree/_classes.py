@@ -28,11 +28,10 @@ import math
 from numbers import Integral
 
 import numpy as np
-
-from dpsk._core._trees import MAX_DEPTH, apply_trees, draw_structure, leaf_counts, tree_votes
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from dpsk._core._clip import clip_bounds_1d
+from dpsk._core._trees import MAX_DEPTH, apply_trees, draw_structure, leaf_counts, tree_votes
 from dpsk.accounting import ComposedEvent
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import budget_event

@@ -24,8 +24,8 @@ Broken variants still *declare* the correct cost; only their noise or clipping i
   declared.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -34,10 +34,10 @@ from dpsk.audit import canary_neighbours, project_attribute
 from dpsk.cluster import KMeans
 from dpsk.decomposition import PCA
 from dpsk.ensemble import RandomForestClassifier, RandomForestRegressor
+from dpsk.mechanisms._joint import Box
 from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB, MultinomialNB
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
 from dpsk.tree import DecisionTreeClassifier, DecisionTreeRegressor
-from dpsk.mechanisms._joint import Box
 
 __all__ = ["AUDITS", "BROKEN_VARIANTS", "FamilyAudit"]
 

@@ -16,12 +16,11 @@ import pytest
 from dpsk._core._accumulate import clipped_sums
 from dpsk._core._exact_sums import ROUNDING_MARGIN, exact_gram, exact_moments
 from dpsk.decomposition import PCA
+from dpsk.mechanisms._joint import Box
 from dpsk.naive_bayes import GaussianNB
 from dpsk.preprocessing import StandardScaler
 from dpsk.stats._common import as_records
-from dpsk.stats._contribution import Contribution
 from dpsk.stats._moments import MomentsQuery
-from dpsk.mechanisms._joint import Box
 
 N = 200_000
 LOWER, UPPER = 1.7e9, 1.7e9 + 3600.0

@@ -12,14 +12,21 @@ import math
 from fractions import Fraction
 
 import numpy as np
-
-from dpsk._core._exact_sums import ROUNDING_MARGIN
 import pytest
 
-from dpsk.accounting import ApproxDPEvent, CalibratedEvent, GaussianEvent, LaplaceEvent, PureDPEvent, ZCDPEvent, record_releases
-from dpsk.audit import audit
+from dpsk._core._exact_sums import ROUNDING_MARGIN
+from dpsk.accounting import (
+    ApproxDPEvent,
+    CalibratedEvent,
+    GaussianEvent,
+    LaplaceEvent,
+    PureDPEvent,
+    ZCDPEvent,
+    record_releases,
+)
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import budget_event
+from dpsk.audit import audit
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._testing import assert_fit_with_power, ks_pvalue
 

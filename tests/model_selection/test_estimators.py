@@ -13,8 +13,8 @@ from sklearn.preprocessing import FunctionTransformer
 
 from dpsk.accounting import BudgetAccountant, ComposedEvent, LaplaceEvent, ParallelEvent
 from dpsk.accounting._context import BOUND_ATTRIBUTE
-from dpsk.exceptions import BudgetExceededError
 from dpsk.accounting._preflight import PrepaidTicket
+from dpsk.exceptions import BudgetExceededError
 from dpsk.model_selection._estimators import (
     candidate_cost,
     dp_steps,

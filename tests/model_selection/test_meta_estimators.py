@@ -28,7 +28,6 @@ from dpsk.pipeline import make_pipeline as dp_make_pipeline
 from dpsk.utils._testing_accounting import ToyDPCenterer
 from dpsk.utils._testing_selection import ToyShiftedMeanClassifier
 
-
 pytestmark = pytest.mark.filterwarnings("ignore:When fitting BaggingClassifier with sample_weight")
 
 

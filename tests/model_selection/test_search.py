@@ -13,28 +13,26 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy import stats
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
-from scipy import stats
 
 import dpsk.model_selection._search as search_module
 from dpsk.accounting import (
     BudgetAccountant,
-    ComposedEvent,
     ExponentialEvent,
-    LaplaceEvent,
     ParallelEvent,
     RepeatAndSelectEvent,
     get_epsilon,
     record_releases,
 )
+from dpsk.accounting._repeat_and_select import stopping_gamma
 from dpsk.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpsk.model_selection import GridSearchCV, RandomizedSearchCV
 from dpsk.model_selection._search import _draw_trials, _sample_candidate
-from dpsk.accounting._repeat_and_select import stopping_gamma
-from dpsk.utils._testing import ALPHA, ToyDPMeanClassifier, chisquare_pvalue
+from dpsk.utils._testing import ALPHA, chisquare_pvalue
 from dpsk.utils._testing_accounting import ToyDPCenterer
 from dpsk.utils._testing_selection import ToyShiftedMeanClassifier
 

@@ -13,9 +13,9 @@ from sklearn.naive_bayes import GaussianNB as SkGaussianNB
 from dpsk.accounting import BudgetAccountant, CalibratedEvent, GaussianEvent, PureDPEvent, ZCDPEvent, record_releases
 from dpsk.audit import audit, estimator_sampler
 from dpsk.exceptions import BudgetExceededError, PrivacyLeakWarning
+from dpsk.mechanisms._joint import Box
 from dpsk.naive_bayes import GaussianNB
 from dpsk.naive_bayes._gaussian import BUDGET_SHARES
-from dpsk.mechanisms._joint import Box
 from dpsk.utils._testing import assert_fit_with_power, ks_pvalue
 from dpsk.utils._testing_family import AUDITS, GaussianNBEpsilonX2
 

@@ -16,8 +16,8 @@ generator ``estimator -> (fit kwargs without, fit kwargs with canary)``. Estimat
 cannot be audited this way go in ``NOT_AUDITED`` with the reason.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import pytest

@@ -25,9 +25,9 @@ reason.
 
 import inspect
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable
 
 import numpy as np
 import pytest

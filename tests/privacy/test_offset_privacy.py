@@ -21,8 +21,9 @@ the family stays validated whatever the library's own statistics do.
 family fills, and a projection for the statistical audit), or a ``NOT_APPLICABLE`` reason.
 """
 
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -39,7 +40,7 @@ from dpsk.cluster import KMeans
 from dpsk.decomposition import PCA
 from dpsk.ensemble import RandomForestClassifier, RandomForestRegressor
 from dpsk.linear_model import LinearRegression, LogisticRegression, Ridge
-from dpsk.naive_bayes import GaussianNB, MultinomialNB
+from dpsk.naive_bayes import GaussianNB
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
 from dpsk.svm import LinearSVC
 from dpsk.tree import DecisionTreeClassifier, DecisionTreeRegressor
@@ -210,9 +211,16 @@ def test_offset_audit_accepts_exact_centring():
     assert _audit_toy("before").passed
 
 
+#: The statistical audit runs where the defect was found (the rounding probe above checks
+#: every case exactly, in the default run); DPSK_OFFSET_AUDIT_ALL=1 audits every case.
+STATISTICALLY_AUDITED = (
+    sorted(OFFSET_CASES) if os.environ.get("DPSK_OFFSET_AUDIT_ALL") else ["StandardScaler", "stats.var"]
+)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("family", sorted(FAMILIES))
-@pytest.mark.parametrize("name", sorted(OFFSET_CASES))
+@pytest.mark.parametrize("family", ["timestamps"])
+@pytest.mark.parametrize("name", STATISTICALLY_AUDITED)
 def test_offset_privacy_audit(name, family):
     """Audit every statistic and estimator statistically on its offset neighbours (α = 1e-6)."""
     case = OFFSET_CASES[name]

@@ -7,11 +7,10 @@ and 2, Theorems 2 and 3), and of the implementation against them.
 """
 
 import numpy as np
-
-from dpsk._core._exact_sums import ROUNDING_MARGIN
 import pytest
 
 from dpsk import stats
+from dpsk._core._exact_sums import ROUNDING_MARGIN
 from dpsk._core._groups import group_codes, limit_weights
 from dpsk.stats._contribution import (
     best_limit_threshold,

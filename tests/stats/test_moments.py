@@ -8,8 +8,8 @@ from scipy import stats as scipy_stats
 
 from dpsk import stats
 from dpsk.accounting import BudgetAccountant, record_releases
-from dpsk.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpsk.accounting._calibration import split_epsilon
+from dpsk.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpsk.utils._testing import assert_fit_with_power, ks_pvalue
 
 FUNCTIONS = {
