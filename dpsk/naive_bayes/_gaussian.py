@@ -108,8 +108,8 @@ class GaussianNB(BaseDPNB):
     of the means. Released: ``theta_``, ``var_``, ``class_count_``, ``class_prior_``.
     With ``sample_weight`` (clipped to [0, 1]) every count and sum is weighted: one
     row still changes them by at most the sensitivities above.
-    Floating-point safe, up to the rounding of the float64 sums (see
-    ``dpsk._core._exact_sums``).
+    Floating-point safe: the per-class sums are exact fixed-point sums of the centred,
+    clipped values, for up to 2**36 rows (see ``dpsk._core._exact_sums``).
 
     Examples
     --------

@@ -114,8 +114,8 @@ class StandardScaler(_BaseScaler):
     0.45); with neither centring nor scaling nothing is. Means (clipped into the
     bounds), variances (clipped into [0, h²] and floored at the noise of their
     estimate) and ``n_samples_seen_`` are post-processing. Released: ``mean_``,
-    ``var_``, ``scale_``, ``n_samples_seen_``. Floating-point safe, up to the rounding
-    of the float64 sums. With ``sample_weight`` (clipped to [0, 1]) every sum is
+    ``var_``, ``scale_``, ``n_samples_seen_``. Floating-point safe: the sums are exact
+    fixed-point sums of the centred, clipped values (``dpsk._core._exact_sums``). With ``sample_weight`` (clipped to [0, 1]) every sum is
     weighted: one row still changes the count by at most 1 and the sums by at most
     d′ and d′/2, so the noise and the cost are those of the unweighted fit.
 
