@@ -22,6 +22,7 @@ two mechanisms with the same seed on different values do not share noise, and su
 calls of one mechanism differ.
 """
 
+import inspect
 import math
 import numbers
 from fractions import Fraction
@@ -58,6 +59,13 @@ class _FrozenAfterInit(type):
         instance = super().__call__(*args, **kwargs)
         object.__setattr__(instance, "_frozen", True)
         return instance
+
+    @property
+    def __signature__(cls):
+        # The class's signature is its __init__'s, not this generic __call__'s (numpydoc,
+        # help() and IDEs read it).
+        signature = inspect.signature(cls.__init__)
+        return signature.replace(parameters=list(signature.parameters.values())[1:])
 
 
 class _NoiseSource:
