@@ -18,7 +18,7 @@ from sklearn.utils._param_validation import (
     StrOptions,
     validate_params,
 )
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 SKLEARN_VERSION = tuple(int(p) for p in sklearn.__version__.split(".")[:2] if p.isdigit())
 
@@ -31,7 +31,6 @@ __all__ = [
     "RealNotInt",
     "SKLEARN_VERSION",
     "StrOptions",
-    "_check_sample_weight",
     "_fit_context",
     "check_is_fitted",
     "validate_data",
