@@ -33,7 +33,9 @@ from pathlib import Path
 import numpy as np
 
 #: The interpreter of diffprivlib's environment; None (``run.py --no-diffprivlib``) skips it.
-DPL_PYTHON = os.environ.get("DPSK_DIFFPRIVLIB_PYTHON", str(Path(__file__).resolve().parent / ".venv-diffprivlib" / "bin" / "python"))
+DPL_PYTHON = os.environ.get(
+    "DPSK_DIFFPRIVLIB_PYTHON", str(Path(__file__).resolve().parent / ".venv-diffprivlib" / "bin" / "python")
+)
 #: Where results (tables, plots) go by default.
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -79,7 +81,10 @@ def run_diffprivlib(code, arrays, timeout=600):
         try:
             done = subprocess.run(
                 [DPL_PYTHON, "-c", prelude + textwrap.dedent(code)],
-                capture_output=True, text=True, timeout=timeout, check=True,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=True,
             )
         except subprocess.TimeoutExpired as exc:
             printed = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
@@ -113,18 +118,35 @@ def accuracy_record(dataset, model, library, epsilon, scores, **extra):
     ``model="majority class"`` is the constant predictor's rate.
     """
     scores = np.asarray(scores, dtype=np.float64)
-    return {"dataset": dataset, "model": model, "library": library, "epsilon": float(epsilon),
-            "accuracy": float(scores.mean()), "std": float(scores.std()), "seeds": int(scores.size), **extra}
+    return {
+        "dataset": dataset,
+        "model": model,
+        "library": library,
+        "epsilon": float(epsilon),
+        "accuracy": float(scores.mean()),
+        "std": float(scores.std()),
+        "seeds": int(scores.size),
+        **extra,
+    }
 
 
 def fit_time_record(estimator, n, d, dpsk, sklearn, dpl=None, **extra):
     """A row of fit times (seconds, or a string such as "not finished in 300 s")."""
+
     def ratio(a, b):
         return a / b if isinstance(a, float) and isinstance(b, float) else ""
 
-    return {"estimator": estimator, "n": int(n), "d": int(d), "dpsk (s)": dpsk, "scikit-learn (s)": sklearn,
-            "diffprivlib (s)": dpl if dpl is not None else "n/a",
-            "dpsk / scikit-learn": ratio(dpsk, sklearn), "dpsk / diffprivlib": ratio(dpsk, dpl), **extra}
+    return {
+        "estimator": estimator,
+        "n": int(n),
+        "d": int(d),
+        "dpsk (s)": dpsk,
+        "scikit-learn (s)": sklearn,
+        "diffprivlib (s)": dpl if dpl is not None else "n/a",
+        "dpsk / scikit-learn": ratio(dpsk, sklearn),
+        "dpsk / diffprivlib": ratio(dpsk, dpl),
+        **extra,
+    }
 
 
 def fmt(value):

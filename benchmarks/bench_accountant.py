@@ -98,15 +98,25 @@ def run(quick=False, repeats=3):
             measured.append((scenario, m, _best([_dpsk_run(m, scenario, tmpdir) for _ in range(repeats)]), None))
     rows = []
     for scenario, m, ours, theirs in measured:
-        row = {"scenario": scenario, "spends": m, "dpsk µs / spend": ours["spends"] / m * 1e6,
-               "diffprivlib µs / spend": "–", "diffprivlib / dpsk": "–",
-               "dpsk total() ms": ours["total"] * 1e3, "diffprivlib total() ms": "–",
-               "ε (dpsk / diffprivlib)": f"{ours['epsilon']:.6g}"}
+        row = {
+            "scenario": scenario,
+            "spends": m,
+            "dpsk µs / spend": ours["spends"] / m * 1e6,
+            "diffprivlib µs / spend": "–",
+            "diffprivlib / dpsk": "–",
+            "dpsk total() ms": ours["total"] * 1e3,
+            "diffprivlib total() ms": "–",
+            "ε (dpsk / diffprivlib)": f"{ours['epsilon']:.6g}",
+        }
         if theirs is not None:
-            row.update({"diffprivlib µs / spend": theirs["spends"] / m * 1e6,
-                        "diffprivlib / dpsk": theirs["spends"] / ours["spends"],
-                        "diffprivlib total() ms": theirs["total"] * 1e3,
-                        "ε (dpsk / diffprivlib)": f"{ours['epsilon']:.6g} / {theirs['epsilon']:.6g}"})
+            row.update(
+                {
+                    "diffprivlib µs / spend": theirs["spends"] / m * 1e6,
+                    "diffprivlib / dpsk": theirs["spends"] / ours["spends"],
+                    "diffprivlib total() ms": theirs["total"] * 1e3,
+                    "ε (dpsk / diffprivlib)": f"{ours['epsilon']:.6g} / {theirs['epsilon']:.6g}",
+                }
+            )
         rows.append(row)
     return rows
 

@@ -133,23 +133,40 @@ def classifiers(norm, sizes, l1=None, linear_bounds=None):
     feature bounds of the linear models' view, if any."""
     linear = dict(data_norm=norm, bounds=linear_bounds, classes=[0, 1])
     models = {
-        "LogisticRegression": ("linear", lambda e, d: LogisticRegression(epsilon=e, delta=d, **linear),
-                               SkLogisticRegression(max_iter=1000)),
+        "LogisticRegression": (
+            "linear",
+            lambda e, d: LogisticRegression(epsilon=e, delta=d, **linear),
+            SkLogisticRegression(max_iter=1000),
+        ),
         "LinearSVC": ("linear", lambda e, d: LinearSVC(epsilon=e, delta=d, **linear), SkLinearSVC()),
-        "GaussianNB": ("X", lambda e, d: GaussianNB(epsilon=e, delta=d, bounds=(0.0, 1.0), classes=[0, 1]), SkGaussianNB()),
+        "GaussianNB": (
+            "X",
+            lambda e, d: GaussianNB(epsilon=e, delta=d, bounds=(0.0, 1.0), classes=[0, 1]),
+            SkGaussianNB(),
+        ),
     }
     if l1 is not None:
         models["BernoulliNB"] = ("X", lambda e, d: BernoulliNB(epsilon=e, classes=[0, 1]), SkBernoulliNB())
-        models["MultinomialNB"] = ("X", lambda e, d: MultinomialNB(epsilon=e, data_norm=l1, classes=[0, 1]),
-                                   SkMultinomialNB())
-    models["CategoricalNB"] = ("codes", lambda e, d: CategoricalNB(epsilon=e, n_categories=sizes, classes=[0, 1]),
-                               SkCategoricalNB(min_categories=sizes))
-    models["RandomForestClassifier"] = ("X", lambda e, d: RandomForestClassifier(epsilon=e, bounds=(0.0, 1.0),
-                                                                                 classes=[0, 1]),
-                                        SkRandomForestClassifier(n_jobs=-1, random_state=0))
-    models["DecisionTreeClassifier"] = ("X", lambda e, d: DecisionTreeClassifier(epsilon=e, bounds=(0.0, 1.0),
-                                                                                 classes=[0, 1]),
-                                        SkDecisionTreeClassifier(random_state=0))
+        models["MultinomialNB"] = (
+            "X",
+            lambda e, d: MultinomialNB(epsilon=e, data_norm=l1, classes=[0, 1]),
+            SkMultinomialNB(),
+        )
+    models["CategoricalNB"] = (
+        "codes",
+        lambda e, d: CategoricalNB(epsilon=e, n_categories=sizes, classes=[0, 1]),
+        SkCategoricalNB(min_categories=sizes),
+    )
+    models["RandomForestClassifier"] = (
+        "X",
+        lambda e, d: RandomForestClassifier(epsilon=e, bounds=(0.0, 1.0), classes=[0, 1]),
+        SkRandomForestClassifier(n_jobs=-1, random_state=0),
+    )
+    models["DecisionTreeClassifier"] = (
+        "X",
+        lambda e, d: DecisionTreeClassifier(epsilon=e, bounds=(0.0, 1.0), classes=[0, 1]),
+        SkDecisionTreeClassifier(random_state=0),
+    )
     return models
 
 
@@ -157,8 +174,11 @@ def adult():
     """Adult's views: {"X", "linear", "codes"} train and test, the bounds, the models."""
     train, test = load_adult(), load_adult(subset="test")
     codes, sizes = adult_codes(train.data)
-    views = {"X": (train.data, test.data), "linear": (train.data, test.data),
-             "codes": (codes, adult_codes(test.data)[0])}
+    views = {
+        "X": (train.data, test.data),
+        "linear": (train.data, test.data),
+        "codes": (codes, adult_codes(test.data)[0]),
+    }
     norm = float(train.data_norm)
     l1 = float(len(ADULT_SCHEMA["numeric"]) + len(ADULT_SCHEMA["categorical"]))
     models = classifiers(norm, sizes, l1=l1)
@@ -171,10 +191,14 @@ def breast_cancer():
     data = load_breast_cancer()
     lower, upper = documented_ranges()
     X01 = np.clip((data.data - lower) / (upper - lower), 0.0, 1.0)
-    X_train, X_test, y_train, y_test = train_test_split(X01, data.target, test_size=0.25, stratify=data.target,
-                                                        random_state=0)
-    views = {"X": (X_train, X_test), "linear": (X_train - 0.5, X_test - 0.5),
-             "codes": (equal_bins(X_train), equal_bins(X_test))}
+    X_train, X_test, y_train, y_test = train_test_split(
+        X01, data.target, test_size=0.25, stratify=data.target, random_state=0
+    )
+    views = {
+        "X": (X_train, X_test),
+        "linear": (X_train - 0.5, X_test - 0.5),
+        "codes": (equal_bins(X_train), equal_bins(X_test)),
+    }
     norm = math.sqrt(X01.shape[1]) / 2.0
     sizes = np.full(X01.shape[1], BINS)
     models = classifiers(norm, sizes, linear_bounds=(-0.5, 0.5))
@@ -207,11 +231,19 @@ def dataset_rows(name, loader, epsilons, seeds):
                 rows.append(accuracy_record(name, model, library, eps, scores))
                 if library == "dpsk" and eps == 1.0 and model in targets:
                     rows[-1].update(meets(targets[model], np.mean(scores), majority))
-    arrays = dict(X=views["X"][0], X_test=views["X"][1], X_linear=views["linear"][0],
-                  X_linear_test=views["linear"][1], y=y, y_test=y_test, data_norm=np.array(norm),
-                  epsilons=np.array(epsilons, dtype=float), seeds=np.array(seeds))
+    arrays = dict(
+        X=views["X"][0],
+        X_test=views["X"][1],
+        X_linear=views["linear"][0],
+        X_linear_test=views["linear"][1],
+        y=y,
+        y_test=y_test,
+        data_norm=np.array(norm),
+        epsilons=np.array(epsilons, dtype=float),
+        seeds=np.array(seeds),
+    )
     dpl = run_diffprivlib(DPL_CLASSIFIERS, arrays, timeout=1800)
-    done = {}   # the models it finished (all of them, or those printed before the time limit)
+    done = {}  # the models it finished (all of them, or those printed before the time limit)
     if isinstance(dpl, dict) and "timeout" in dpl:
         done = {model: by_eps for line in dpl["partial"] for model, by_eps in line.items()}
     elif isinstance(dpl, dict) and "error" not in dpl:
@@ -220,8 +252,14 @@ def dataset_rows(name, loader, epsilons, seeds):
         rows += [accuracy_record(name, model, "diffprivlib", eps, by_eps[str(float(eps))]) for eps in epsilons]
     missing = [model for model in DPL_MODELS if model not in done]
     if missing:
-        rows.append({"dataset": name, "model": ", ".join(missing), "library": "diffprivlib",
-                     "accuracy": diffprivlib_cell(dpl, str)})
+        rows.append(
+            {
+                "dataset": name,
+                "model": ", ".join(missing),
+                "library": "diffprivlib",
+                "accuracy": diffprivlib_cell(dpl, str),
+            }
+        )
     return rows
 
 
@@ -231,8 +269,10 @@ def run(quick=False):
     epsilons = [0.1, 1.0, 10.0] if quick else [0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return [(f"{name}: test accuracy vs ε ({len(seeds)} seeds)", dataset_rows(name, loader, epsilons, seeds))
-                for name, loader in (("Adult", adult), ("breast_cancer", breast_cancer))]
+        return [
+            (f"{name}: test accuracy vs ε ({len(seeds)} seeds)", dataset_rows(name, loader, epsilons, seeds))
+            for name, loader in (("Adult", adult), ("breast_cancer", breast_cancer))
+        ]
 
 
 if __name__ == "__main__":

@@ -54,8 +54,7 @@ def numpy_kmeans_sums(X, centers, lower, upper):
 
 def numpy_class_sums(X, y_index, n_classes, lower, upper):
     C = np.clip(X, lower, upper)
-    return [(C[y_index == k].sum(axis=0), (C[y_index == k] ** 2).sum(axis=0))
-            for k in range(n_classes)]
+    return [(C[y_index == k].sum(axis=0), (C[y_index == k] ** 2).sum(axis=0)) for k in range(n_classes)]
 
 
 def numpy_l2_clip(X, max_norm):
@@ -73,7 +72,7 @@ def rows_for(X, y, n_threads):
     n, d = X.shape
     lower, upper = -1.5 * np.ones(d), 1.5 * np.ones(d)
     norms = np.linalg.norm(X.astype(np.float64), axis=1)
-    max_norm = float(np.median(norms))        # half of the rows get clipped
+    max_norm = float(np.median(norms))  # half of the rows get clipped
     max_norm_l1 = float(np.median(np.abs(X.astype(np.float64)).sum(axis=1)))
     y_index = (np.arange(n) % 3).astype(np.intp)
     rng = np.random.default_rng(1)
@@ -87,35 +86,85 @@ def rows_for(X, y, n_threads):
         }
 
     return [
-        ("L2 row clip", {**ours(K.clip_rows_l2, X, max_norm),
-                         "numpy": lambda: numpy_l2_clip(X, max_norm),
-                         "X.copy()": X.copy}, "numpy", "X.copy()"),
-        ("L1 row clip", {**ours(K.clip_rows_l1, X, max_norm_l1),
-                         "numpy": lambda: X * np.minimum(
-                             1, max_norm_l1 / np.abs(X).sum(axis=1))[:, None],
-                         "X.copy()": X.copy}, "numpy", "X.copy()"),
-        ("bounds clip", {**ours(K.clip_bounds, X, lower, upper),
-                         "numpy": lambda: np.clip(X, lower, upper),
-                         "X.copy()": X.copy}, "numpy", "X.copy()"),
-        ("clipped sums", {**ours(A.clipped_sums, X, lower, upper),
-                          "numpy": lambda: ((C := np.clip(X, lower, upper)).sum(axis=0),
-                                            (C**2).sum(axis=0))}, "numpy", None),
-        ("class sums (3)", {**ours(A.clipped_class_sums, X, y_index, 3, lower, upper),
-                            "numpy": lambda: numpy_class_sums(X, y_index, 3, lower, upper)},
-         "numpy", None),
-        ("Gram, bounds", {**ours(A.clipped_gram, X, lower=lower, upper=upper),
-                          "numpy": lambda: (C := np.clip(X, lower, upper)).T @ C,
-                          "X.T @ X": lambda: X.T @ X}, "numpy", "X.T @ X"),
-        ("Gram, L2 norm", {**ours(A.clipped_gram, X, max_norm=max_norm),
-                           "numpy": lambda: (C := numpy_l2_clip(X, max_norm)).T @ C,
-                           "X.T @ X": lambda: X.T @ X}, "numpy", "X.T @ X"),
-        ("linear stats", {**ours(A.clipped_linear_stats, X, y, -2.0, 2.0,
-                                 lower=lower, upper=upper),
-                          "numpy": lambda: numpy_linear_stats(X, y, lower, upper, -2.0, 2.0)},
-         "numpy", None),
-        ("k-means pass (k=8)", {**ours(A.clipped_kmeans_sums, X, centers, lower, upper),
-                                "numpy": lambda: numpy_kmeans_sums(X, centers, lower, upper),
-                                lloyd_name: lloyd}, "numpy", lloyd_name),
+        (
+            "L2 row clip",
+            {**ours(K.clip_rows_l2, X, max_norm), "numpy": lambda: numpy_l2_clip(X, max_norm), "X.copy()": X.copy},
+            "numpy",
+            "X.copy()",
+        ),
+        (
+            "L1 row clip",
+            {
+                **ours(K.clip_rows_l1, X, max_norm_l1),
+                "numpy": lambda: X * np.minimum(1, max_norm_l1 / np.abs(X).sum(axis=1))[:, None],
+                "X.copy()": X.copy,
+            },
+            "numpy",
+            "X.copy()",
+        ),
+        (
+            "bounds clip",
+            {**ours(K.clip_bounds, X, lower, upper), "numpy": lambda: np.clip(X, lower, upper), "X.copy()": X.copy},
+            "numpy",
+            "X.copy()",
+        ),
+        (
+            "clipped sums",
+            {
+                **ours(A.clipped_sums, X, lower, upper),
+                "numpy": lambda: ((C := np.clip(X, lower, upper)).sum(axis=0), (C**2).sum(axis=0)),
+            },
+            "numpy",
+            None,
+        ),
+        (
+            "class sums (3)",
+            {
+                **ours(A.clipped_class_sums, X, y_index, 3, lower, upper),
+                "numpy": lambda: numpy_class_sums(X, y_index, 3, lower, upper),
+            },
+            "numpy",
+            None,
+        ),
+        (
+            "Gram, bounds",
+            {
+                **ours(A.clipped_gram, X, lower=lower, upper=upper),
+                "numpy": lambda: (C := np.clip(X, lower, upper)).T @ C,
+                "X.T @ X": lambda: X.T @ X,
+            },
+            "numpy",
+            "X.T @ X",
+        ),
+        (
+            "Gram, L2 norm",
+            {
+                **ours(A.clipped_gram, X, max_norm=max_norm),
+                "numpy": lambda: (C := numpy_l2_clip(X, max_norm)).T @ C,
+                "X.T @ X": lambda: X.T @ X,
+            },
+            "numpy",
+            "X.T @ X",
+        ),
+        (
+            "linear stats",
+            {
+                **ours(A.clipped_linear_stats, X, y, -2.0, 2.0, lower=lower, upper=upper),
+                "numpy": lambda: numpy_linear_stats(X, y, lower, upper, -2.0, 2.0),
+            },
+            "numpy",
+            None,
+        ),
+        (
+            "k-means pass (k=8)",
+            {
+                **ours(A.clipped_kmeans_sums, X, centers, lower, upper),
+                "numpy": lambda: numpy_kmeans_sums(X, centers, lower, upper),
+                lloyd_name: lloyd,
+            },
+            "numpy",
+            lloyd_name,
+        ),
     ]
 
 
@@ -133,13 +182,21 @@ def run(quick=False, d=20):
         with threadpool_limits(limits=n_threads):
             for name, candidates, baseline, reference in rows_for(X, y, n_threads):
                 t = {key: 1e3 * value for key, value in best_seconds(candidates, repeats).items()}
-                row = {"operation": name, "dpsk ms": t["dpsk"], "dpsk 1 thread ms": t["dpsk 1 thread"],
-                       "numpy ms": t[baseline], "dpsk / numpy": t["dpsk"] / t[baseline],
-                       "reference": reference or "", "reference ms": t[reference] if reference else "",
-                       "dpsk / reference": t["dpsk"] / t[reference] if reference else ""}
+                row = {
+                    "operation": name,
+                    "dpsk ms": t["dpsk"],
+                    "dpsk 1 thread ms": t["dpsk 1 thread"],
+                    "numpy ms": t[baseline],
+                    "dpsk / numpy": t["dpsk"] / t[baseline],
+                    "reference": reference or "",
+                    "reference ms": t[reference] if reference else "",
+                    "dpsk / reference": t["dpsk"] / t[reference] if reference else "",
+                }
                 rows.append(row)
-        title = (f"{np.dtype(dtype).name}: n={n}, d={d}, best of {repeats} interleaved runs, {n_threads} threads "
-                 f"(os.cpu_count()={os.cpu_count()})")
+        title = (
+            f"{np.dtype(dtype).name}: n={n}, d={d}, best of {repeats} interleaved runs, {n_threads} threads "
+            f"(os.cpu_count()={os.cpu_count()})"
+        )
         out.append((title, rows))
     return out
 

@@ -26,7 +26,10 @@ from diffprivlib.models import KMeans
 def inertia(C):
     d2 = (X**2).sum(1)[:, None] - 2 * X @ C.T + (C**2).sum(1)
     return float(np.maximum(d2, 0).min(1).sum())
-out = [inertia(KMeans(8, epsilon=float(epsilon), bounds=(-15.0, 15.0), random_state=int(s)).fit(X).cluster_centers_) for s in seeds]
+out = [
+    inertia(KMeans(8, epsilon=float(epsilon), bounds=(-15.0, 15.0), random_state=int(s)).fit(X).cluster_centers_)
+    for s in seeds
+]
 print(json.dumps(out))
 """
 
@@ -41,15 +44,23 @@ def inertia_rows(n, seeds, epsilons):
     reference = np.mean([SkKMeans(8, random_state=s).fit(X).inertia_ for s in seeds])
     rows = []
     for epsilon in epsilons:
-        ours = [inertia(X, KMeans(8, epsilon=epsilon, bounds=(-15.0, 15.0), random_state=s).fit(X).cluster_centers_) / reference
-                for s in seeds]
+        ours = [
+            inertia(X, KMeans(8, epsilon=epsilon, bounds=(-15.0, 15.0), random_state=s).fit(X).cluster_centers_)
+            / reference
+            for s in seeds
+        ]
         dpl = run_diffprivlib(DPL_KMEANS, dict(X=X, seeds=np.array(seeds), epsilon=np.array(epsilon)), timeout=600)
-        rows.append({
-            "benchmark": f"KMeans inertia / scikit-learn's, make_blobs({n}, 8 centres, 10 features)", "epsilon": epsilon,
-            "dpsk": mean_std(ours), "diffprivlib": mean_std(np.asarray(dpl) / reference) if isinstance(dpl, list) else dpl,
-            "scikit-learn": "1 (k-means++, 1 run)", "target": "<= 1.2" if epsilon == 1.0 else "",
-            "met": ("yes" if np.mean(ours) <= 1.2 else "no") if epsilon == 1.0 else "",
-        })
+        rows.append(
+            {
+                "benchmark": f"KMeans inertia / scikit-learn's, make_blobs({n}, 8 centres, 10 features)",
+                "epsilon": epsilon,
+                "dpsk": mean_std(ours),
+                "diffprivlib": mean_std(np.asarray(dpl) / reference) if isinstance(dpl, list) else dpl,
+                "scikit-learn": "1 (k-means++, 1 run)",
+                "target": "<= 1.2" if epsilon == 1.0 else "",
+                "met": ("yes" if np.mean(ours) <= 1.2 else "no") if epsilon == 1.0 else "",
+            }
+        )
     return rows
 
 

@@ -48,10 +48,19 @@ def captured_rows(name, X, data_norm, lower, upper, seeds, dpl_timeout):
     def captured(components):
         return float(np.trace(components @ cov @ components.T) / best)
 
-    gauss = [captured(PCA(5, epsilon=1.0, delta=1e-5, data_norm=data_norm, random_state=s).fit(X).components_) for s in seeds]
+    gauss = [
+        captured(PCA(5, epsilon=1.0, delta=1e-5, data_norm=data_norm, random_state=s).fit(X).components_) for s in seeds
+    ]
     laplace = [captured(PCA(5, epsilon=1.0, data_norm=data_norm, random_state=s).fit(X).components_) for s in seeds]
-    arrays = dict(X=X, cov=cov, best=np.array(best), seeds=np.array(seeds), data_norm=np.array(data_norm),
-                  lower=np.full(X.shape[1], lower), upper=np.full(X.shape[1], upper))
+    arrays = dict(
+        X=X,
+        cov=cov,
+        best=np.array(best),
+        seeds=np.array(seeds),
+        data_norm=np.array(data_norm),
+        lower=np.full(X.shape[1], lower),
+        upper=np.full(X.shape[1], upper),
+    )
     dpl = run_diffprivlib(DPL_PCA, arrays, timeout=dpl_timeout)
     if dpl is None:
         dpl_cell = "unavailable"
@@ -64,8 +73,14 @@ def captured_rows(name, X, data_norm, lower, upper, seeds, dpl_timeout):
         dpl_cell = f"{mean_std(dpl['captured'])} ({dpl['seconds_per_fit']:.1f} s/fit)"
     sklearn = captured(SkPCA(5).fit(X).components_)
     return [
-        {"benchmark": f"PCA top-5 captured variance, {name}", "epsilon": 1.0, "dpsk (ε, δ=1e-5)": mean_std(gauss),
-         "dpsk (ε)": mean_std(laplace), "diffprivlib (ε)": dpl_cell, "scikit-learn": f"{sklearn:.3f}"},
+        {
+            "benchmark": f"PCA top-5 captured variance, {name}",
+            "epsilon": 1.0,
+            "dpsk (ε, δ=1e-5)": mean_std(gauss),
+            "dpsk (ε)": mean_std(laplace),
+            "diffprivlib (ε)": dpl_cell,
+            "scikit-learn": f"{sklearn:.3f}",
+        },
     ]
 
 

@@ -103,10 +103,14 @@ def logistic(X, y):
     ours = LogisticRegression(epsilon=1.0, data_norm=7.0, classes=CLASSES, random_state=0)
     ours.fit(X, y)  # warm-up: gives the C and the number of Newton steps to match
     C, steps = float(ours.C_), int(ours.n_iter_.max())
-    return ours, {
-        "scikit-learn": SkLogisticRegression(solver="newton-cholesky", C=C, max_iter=steps, tol=0.0),
-        "scikit-learn lbfgs": SkLogisticRegression(solver="lbfgs", C=C, max_iter=100),
-    }, f"newton-cholesky, {steps} Newton steps (as dpsk), C = dpsk's C_"
+    return (
+        ours,
+        {
+            "scikit-learn": SkLogisticRegression(solver="newton-cholesky", C=C, max_iter=steps, tol=0.0),
+            "scikit-learn lbfgs": SkLogisticRegression(solver="lbfgs", C=C, max_iter=100),
+        },
+        f"newton-cholesky, {steps} Newton steps (as dpsk), C = dpsk's C_",
+    )
 
 
 def linear_svc(X, y):
@@ -138,41 +142,86 @@ def simple(ours, theirs, note=""):
 ESTIMATORS = {
     "LogisticRegression": ("class", logistic, "LogisticRegression(epsilon=1.0, data_norm=7.0)", None),
     "LinearSVC": ("class", linear_svc, None, None),
-    "LinearRegression": ("regression", simple(LinearRegression(epsilon=1.0, random_state=0, **LINEAR),
-                                              SkLinearRegression()),
-                         "LinearRegression(epsilon=1.0, bounds_X=(-5.0, 5.0), bounds_y=(-30.0, 30.0))", None),
+    "LinearRegression": (
+        "regression",
+        simple(LinearRegression(epsilon=1.0, random_state=0, **LINEAR), SkLinearRegression()),
+        "LinearRegression(epsilon=1.0, bounds_X=(-5.0, 5.0), bounds_y=(-30.0, 30.0))",
+        None,
+    ),
     "Ridge": ("regression", ridge, None, None),
-    "GaussianNB": ("class", simple(GaussianNB(epsilon=1.0, bounds=(-5.0, 5.0), classes=CLASSES, random_state=0),
-                                   SkGaussianNB()),
-                   "GaussianNB(epsilon=1.0, bounds=(-5.0, 5.0))", 1.2),
-    "BernoulliNB": ("binary", simple(BernoulliNB(epsilon=1.0, classes=CLASSES, random_state=0), SkBernoulliNB()),
-                    None, None),
-    "MultinomialNB": ("counts", simple(MultinomialNB(epsilon=1.0, data_norm=60.0, classes=CLASSES, random_state=0),
-                                       SkMultinomialNB()), None, None),
-    "CategoricalNB": ("codes", simple(CategoricalNB(epsilon=1.0, n_categories=[10] * D, classes=CLASSES,
-                                                    random_state=0), SkCategoricalNB(min_categories=10)),
-                      None, None),
-    "KMeans": ("blobs", simple(KMeans(8, epsilon=1.0, bounds=(-15.0, 15.0), max_iter=5, random_state=0),
-                               SkKMeans(8, n_init=1, max_iter=5, tol=0.0, random_state=0),
-                               "5 Lloyd iterations each"),
-               "KMeans(8, epsilon=1.0, bounds=(-15.0, 15.0))", 1.0),
-    "PCA": ("class", simple(PCA(5, epsilon=1.0, delta=1e-5, data_norm=8.0, random_state=0), SkPCA(5),
-                            "dpsk (ε, δ=1e-5); diffprivlib pure ε"),
-            "PCA(5, epsilon=1.0, data_norm=8.0, bounds=(-8.0, 8.0))", 1.2),
-    "StandardScaler": ("class", simple(StandardScaler(epsilon=1.0, bounds=(-5.0, 5.0), random_state=0),
-                                       SkStandardScaler()),
-                       "StandardScaler(epsilon=1.0, bounds=(-5.0, 5.0))", 1.2),
-    "MinMaxScaler": ("class", simple(MinMaxScaler(epsilon=1.0, bounds=(-5.0, 5.0), random_state=0),
-                                     SkMinMaxScaler()), None, 1.2),
-    "RandomForestClassifier": ("class", forest, "RandomForestClassifier(n_estimators=100, max_depth=10, epsilon=1.0, "
-                                                "bounds=(-5.0, 5.0), classes=[0, 1])", 0.1),
+    "GaussianNB": (
+        "class",
+        simple(GaussianNB(epsilon=1.0, bounds=(-5.0, 5.0), classes=CLASSES, random_state=0), SkGaussianNB()),
+        "GaussianNB(epsilon=1.0, bounds=(-5.0, 5.0))",
+        1.2,
+    ),
+    "BernoulliNB": (
+        "binary",
+        simple(BernoulliNB(epsilon=1.0, classes=CLASSES, random_state=0), SkBernoulliNB()),
+        None,
+        None,
+    ),
+    "MultinomialNB": (
+        "counts",
+        simple(MultinomialNB(epsilon=1.0, data_norm=60.0, classes=CLASSES, random_state=0), SkMultinomialNB()),
+        None,
+        None,
+    ),
+    "CategoricalNB": (
+        "codes",
+        simple(
+            CategoricalNB(epsilon=1.0, n_categories=[10] * D, classes=CLASSES, random_state=0),
+            SkCategoricalNB(min_categories=10),
+        ),
+        None,
+        None,
+    ),
+    "KMeans": (
+        "blobs",
+        simple(
+            KMeans(8, epsilon=1.0, bounds=(-15.0, 15.0), max_iter=5, random_state=0),
+            SkKMeans(8, n_init=1, max_iter=5, tol=0.0, random_state=0),
+            "5 Lloyd iterations each",
+        ),
+        "KMeans(8, epsilon=1.0, bounds=(-15.0, 15.0))",
+        1.0,
+    ),
+    "PCA": (
+        "class",
+        simple(
+            PCA(5, epsilon=1.0, delta=1e-5, data_norm=8.0, random_state=0),
+            SkPCA(5),
+            "dpsk (ε, δ=1e-5); diffprivlib pure ε",
+        ),
+        "PCA(5, epsilon=1.0, data_norm=8.0, bounds=(-8.0, 8.0))",
+        1.2,
+    ),
+    "StandardScaler": (
+        "class",
+        simple(StandardScaler(epsilon=1.0, bounds=(-5.0, 5.0), random_state=0), SkStandardScaler()),
+        "StandardScaler(epsilon=1.0, bounds=(-5.0, 5.0))",
+        1.2,
+    ),
+    "MinMaxScaler": (
+        "class",
+        simple(MinMaxScaler(epsilon=1.0, bounds=(-5.0, 5.0), random_state=0), SkMinMaxScaler()),
+        None,
+        1.2,
+    ),
+    "RandomForestClassifier": (
+        "class",
+        forest,
+        "RandomForestClassifier(n_estimators=100, max_depth=10, epsilon=1.0, bounds=(-5.0, 5.0), classes=[0, 1])",
+        0.1,
+    ),
 }
 
 
 def diffprivlib_seconds(constructor, X, y, repeats, timeout):
     """Best fit time of a diffprivlib estimator, or a string saying why there is none."""
-    out = run_diffprivlib(DPL_FIT.replace("{constructor}", constructor),
-                          {"X": X, "y": y, "repeats": np.array(repeats)}, timeout=timeout)
+    out = run_diffprivlib(
+        DPL_FIT.replace("{constructor}", constructor), {"X": X, "y": y, "repeats": np.array(repeats)}, timeout=timeout
+    )
     if out is None:
         return "unavailable"
     if isinstance(out, dict) and "timeout" in out:
@@ -192,8 +241,11 @@ def rows_at(n, repeats, names=None):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # scikit-learn's convergence warnings at a fixed number of steps
             ours, theirs, note, *scale = factory(X, y)
-            times = best_seconds({"dpsk": lambda: ours.fit(X, y)}
-                                 | {label: (lambda est=est: est.fit(X, y)) for label, est in theirs.items()}, repeats)
+            times = best_seconds(
+                {"dpsk": lambda ours=ours, X=X, y=y: ours.fit(X, y)}
+                | {label: (lambda est=est, X=X, y=y: est.fit(X, y)) for label, est in theirs.items()},
+                repeats,
+            )
         for label, factor in (scale[0] if scale else {}).items():
             times[label] *= factor
         dpl = None
@@ -201,12 +253,14 @@ def rows_at(n, repeats, names=None):
             timeout = 300 if name == "PCA" else 600
             dpl = diffprivlib_seconds(dpl_constructor, X, y, repeats, timeout)
         extra = {f"{label} (s)": times[label] for label in theirs if label != "scikit-learn"}
-        row = fit_time_record(name, n, X.shape[1], times["dpsk"], times["scikit-learn"], dpl, **extra,
-                              **{"scikit-learn setting": note})
+        row = fit_time_record(
+            name, n, X.shape[1], times["dpsk"], times["scikit-learn"], dpl, **extra, **{"scikit-learn setting": note}
+        )
         if target is not None and n >= 10**6:
             met = row["dpsk / scikit-learn"] <= target and (name != "PCA" or times["dpsk"] < 1.0)
-            row.update({"target": f"<= {target:g}x" + (" and < 1 s" if name == "PCA" else ""),
-                        "met": "yes" if met else "no"})
+            row.update(
+                {"target": f"<= {target:g}x" + (" and < 1 s" if name == "PCA" else ""), "met": "yes" if met else "no"}
+            )
         rows.append(row)
     return rows
 

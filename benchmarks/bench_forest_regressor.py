@@ -67,13 +67,20 @@ def accuracy_rows(seeds):
     rows = []
     for name, (load, public, tuned) in DATASETS.items():
         splits = [load(seed) for seed in seeds]
-        sk = [r2_score(yt, SkRandomForest(random_state=s, n_jobs=1).fit(X, y).predict(Xt))
-              for s, (X, Xt, y, yt) in zip(seeds, splits)]
+        sk = [
+            r2_score(yt, SkRandomForest(random_state=s, n_jobs=1).fit(X, y).predict(Xt))
+            for s, (X, Xt, y, yt) in zip(seeds, splits)
+        ]
         for label, params in (("defaults", {}), (", ".join(f"{k}={v}" for k, v in tuned.items()), tuned)):
             row = {"dataset": name, "dpsk forest": label}
             for epsilon in EPSILONS:
                 scores = [
-                    r2_score(yt, RandomForestRegressor(epsilon=epsilon, random_state=s, **public, **params).fit(X, y).predict(Xt))
+                    r2_score(
+                        yt,
+                        RandomForestRegressor(epsilon=epsilon, random_state=s, **public, **params)
+                        .fit(X, y)
+                        .predict(Xt),
+                    )
                     for s, (X, Xt, y, yt) in zip(seeds, splits)
                 ]
                 row[f"R² ε={epsilon:g}"] = _summary(scores)
@@ -93,18 +100,34 @@ def fit_time_rows(n_sklearn, repeats):
     X, y = timing_data(1_000_000)
     Xs, ys = X[:n_sklearn], y[:n_sklearn]
     public = dict(bounds=(0.0, 1.0), bounds_y=(-5.0, 35.0), max_depth=10, n_jobs=1, random_state=0)
-    times = best_seconds({
-        "dpsk 100 trees, 1e6 rows": lambda: RandomForestRegressor(100, **public).fit(X, y),
-        "dpsk 10 trees, subsample": lambda: RandomForestRegressor(10, **public).fit(Xs, ys),
-    }, repeats)
-    times.update(best_seconds({
-        "sklearn 10 trees, subsample": lambda: SkRandomForest(10, max_depth=10, n_jobs=1, random_state=0).fit(Xs, ys),
-    }, 1))
+    times = best_seconds(
+        {
+            "dpsk 100 trees, 1e6 rows": lambda: RandomForestRegressor(100, **public).fit(X, y),
+            "dpsk 10 trees, subsample": lambda: RandomForestRegressor(10, **public).fit(Xs, ys),
+        },
+        repeats,
+    )
+    times.update(
+        best_seconds(
+            {
+                "sklearn 10 trees, subsample": lambda: SkRandomForest(10, max_depth=10, n_jobs=1, random_state=0).fit(
+                    Xs, ys
+                ),
+            },
+            1,
+        )
+    )
     return [
-        {"fit": "100 trees of depth 10, 10⁶ × 20", "dpsk (s)": times["dpsk 100 trees, 1e6 rows"],
-         "scikit-learn (s)": "not run (see below)"},
-        {"fit": f"10 trees of depth 10, {n_sklearn:.0e} × 20", "dpsk (s)": times["dpsk 10 trees, subsample"],
-         "scikit-learn (s)": times["sklearn 10 trees, subsample"]},
+        {
+            "fit": "100 trees of depth 10, 10⁶ × 20",
+            "dpsk (s)": times["dpsk 100 trees, 1e6 rows"],
+            "scikit-learn (s)": "not run (see below)",
+        },
+        {
+            "fit": f"10 trees of depth 10, {n_sklearn:.0e} × 20",
+            "dpsk (s)": times["dpsk 10 trees, subsample"],
+            "scikit-learn (s)": times["sklearn 10 trees, subsample"],
+        },
     ]
 
 

@@ -46,15 +46,25 @@ def run(quick=False):
     bounds = dict(bounds_X=(-4.0, 4.0), bounds_y=(-700.0, 700.0))
     baseline = r2_score(y_test, SkLinearRegression().fit(X_train, y_train).predict(X_test))
     rows = [{"model": "scikit-learn LinearRegression (non-private)", "epsilon": np.inf, "test R²": f"{baseline:.4f}"}]
-    for label, extra in (("dpsk LinearRegression", {}),
-                         ("dpsk LinearRegression, row_norm=6", {"row_norm": 6.0}),
-                         ("dpsk LinearRegression, δ=1e-5", {"delta": 1e-5}),
-                         ("dpsk LinearRegression, δ=1e-5, row_norm=6", {"delta": 1e-5, "row_norm": 6.0})):
-        r2 = [r2_score(y_test, LinearRegression(epsilon=1.0, random_state=seed, **bounds, **extra)
-                       .fit(X_train, y_train).predict(X_test)) for seed in seeds]
+    for label, extra in (
+        ("dpsk LinearRegression", {}),
+        ("dpsk LinearRegression, row_norm=6", {"row_norm": 6.0}),
+        ("dpsk LinearRegression, δ=1e-5", {"delta": 1e-5}),
+        ("dpsk LinearRegression, δ=1e-5, row_norm=6", {"delta": 1e-5, "row_norm": 6.0}),
+    ):
+        r2 = [
+            r2_score(
+                y_test,
+                LinearRegression(epsilon=1.0, random_state=seed, **bounds, **extra)
+                .fit(X_train, y_train)
+                .predict(X_test),
+            )
+            for seed in seeds
+        ]
         rows.append({"model": label, "epsilon": 1.0, "test R²": describe(r2)})
-    dpl = run_diffprivlib(DPL_LINEAR, dict(X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
-                                           seeds=np.array(seeds)))
+    dpl = run_diffprivlib(
+        DPL_LINEAR, dict(X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test, seeds=np.array(seeds))
+    )
     rows.append({"model": "diffprivlib LinearRegression", "epsilon": 1.0, "test R²": diffprivlib_cell(dpl, describe)})
     return rows
 

@@ -76,15 +76,31 @@ def _search_costs(fit, selection_epsilon):
     disjoint = ParallelEvent((*(fit,) * m, em))  # m fits and the selection on disjoint parts
     return {
         f"scikit-learn GridSearchCV(cv={k}) of DP fits (its argmax is not private)": (
-            SelfComposedEvent(fit, m * k + 1), m * k + 1, 0
+            SelfComposedEvent(fit, m * k + 1),
+            m * k + 1,
+            0,
         ),
-        f"dpsk cv={k} (random folds) + refit": (ComposedEvent((SelfComposedEvent(fit, m * (k - 1) + 1), em)), m * k + 1, 1),
+        f"dpsk cv={k} (random folds) + refit": (
+            ComposedEvent((SelfComposedEvent(fit, m * (k - 1) + 1), em)),
+            m * k + 1,
+            1,
+        ),
         "dpsk disjoint parts + refit": (ComposedEvent((disjoint, fit)), m + 1, 1),
         "dpsk disjoint parts, refit='selected'": (disjoint, m, 1),
-        "dpsk random stopping (logarithmic, mean 10), refit='selected'": (_random_stopping(fit, selection_epsilon, 0.0), None, None),
-        "dpsk random stopping (geometric, mean 10), refit='selected'": (_random_stopping(fit, selection_epsilon, 1.0), None, None),
+        "dpsk random stopping (logarithmic, mean 10), refit='selected'": (
+            _random_stopping(fit, selection_epsilon, 0.0),
+            None,
+            None,
+        ),
+        "dpsk random stopping (geometric, mean 10), refit='selected'": (
+            _random_stopping(fit, selection_epsilon, 1.0),
+            None,
+            None,
+        ),
         "dpsk random stopping (logarithmic, mean 10) + refit": (
-            ComposedEvent((_random_stopping(fit, selection_epsilon, 0.0), fit)), None, None
+            ComposedEvent((_random_stopping(fit, selection_epsilon, 0.0), fit)),
+            None,
+            None,
         ),
     }
 
@@ -119,10 +135,17 @@ def accounting_tables(kind):
                 ours = f"({total.epsilon:.4g}, {total.delta:.2g})"
             except TypeError:  # random stopping needs fits with a Renyi-DP curve
                 ours = "not applicable: needs fits with a Renyi-DP curve"
-            rows.append({"design": design, "dpsk (epsilon, delta)": ours,
-                         "basic composition of every release (epsilon, delta)": basic})
-        title = (f"Privacy cost of a {N_CANDIDATES}-candidate search (each fit at epsilon = 1, selection at 1), "
-                 f"{label}; one fit: ({one.epsilon:.4g}, {one.delta:.2g})")
+            rows.append(
+                {
+                    "design": design,
+                    "dpsk (epsilon, delta)": ours,
+                    "basic composition of every release (epsilon, delta)": basic,
+                }
+            )
+        title = (
+            f"Privacy cost of a {N_CANDIDATES}-candidate search (each fit at epsilon = 1, selection at 1), "
+            f"{label}; one fit: ({one.epsilon:.4g}, {one.delta:.2g})"
+        )
         tables.append((title, rows))
     return tables
 
@@ -178,18 +201,33 @@ def accuracy_table(kind, total, repeats, n_train=None):
         add("dpsk fixed default (one fit)", get_epsilon(fitted.privacy_spent_, 0.0), fitted.score(X_test, y_test))
         if kind == "logistic":  # what a search protects against: a poor fixed choice
             fitted = est.set_params(C=1.0).fit(X, y)
-            add("dpsk fixed C=1 (scikit-learn's default C)", get_epsilon(fitted.privacy_spent_, 0.0), fitted.score(X_test, y_test))
+            add(
+                "dpsk fixed C=1 (scikit-learn's default C)",
+                get_epsilon(fitted.privacy_spent_, 0.0),
+                fitted.score(X_test, y_test),
+            )
         for design in DESIGNS:
             acc = BudgetAccountant(epsilon=total * (1 + 1e-9), delta=0.0)
             search = _dp_search(design, kind, total, train.data_norm, seed).set_params(accountant=acc).fit(X, y)
             add(f"dpsk search: {design}", acc.total().epsilon, search.score(X_test, y_test))
     if kind == "logistic":
         grid = {"C": [c for c in GRID["C"] if c is not None] + [1.0]}
-        add("non-private: scikit-learn default (C=1)", np.inf, SkLogisticRegression(max_iter=1000).fit(X, y).score(X_test, y_test))
+        add(
+            "non-private: scikit-learn default (C=1)",
+            np.inf,
+            SkLogisticRegression(max_iter=1000).fit(X, y).score(X_test, y_test),
+        )
         search = SkGridSearchCV(SkLogisticRegression(max_iter=1000), grid, cv=FOLDS).fit(X, y)
         add(f"non-private: scikit-learn GridSearchCV over C, cv={FOLDS}", np.inf, search.score(X_test, y_test))
-    table = [{"method": name, "recorded total epsilon": max(eps), "test accuracy": np.mean(accs),
-             "std": np.std(accs) if len(accs) > 1 else ""} for name, (eps, accs) in rows.items()]
+    table = [
+        {
+            "method": name,
+            "recorded total epsilon": max(eps),
+            "test accuracy": np.mean(accs),
+            "std": np.std(accs) if len(accs) > 1 else "",
+        }
+        for name, (eps, accs) in rows.items()
+    ]
     rows_used = f", first {len(y)} training rows" if n_train is not None else ""
     return f"Adult test accuracy at a total budget epsilon = {total:g} ({kind}, {repeats} seeds{rows_used})", table
 

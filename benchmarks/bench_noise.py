@@ -30,7 +30,6 @@ Targets: the default path at numpy speed or better, >= 100x faster than diffpriv
 the secure generator and the safe Laplace each within 3x of the default path.
 """
 
-
 import numpy as np
 from _family_common import best_seconds, main, run_diffprivlib
 
@@ -98,7 +97,10 @@ def groups_at(n):
             lap_text: (lambda: add_laplace(x, b, pcg), lap_text),
             "dpsk add_laplace_lattice": (lambda: add_laplace_lattice(x, b, g_lap, pcg), lap_text),
             lap_text + ", secure": (lambda: add_laplace(x, b, secure), lap_text + ", secure"),
-            "dpsk add_laplace_lattice, secure": (lambda: add_laplace_lattice(x, b, g_lap, secure), lap_text + ", secure"),
+            "dpsk add_laplace_lattice, secure": (
+                lambda: add_laplace_lattice(x, b, g_lap, secure),
+                lap_text + ", secure",
+            ),
             gau_text: (lambda: add_gaussian(x, sigma, pcg), gau_text),
             "dpsk add_gaussian_lattice": (lambda: add_gaussian_lattice(x, sigma, g_gauss, pcg), gau_text),
         },
@@ -106,9 +108,16 @@ def groups_at(n):
 
 
 def row(group, n, name, seconds, base_seconds, base):
-    return {"comparison": group, "n": f"{n:.0e}", "candidate": name, "time (ms)": seconds * 1e3,
-            "ns / value": seconds / n * 1e9, "M values / s": n / seconds / 1e6,
-            "time / baseline time": seconds / base_seconds, "baseline": base}
+    return {
+        "comparison": group,
+        "n": f"{n:.0e}",
+        "candidate": name,
+        "time (ms)": seconds * 1e3,
+        "ns / value": seconds / n * 1e9,
+        "M values / s": n / seconds / 1e6,
+        "time / baseline time": seconds / base_seconds,
+        "baseline": base,
+    }
 
 
 def run(quick=False):
@@ -127,8 +136,16 @@ def run(quick=False):
         if isinstance(dpl, dict) and "laplace" in dpl:
             for kind in ("laplace", "gaussian"):
                 label = f"dpsk add_{kind}"
-                rows.append(row("diffprivlib per-value randomise (extrapolated)", n,
-                                f"diffprivlib {kind} (measured per value)", dpl[kind] * n, ours[label], label))
+                rows.append(
+                    row(
+                        "diffprivlib per-value randomise (extrapolated)",
+                        n,
+                        f"diffprivlib {kind} (measured per value)",
+                        dpl[kind] * n,
+                        ours[label],
+                        label,
+                    )
+                )
     if not (isinstance(dpl, dict) and "laplace" in dpl):
         rows.append({"comparison": f"diffprivlib per-value randomise: {dpl}"})
     return rows

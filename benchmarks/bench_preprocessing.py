@@ -48,10 +48,18 @@ def accuracy_rows(seeds, n=10_000):
     dpl = run_diffprivlib(DPL_SCALER, dict(X=X, seeds=np.array(seeds)), timeout=600)
     dpl = np.array(dpl) if isinstance(dpl, list) else None
     rows = [
-        {"benchmark": f"StandardScaler |mean_ error|, {n} x 20", "epsilon": 1.0, "dpsk": mean_std(errors[:, 0]),
-         "diffprivlib": mean_std(dpl[:, 0]) if dpl is not None else "unavailable"},
-        {"benchmark": f"StandardScaler |scale_ / std - 1|, {n} x 20", "epsilon": 1.0, "dpsk": mean_std(errors[:, 1]),
-         "diffprivlib": mean_std(dpl[:, 1]) if dpl is not None else "unavailable"},
+        {
+            "benchmark": f"StandardScaler |mean_ error|, {n} x 20",
+            "epsilon": 1.0,
+            "dpsk": mean_std(errors[:, 0]),
+            "diffprivlib": mean_std(dpl[:, 0]) if dpl is not None else "unavailable",
+        },
+        {
+            "benchmark": f"StandardScaler |scale_ / std - 1|, {n} x 20",
+            "epsilon": 1.0,
+            "dpsk": mean_std(errors[:, 1]),
+            "diffprivlib": mean_std(dpl[:, 1]) if dpl is not None else "unavailable",
+        },
     ]
     for size in (n, 10 * n):
         X = synthetic(size)
@@ -59,8 +67,15 @@ def accuracy_rows(seeds, n=10_000):
         for s in seeds:
             scaler = MinMaxScaler(epsilon=1.0, bounds=(-8.0, 8.0), random_state=s).fit(X)
             outside.append(np.mean((X < scaler.data_min_) | (X > scaler.data_max_)))
-        rows.append({"benchmark": f"MinMaxScaler: fraction of values outside [data_min_, data_max_], {size} x 20",
-                     "epsilon": 1.0, "dpsk": mean_std(outside), "diffprivlib": "n/a", "scikit-learn": "0"})
+        rows.append(
+            {
+                "benchmark": f"MinMaxScaler: fraction of values outside [data_min_, data_max_], {size} x 20",
+                "epsilon": 1.0,
+                "dpsk": mean_std(outside),
+                "diffprivlib": "n/a",
+                "scikit-learn": "0",
+            }
+        )
     return rows
 
 

@@ -64,8 +64,9 @@ def _dpsk(x, eps, bins, seeds):
 def _diffprivlib(cases):
     """diffprivlib's values and best time for every case (one subprocess), or None."""
     arrays = {f"x{i}": x for i, (_, _, _, _, x) in enumerate(cases)}
-    arrays.update(count=np.array(len(cases)), epsilons=np.array([c[2] for c in cases]),
-                  seeds=np.array([c[3] for c in cases]))
+    arrays.update(
+        count=np.array(len(cases)), epsilons=np.array([c[2] for c in cases]), seeds=np.array([c[3] for c in cases])
+    )
     result = run_diffprivlib(DPL_MEDIAN, arrays, timeout=3600)
     return result if isinstance(result, list) else None
 
@@ -80,8 +81,12 @@ def run(quick=False):
         fine, fine_t = _dpsk(x, eps, None, seeds)
         coarse, coarse_t = _dpsk(x, eps, 4096, seeds)
         row = {
-            "data": name, "n": n, "eps": eps, "seeds": seeds,
-            "RMSE fine (2^32)": _rmse(fine, truth), "RMSE 4096 bins": _rmse(coarse, truth),
+            "data": name,
+            "n": n,
+            "eps": eps,
+            "seeds": seeds,
+            "RMSE fine (2^32)": _rmse(fine, truth),
+            "RMSE 4096 bins": _rmse(coarse, truth),
         }
         if dpl is not None:
             row["RMSE diffprivlib"] = _rmse(dpl[i]["values"], truth)

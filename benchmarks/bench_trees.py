@@ -67,16 +67,24 @@ def design_rows(name, split, seeds, configs, weights):
     X, X_test, y, y_test = split
     rows = []
     for n_estimators, max_depth in configs:
-        for cls, design in ((RandomForestClassifier, "disjoint parts, ε each"), (EveryRowEveryTree, "all rows, ε/N each")):
+        for cls, design in (
+            (RandomForestClassifier, "disjoint parts, ε each"),
+            (EveryRowEveryTree, "all rows, ε/N each"),
+        ):
             scores = {w: [] for w in weights}
             jpw = []
             for seed in seeds:
                 forest = _dp(cls, seed, n_estimators=n_estimators, max_depth=max_depth).fit(X, y)
-                for w in weights:   # post-processing of the same release
+                for w in weights:  # post-processing of the same release
                     scores[w].append(forest.set_params(evidence_weight=w).score(X_test, y_test))
                 jpw.append(sum_of_counts_score(forest, X_test, y_test))
-            row = {"dataset": name, "trees": n_estimators, "depth": max_depth, "budget": design,
-                   "sum of counts (JPW)": f"{np.mean(jpw):.3f}"}
+            row = {
+                "dataset": name,
+                "trees": n_estimators,
+                "depth": max_depth,
+                "budget": design,
+                "sum of counts (JPW)": f"{np.mean(jpw):.3f}",
+            }
             row.update({("w=N" if w >= 1e9 else f"w={w:g}"): f"{np.mean(s):.3f}" for w, s in scores.items()})
             rows.append(row)
     return rows
@@ -97,13 +105,18 @@ def predict_rows(n_fit_sklearn, n_predict, repeats):
     depth = max(est.get_depth() for est in sk.estimators_)
     times = best_seconds({"dpsk": lambda: ours.predict(X_pred), "sklearn": lambda: sk.predict(X_pred)}, repeats)
     rate = {k: n_predict / v for k, v in times.items()}
-    return [{
-        "rows predicted": n_predict, "forests": "100 trees of depth 10, n_jobs=1",
-        "dpsk (rows/s)": rate["dpsk"], "scikit-learn (rows/s)": rate["sklearn"],
-        "scikit-learn fitted on": f"{n_fit_sklearn:.0e} rows (depth {depth})",
-        "dpsk / scikit-learn": rate["dpsk"] / rate["sklearn"], "target": ">= 1",
-        "met": "yes" if rate["dpsk"] >= rate["sklearn"] else "no",
-    }]
+    return [
+        {
+            "rows predicted": n_predict,
+            "forests": "100 trees of depth 10, n_jobs=1",
+            "dpsk (rows/s)": rate["dpsk"],
+            "scikit-learn (rows/s)": rate["sklearn"],
+            "scikit-learn fitted on": f"{n_fit_sklearn:.0e} rows (depth {depth})",
+            "dpsk / scikit-learn": rate["dpsk"] / rate["sklearn"],
+            "target": ">= 1",
+            "met": "yes" if rate["dpsk"] >= rate["sklearn"] else "no",
+        }
+    ]
 
 
 def run(quick=False):
@@ -111,11 +124,17 @@ def run(quick=False):
     seeds = list(range(3 if quick else 10))
     configs = [(20, 10)] if quick else [(10, 6), (10, 10), (20, 8), (20, 10), (50, 10)]
     weights = (1.0, 4.0, 1e9) if quick else (1.0, 2.0, 3.0, 4.0, 6.0, 1e9)
-    design = [row for name, loader in (("Adult", adult), ("breast_cancer", breast_cancer))
-              for row in design_rows(name, splits(loader), seeds, configs, weights)]
+    design = [
+        row
+        for name, loader in (("Adult", adult), ("breast_cancer", breast_cancer))
+        for row in design_rows(name, splits(loader), seeds, configs, weights)
+    ]
     return [
-        (f"Design at ε = 1: budget across trees and vote ({len(seeds)} seeds; w = evidence_weight, "
-         "N = n_estimators)", design),
+        (
+            f"Design at ε = 1: budget across trees and vote ({len(seeds)} seeds; w = evidence_weight, "
+            "N = n_estimators)",
+            design,
+        ),
         ("Predict throughput", predict_rows(20_000 if quick else 100_000, 200_000, 3 if quick else 5)),
     ]
 

@@ -50,7 +50,7 @@ METHODS = {"smooth (GWA)": "optimal", "limit, best h": "limit", "all data (OLS)"
 def zipf_groups(n, alpha, rng, cap=100):
     """User ids for n rows: users' row counts i.i.d. Zipf(α) on 1..cap, the last truncated."""
     k = np.arange(1, cap + 1)
-    p = k**-float(alpha)
+    p = k ** -float(alpha)
     p /= p.sum()
     counts = []
     while sum(counts) < n:
@@ -71,9 +71,14 @@ def regression_errors(n, alpha, epsilon, seed):
     sigma2 = float(np.mean((y - X @ beta) ** 2))  # "public knowledge", as in the paper
     out = {}
     for label, method in METHODS.items():
-        reg = LabelPrivateLinearRegression(epsilon=epsilon, bounds_y=(float(y.min()), float(y.max())),
-                                           noise_variance=sigma2, method=method, fit_intercept=False,
-                                           random_state=seed)
+        reg = LabelPrivateLinearRegression(
+            epsilon=epsilon,
+            bounds_y=(float(y.min()), float(y.max())),
+            noise_variance=sigma2,
+            method=method,
+            fit_intercept=False,
+            random_state=seed,
+        )
         reg.fit(X, y, groups=groups)
         out[label] = float(np.mean((X @ reg.coef_ - y) ** 2))
         out[label + " h"] = reg.threshold_
@@ -92,8 +97,13 @@ def regression_rows(quick=False):
     rows = []
     for sweep, n, alpha, eps in configs:
         runs = [regression_errors(n, alpha, eps, seed) for seed in range(reps)]
-        row = {"sweep": sweep, "n": n, "alpha": alpha, "epsilon": eps,
-               "users": int(np.mean([r["users"] for r in runs]))}
+        row = {
+            "sweep": sweep,
+            "n": n,
+            "alpha": alpha,
+            "epsilon": eps,
+            "users": int(np.mean([r["users"] for r in runs])),
+        }
         for label in METHODS:
             row[label] = float(np.mean([r[label] for r in runs]))
         row["best h (limit)"] = float(np.median([r["limit, best h h"] for r in runs]))
@@ -116,8 +126,15 @@ def mean_rows(quick=False):
                 v = smooth_variance(counts, smooth_threshold(counts, var_w, noise_w), var_w, noise_w)
                 v_limit = limit_variance(counts, best_limit_threshold(counts, var_w, noise_w), var_w, noise_w)
                 ratios.append(v_limit / v)
-            rows.append({"alpha": alpha, "epsilon": eps, "var(limit, best h) / var(weighted)": float(np.mean(ratios)),
-                         "min": float(np.min(ratios)), "max": float(np.max(ratios))})
+            rows.append(
+                {
+                    "alpha": alpha,
+                    "epsilon": eps,
+                    "var(limit, best h) / var(weighted)": float(np.mean(ratios)),
+                    "min": float(np.min(ratios)),
+                    "max": float(np.max(ratios)),
+                }
+            )
     return rows
 
 
@@ -128,12 +145,29 @@ def mean_monte_carlo_rows(quick=False):
     groups = zipf_groups(3000, 1.5, np.random.default_rng(0))
     errors = {}
     for bound in ("smooth", "limit"):
-        values = [stats.mean(rng.uniform(0, 1, groups.size), epsilon=1.0, bounds=(0, 1), groups=groups,
-                             contribution_bound=bound, public_user_counts=True, random_state=rng)
-                  for _ in range(reps)]
+        values = [
+            stats.mean(
+                rng.uniform(0, 1, groups.size),
+                epsilon=1.0,
+                bounds=(0, 1),
+                groups=groups,
+                contribution_bound=bound,
+                public_user_counts=True,
+                random_state=rng,
+            )
+            for _ in range(reps)
+        ]
         errors[bound] = float(np.mean((np.array(values) - 0.5) ** 2))
-    return [{"alpha": 1.5, "epsilon": 1.0, "MSE smooth": errors["smooth"], "MSE limit": errors["limit"],
-             "limit / smooth": errors["limit"] / errors["smooth"], "runs": reps}]
+    return [
+        {
+            "alpha": 1.5,
+            "epsilon": 1.0,
+            "MSE smooth": errors["smooth"],
+            "MSE limit": errors["limit"],
+            "limit / smooth": errors["limit"] / errors["smooth"],
+            "runs": reps,
+        }
+    ]
 
 
 def timing_rows(quick=False):
@@ -143,15 +177,18 @@ def timing_rows(quick=False):
     groups = rng.integers(0, m, n)
     y = rng.uniform(0, 1, n)
     candidates = {
-        "dpsk.stats.mean(groups=), smooth, private h": lambda: stats.mean(y, epsilon=1.0, bounds=(0, 1),
-                                                                           groups=groups, random_state=0),
+        "dpsk.stats.mean(groups=), smooth, private h": lambda: stats.mean(
+            y, epsilon=1.0, bounds=(0, 1), groups=groups, random_state=0
+        ),
         "dpsk.stats.mean(groups=), limit, private h": lambda: stats.mean(
-            y, epsilon=1.0, bounds=(0, 1), groups=groups, contribution_bound="limit", random_state=0),
+            y, epsilon=1.0, bounds=(0, 1), groups=groups, contribution_bound="limit", random_state=0
+        ),
         "dpsk.stats.mean, item level": lambda: stats.mean(y, epsilon=1.0, bounds=(0, 1), random_state=0),
         "numpy mean (no privacy)": lambda: np.mean(y),
         "grouping: dpsk hash pass": lambda: group_codes(groups),
         "grouping: np.unique(return_inverse, return_counts)": lambda: np.unique(
-            groups, return_inverse=True, return_counts=True),
+            groups, return_inverse=True, return_counts=True
+        ),
     }
     times = best_seconds(candidates, 2 if quick else 3)
     base = times["numpy mean (no privacy)"]
@@ -172,7 +209,9 @@ out = {}
 for name, call in calls.items():
     values, times = [], []
     for s in range(seeds):
-        t = time.perf_counter(); values.append(np.asarray(call(s), dtype=float).tolist()); times.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        values.append(np.asarray(call(s), dtype=float).tolist())
+        times.append(time.perf_counter() - t)
     out[name] = {"values": values, "time": min(times)}
 print(json.dumps(out))
 """
@@ -182,8 +221,12 @@ def item_level_rows(quick=False):
     """dpsk.stats against diffprivlib.tools on n uniform values, ε = 1: RMSE over seeds and time."""
     n, seeds = (10**5, 10) if quick else (10**6, 50)
     x = np.random.default_rng(0).uniform(0, 1, n)
-    truth = {"mean": x.mean(), "var": x.var(), "median": np.median(x),
-             "histogram": np.histogram(x, bins=10, range=(0, 1))[0]}
+    truth = {
+        "mean": x.mean(),
+        "var": x.var(),
+        "median": np.median(x),
+        "histogram": np.histogram(x, bins=10, range=(0, 1))[0],
+    }
     ours = {
         "mean": lambda s: stats.mean(x, epsilon=1.0, bounds=(0, 1), random_state=s),
         "var": lambda s: stats.var(x, epsilon=1.0, bounds=(0, 1), random_state=s),
@@ -236,8 +279,12 @@ def plot(result, folder):
         part = [r for r in reg if r["sweep"] == "n" and r["epsilon"] == eps]
         for label in METHODS:
             ax.plot([r["n"] for r in part], [r[label] for r in part], marker="o", label=label)
-        ax.set(yscale="log", xlabel="n (rows)", ylabel="average squared error",
-               title=f"error vs n, eps = {eps:g}, alpha = 1.5")
+        ax.set(
+            yscale="log",
+            xlabel="n (rows)",
+            ylabel="average squared error",
+            title=f"error vs n, eps = {eps:g}, alpha = 1.5",
+        )
         ax.legend()
     fig.tight_layout()
     paths = [folder / "bench_user_level_n.png", folder / "bench_user_level_alpha.png"]
@@ -247,8 +294,12 @@ def plot(result, folder):
     part = [r for r in reg if r["sweep"] == "alpha"]
     for label in METHODS:
         ax.plot([r["alpha"] for r in part], [r[label] for r in part], marker="o", label=label)
-    ax.set(yscale="log", xlabel="Zipf alpha (lower: more uneven users)", ylabel="average squared error",
-           title=f"error vs alpha, eps = 1, n = {part[0]['n'] if part else ''}")
+    ax.set(
+        yscale="log",
+        xlabel="Zipf alpha (lower: more uneven users)",
+        ylabel="average squared error",
+        title=f"error vs alpha, eps = 1, n = {part[0]['n'] if part else ''}",
+    )
     ax.legend()
     fig.tight_layout()
     fig.savefig(paths[1], dpi=120)

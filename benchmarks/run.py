@@ -53,6 +53,7 @@ NON_PRIVATE = "scikit-learn (non-private)"
 
 # --- diffprivlib's environment -------------------------------------------------------------
 
+
 def _probe(python):
     """diffprivlib's versions in that interpreter, or the reason it does not import."""
     try:
@@ -68,24 +69,32 @@ def diffprivlib_environment(python, create=True, log=print):
     """Find (or create) diffprivlib's environment: ``(python or None, versions or reason)``."""
     import sklearn
 
-    why = (f"diffprivlib 0.6.6 does not import with scikit-learn >= 1.9 (this run uses "
-           f"{sklearn.__version__}), so it runs in a separate environment")
+    why = (
+        f"diffprivlib 0.6.6 does not import with scikit-learn >= 1.9 (this run uses "
+        f"{sklearn.__version__}), so it runs in a separate environment"
+    )
     venv = Path(python).parent.parent
     if os.path.exists(python):
         info = _probe(python)
         if isinstance(info, dict):
-            log(f"diffprivlib: using {python} (diffprivlib {info['diffprivlib']}, scikit-learn "
-                f"{info['scikit-learn']}): {why}.")
+            log(
+                f"diffprivlib: using {python} (diffprivlib {info['diffprivlib']}, scikit-learn "
+                f"{info['scikit-learn']}): {why}."
+            )
             return python, info
         if not create or not (venv / "pyvenv.cfg").exists():
             return None, f"{python} does not import diffprivlib ({info})"
-        log(f"diffprivlib: {python} does not import it ({info}); {why}: installing "
-            f"{' '.join(DPL_REQUIREMENTS)} into {venv}.")
+        log(
+            f"diffprivlib: {python} does not import it ({info}); {why}: installing "
+            f"{' '.join(DPL_REQUIREMENTS)} into {venv}."
+        )
     else:
         if not create:
             return None, f"{python} not found"
-        log(f"diffprivlib: {python} not found; {why}: creating a virtual environment at {venv} "
-            f"and installing {' '.join(DPL_REQUIREMENTS)} into it (a minute or two).")
+        log(
+            f"diffprivlib: {python} not found; {why}: creating a virtual environment at {venv} "
+            f"and installing {' '.join(DPL_REQUIREMENTS)} into it (a minute or two)."
+        )
         try:
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         except (OSError, subprocess.CalledProcessError) as exc:
@@ -102,6 +111,7 @@ def diffprivlib_environment(python, create=True, log=print):
 
 
 # --- the machine ---------------------------------------------------------------------------
+
 
 def _first_line(path, key):
     try:
@@ -135,8 +145,14 @@ def machine(command):
     try:
         from threadpoolctl import threadpool_info
 
-        blas = ", ".join(f"{p.get('internal_api')} {p.get('version')} ({p.get('num_threads')} threads)"
-                         for p in threadpool_info() if p.get("user_api") == "blas") or "unknown"
+        blas = (
+            ", ".join(
+                f"{p.get('internal_api')} {p.get('version')} ({p.get('num_threads')} threads)"
+                for p in threadpool_info()
+                if p.get("user_api") == "blas"
+            )
+            or "unknown"
+        )
     except ImportError:
         blas = "unknown"
     return {
@@ -155,6 +171,7 @@ def machine(command):
 
 
 # --- running -------------------------------------------------------------------------------
+
 
 def discover(only=None):
     """``[(name, module or the import error's traceback)]`` of every bench_*.py with ``run``."""
@@ -200,10 +217,16 @@ def run_one(name, module, quick, out):
 
 # --- headline tables and plots -------------------------------------------------------------
 
+
 def _rows(results, keys):
     """Every row of every benchmark that has all of ``keys``."""
-    return [row for record in results.values() for _, rows in record.get("sections", [])
-            for row in rows if all(key in row for key in keys)]
+    return [
+        row
+        for record in results.values()
+        for _, rows in record.get("sections", [])
+        for row in rows
+        if all(key in row for key in keys)
+    ]
 
 
 ACCURACY_KEYS = ("dataset", "model", "library", "epsilon", "accuracy", "std")
@@ -230,10 +253,11 @@ def fit_time_headline(results):
         for n in sizes:
             line.setdefault(f"n={_n(n)}: / scikit-learn", "")
             line.setdefault(f"n={_n(n)}: / diffprivlib", "")
-    return ("### Fit time: dpsk's time divided by scikit-learn's and by diffprivlib's\n\n"
-            "Below 1: dpsk is faster. Settings (iterations, solvers) and absolute times are in the "
-            "fit-time section below; \"n/a\": diffprivlib has no such estimator.\n\n"
-            + common.markdown(list(table.values())))
+    return (
+        "### Fit time: dpsk's time divided by scikit-learn's and by diffprivlib's\n\n"
+        "Below 1: dpsk is faster. Settings (iterations, solvers) and absolute times are in the "
+        'fit-time section below; "n/a": diffprivlib has no such estimator.\n\n' + common.markdown(list(table.values()))
+    )
 
 
 def accuracy_headline(results):
@@ -247,16 +271,22 @@ def accuracy_headline(results):
         baseline = {row["model"]: f"{row['accuracy']:.3f}" for row in part if row["library"] == NON_PRIVATE}
         table = {}
         for row in private:
-            line = table.setdefault((row["model"], row["library"]), {"model": row["model"], "library": row["library"],
-                                                                     **dict.fromkeys(columns, "")})
+            line = table.setdefault(
+                (row["model"], row["library"]),
+                {"model": row["model"], "library": row["library"], **dict.fromkeys(columns, "")},
+            )
             line[f"ε={common.fmt(row['epsilon'])}"] = f"{row['accuracy']:.3f} ± {row['std']:.3f}"
             line[NON_PRIVATE] = baseline.get(row["model"], "")
         models = list(dict.fromkeys(row["model"] for row in part))
         ordered = sorted(table.values(), key=lambda line: models.index(line["model"]))  # stable: libraries in order
         majority = [f"{row['accuracy']:.3f}" for row in part if row["model"] == "majority class"]
         seeds = max((row["seeds"] for row in private), default=0)
-        parts.append(f"### Test accuracy on {dataset} (mean ± std over {seeds} seeds"
-                     + (f"; majority class: {majority[0]}" if majority else "") + ")\n\n" + common.markdown(ordered))
+        parts.append(
+            f"### Test accuracy on {dataset} (mean ± std over {seeds} seeds"
+            + (f"; majority class: {majority[0]}" if majority else "")
+            + ")\n\n"
+            + common.markdown(ordered)
+        )
     return "\n\n".join(parts)
 
 
@@ -276,7 +306,7 @@ def panels(titles, draw, suptitle, path, columns):
         draw(ax, title)
         ax.set_title(title)
         ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(titles):]:
+    for ax in list(axes.flat)[len(titles) :]:
         ax.set_visible(False)
     fig.suptitle(suptitle)
     fig.tight_layout()
@@ -293,14 +323,17 @@ def plot_accuracy(results, out):
         part = [row for row in rows if row["dataset"] == dataset]
         models = [m for m in dict.fromkeys(row["model"] for row in part) if m != "majority class"]
         majority = [row["accuracy"] for row in part if row["model"] == "majority class"]
-        colours = {library: f"C{i}" for i, library in
-                   enumerate(dict.fromkeys(row["library"] for row in part if row["epsilon"] != math.inf))}
+        colours = {
+            library: f"C{i}"
+            for i, library in enumerate(dict.fromkeys(row["library"] for row in part if row["epsilon"] != math.inf))
+        }
 
         def draw(ax, model, part=part, majority=majority, colours=colours):
             mine = [row for row in part if row["model"] == model]
             for library in dict.fromkeys(row["library"] for row in mine):
-                points = sorted((row["epsilon"], row["accuracy"], row["std"]) for row in mine
-                                if row["library"] == library)
+                points = sorted(
+                    (row["epsilon"], row["accuracy"], row["std"]) for row in mine if row["library"] == library
+                )
                 if points[0][0] == math.inf:
                     ax.axhline(points[0][1], color="black", linestyle="--", label=library)
                     continue
@@ -323,7 +356,11 @@ def plot_fit_time(results, out):
 
     def draw(ax, estimator):
         mine = sorted((row for row in rows if row["estimator"] == estimator), key=lambda row: row["n"])
-        for key, label in (("dpsk (s)", "dpsk"), ("scikit-learn (s)", "scikit-learn"), ("diffprivlib (s)", "diffprivlib")):
+        for key, label in (
+            ("dpsk (s)", "dpsk"),
+            ("scikit-learn (s)", "scikit-learn"),
+            ("diffprivlib (s)", "diffprivlib"),
+        ):
             points = [(row["n"], row[key]) for row in mine if isinstance(row[key], float)]
             if points:
                 ax.plot(*zip(*points), marker="o", label=label)
@@ -336,6 +373,7 @@ def plot_fit_time(results, out):
 
 # --- the document --------------------------------------------------------------------------
 
+
 def _duration(seconds):
     return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
@@ -345,16 +383,26 @@ def document(meta, dpl, results, plots, quick, started, seconds):
     lines.append(f"Written by `{meta['command']}` on {started:%Y-%m-%d %H:%M} UTC; the run took {_duration(seconds)}.")
     if quick:
         lines += ["", "**Quick run** (`--quick`: small n, 2 seeds): a smoke test, not the reference figures."]
-    lines += ["", "Every ratio is measured within this run: the candidates of one comparison are timed "
-              "interleaved (best of several runs) so that load from other processes affects both alike. "
-              "The load average below says how busy the machine was.", ""]
+    lines += [
+        "",
+        "Every ratio is measured within this run: the candidates of one comparison are timed "
+        "interleaved (best of several runs) so that load from other processes affects both alike. "
+        "The load average below says how busy the machine was.",
+        "",
+    ]
     lines += ["## Machine and versions", "", "| | |", "|---|---|"]
     lines += [f"| {key} | {value if key != 'command' else '`' + value + '`'} |" for key, value in meta.items()]
     lines.append(f"| diffprivlib | {dpl} |")
     lines += ["", "## Benchmarks", ""]
-    contents = [{"benchmark": name, "what": record["doc"].splitlines()[0] if record["doc"] else "",
-                 "took": _duration(record["seconds"]), "status": "failed" if "error" in record else "ok"}
-                for name, record in results.items()]
+    contents = [
+        {
+            "benchmark": name,
+            "what": record["doc"].splitlines()[0] if record["doc"] else "",
+            "took": _duration(record["seconds"]),
+            "status": "failed" if "error" in record else "ok",
+        }
+        for name, record in results.items()
+    ]
     lines += [common.markdown(contents), ""]
     headline = [part for part in (fit_time_headline(results), accuracy_headline(results)) if part]
     if headline or plots:
@@ -392,11 +440,16 @@ def main(argv=None):
     parser.add_argument("--only", help="comma-separated benchmark names (e.g. accuracy,fit_time or bench_noise)")
     parser.add_argument("--out", type=Path, default=common.RESULTS, help="output folder (default benchmarks/results)")
     parser.add_argument("--no-diffprivlib", action="store_true", help="skip diffprivlib (no environment is created)")
-    parser.add_argument("--diffprivlib-python", default=common.DPL_PYTHON,
-                        help="interpreter of diffprivlib's environment (default $DPSK_DIFFPRIVLIB_PYTHON or "
-                             "benchmarks/.venv-diffprivlib/bin/python); created if missing")
+    parser.add_argument(
+        "--diffprivlib-python",
+        default=common.DPL_PYTHON,
+        help="interpreter of diffprivlib's environment (default $DPSK_DIFFPRIVLIB_PYTHON or "
+        "benchmarks/.venv-diffprivlib/bin/python); created if missing",
+    )
     args = parser.parse_args(argv)
-    command = " ".join(shlex.quote(a) for a in ["python", os.path.relpath(__file__), *(sys.argv[1:] if argv is None else argv)])
+    command = " ".join(
+        shlex.quote(a) for a in ["python", os.path.relpath(__file__), *(sys.argv[1:] if argv is None else argv)]
+    )
     started = datetime.datetime.now(datetime.timezone.utc)
     clock = time.perf_counter()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -412,8 +465,10 @@ def main(argv=None):
             print(f"diffprivlib: unavailable: {info}; its columns say so")
             dpl = f"unavailable: {info}"
         else:
-            dpl = (f"{info['diffprivlib']} with scikit-learn {info['scikit-learn']} and numpy {info['numpy']}, "
-                   f"in its own environment (`{python}`): diffprivlib 0.6.6 does not import with scikit-learn >= 1.9")
+            dpl = (
+                f"{info['diffprivlib']} with scikit-learn {info['scikit-learn']} and numpy {info['numpy']}, "
+                f"in its own environment (`{python}`): diffprivlib 0.6.6 does not import with scikit-learn >= 1.9"
+            )
 
     meta = machine(command)
     load_start = os.getloadavg() if hasattr(os, "getloadavg") else None
@@ -427,17 +482,21 @@ def main(argv=None):
             print(record["error"], file=sys.stderr)
     if load_start is not None:
         end = os.getloadavg()
-        meta["load average (1, 5, 15 min)"] = (f"{', '.join(f'{x:.2f}' for x in load_start)} at the start; "
-                                               f"{', '.join(f'{x:.2f}' for x in end)} at the end")
+        meta["load average (1, 5, 15 min)"] = (
+            f"{', '.join(f'{x:.2f}' for x in load_start)} at the start; {', '.join(f'{x:.2f}' for x in end)} at the end"
+        )
     meta["command"] = meta.pop("command")
     plots = plot_accuracy(results, args.out) + plot_fit_time(results, args.out)
     seconds = time.perf_counter() - clock
     text = document(meta, dpl, results, plots, args.quick, started, seconds)
     (args.out / "README.md").write_text(text, encoding="utf-8")
-    raw = {"meta": meta | {"diffprivlib": dpl, "quick": args.quick, "date": started.isoformat(), "seconds": seconds},
-           "benchmarks": results}
-    (args.out / "results.json").write_text(json.dumps(raw, indent=1, default=_jsonable, ensure_ascii=False) + "\n",
-                                           encoding="utf-8")
+    raw = {
+        "meta": meta | {"diffprivlib": dpl, "quick": args.quick, "date": started.isoformat(), "seconds": seconds},
+        "benchmarks": results,
+    }
+    (args.out / "results.json").write_text(
+        json.dumps(raw, indent=1, default=_jsonable, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     print(f"wrote {args.out / 'README.md'}, {args.out / 'results.json'} and {len(plots)} plots in {_duration(seconds)}")
     return 1 if any("error" in record for record in results.values()) else 0
 

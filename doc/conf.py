@@ -73,7 +73,9 @@ def skip_foreign_members(app, what, name, obj, skip, options):
     if skip or what != "class":
         return skip
     target = obj.fget if isinstance(obj, property) else obj
-    module = getattr(inspect.unwrap(target), "__module__", None) if callable(target) or isinstance(obj, property) else None
+    module = (
+        getattr(inspect.unwrap(target), "__module__", None) if callable(target) or isinstance(obj, property) else None
+    )
     if module is not None and not module.startswith("dpsk"):
         return True
     return None

@@ -39,4 +39,3 @@ class PrivacyLeakWarning(UserWarning):
     fitted attribute (``bounds_``, ``data_norm_``, ``classes_``) and the release is *not*
     differentially private with respect to it.
     """
-

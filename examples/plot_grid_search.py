@@ -54,6 +54,7 @@ print("selected:", disjoint.best_params_)
 # ``budget_report_`` holds one row per stage and the total; ``pandas.DataFrame``
 # shows it as a table.
 
+
 def show(report):
     for stage, epsilon, delta in zip(report["stage"], report["epsilon"], report["delta"]):
         print(f"{stage:55s} epsilon={epsilon:<8.4g} delta={delta:.3g}")
@@ -95,7 +96,7 @@ print(accountant.summary())
 
 searches = {"disjoint parts": disjoint, "3-fold CV": kfold, "random stopping": stopping}
 fig, ax = plt.subplots(figsize=(8, 3.2))
-for row, (name, search) in enumerate(searches.items()):
+for row, search in enumerate(searches.values()):
     report = search.budget_report_
     left = 0.0
     for stage, epsilon in zip(report["stage"][:-1], report["epsilon"][:-1]):
@@ -111,8 +112,14 @@ ax.invert_yaxis()
 ax.set_xlim(0, accountant.epsilon)
 ax.set_xlabel("privacy budget ε charged by the search")
 handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in ("C0", "C1", "C2")]
-ax.legend(handles, ["candidate fits / trials", "selection", "refit"], loc="upper center",
-          bbox_to_anchor=(0.5, -0.3), ncol=3, frameon=False)
+ax.legend(
+    handles,
+    ["candidate fits / trials", "selection", "refit"],
+    loc="upper center",
+    bbox_to_anchor=(0.5, -0.3),
+    ncol=3,
+    frameon=False,
+)
 ax.set_title("Three private searches over the same grid")
 fig.tight_layout()
 

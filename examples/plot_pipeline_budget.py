@@ -97,10 +97,13 @@ print(accountant.summary())
 # runs the same check on any estimator and reports the costs it found. The refit is
 # refused before the scaler reads a row, and nothing is spent.
 
-print("costs found without data:", {
-    name: round(accountant.total(spent_budget=[cost]).epsilon, 3)
-    for name, cost in check_budget(pipe, BudgetAccountant()).costs.items()
-})
+print(
+    "costs found without data:",
+    {
+        name: round(accountant.total(spent_budget=[cost]).epsilon, 3)
+        for name, cost in check_budget(pipe, BudgetAccountant()).costs.items()
+    },
+)
 
 
 def fit_again(pipeline):

@@ -80,8 +80,16 @@ EPSILONS = [0.01, 0.03, 0.1, 0.3, 1.0]
 accountant = BudgetAccountant()
 curves = [
     privacy_utility_curve(
-        private, EPSILONS, train.data, train.target, test.data, test.target,
-        n_seeds=3, baseline=public, label=name, accountant=accountant,
+        private,
+        EPSILONS,
+        train.data,
+        train.target,
+        test.data,
+        test.target,
+        n_seeds=3,
+        baseline=public,
+        label=name,
+        accountant=accountant,
     )
     for name, (private, public) in MODELS.items()
 ]

@@ -119,7 +119,9 @@ right.plot(item_runs, 1 + jitter, "o", alpha=0.6, label="item-level releases")
 right.plot(user_runs, jitter, "o", alpha=0.6, label="user-level releases")
 right.axvline(minutes.mean(), color="C0", linestyle="--", label="mean over sessions")
 right.axvline(capped_mean, color="C1", linestyle="--", label=f"mean with users capped at h = {user.threshold:g} rows")
-right.axvline(np.mean(np.bincount(users, weights=minutes) / sessions), color="0.4", linestyle=":", label="mean over users")
+right.axvline(
+    np.mean(np.bincount(users, weights=minutes) / sessions), color="0.4", linestyle=":", label="mean over users"
+)
 right.set_yticks([0, 1], ["user level", "item level"])
 right.set_ylim(-0.6, 1.9)
 right.set_xlabel("mean session length (minutes)")

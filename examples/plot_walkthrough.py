@@ -81,7 +81,7 @@ print(f"test accuracy {clf.score(test.data, test.target):.3f}; cost {clf.privacy
 # in text, with the composition theorem behind the total.
 
 print(accountant.summary())
-accountant
+accountant  # noqa: B018 (the last expression of a cell is displayed)
 
 # %%
 # A private statistic

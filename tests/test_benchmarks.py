@@ -86,24 +86,43 @@ def test_document_headline_and_plots(runner, tmp_path):
     fake = type(sys)("bench_fake")
     fake.__doc__ = "A fake benchmark.\n\nMore words."
     fake.run = lambda quick: [
-        ("accuracy", [common.accuracy_record("toy", "majority class", "-", math.inf, [0.6]),
-                      common.accuracy_record("toy", "Model", "scikit-learn (non-private)", math.inf, [0.9]),
-                      common.accuracy_record("toy", "Model", "dpsk", 1.0, [0.8, 0.82]),
-                      common.accuracy_record("toy", "Model", "diffprivlib", 1.0, [0.7, 0.72])]),
-        ("fit time", [common.fit_time_record("Model", n, 20, 0.1 * n / 1e4, 0.2 * n / 1e4, "unavailable")
-                      for n in (10**4, 10**5)]),
+        (
+            "accuracy",
+            [
+                common.accuracy_record("toy", "majority class", "-", math.inf, [0.6]),
+                common.accuracy_record("toy", "Model", "scikit-learn (non-private)", math.inf, [0.9]),
+                common.accuracy_record("toy", "Model", "dpsk", 1.0, [0.8, 0.82]),
+                common.accuracy_record("toy", "Model", "diffprivlib", 1.0, [0.7, 0.72]),
+            ],
+        ),
+        (
+            "fit time",
+            [
+                common.fit_time_record("Model", n, 20, 0.1 * n / 1e4, 0.2 * n / 1e4, "unavailable")
+                for n in (10**4, 10**5)
+            ],
+        ),
     ]
     broken = type(sys)("bench_broken")
     broken.run = lambda quick: 1 / 0
-    results = {name: runner.run_one(name, module, True, tmp_path) for name, module in
-               (("bench_fake", fake), ("bench_broken", broken))}
+    results = {
+        name: runner.run_one(name, module, True, tmp_path)
+        for name, module in (("bench_fake", fake), ("bench_broken", broken))
+    }
     assert "ZeroDivisionError" in results["bench_broken"]["error"]
     plots = runner.plot_accuracy(results, tmp_path) + runner.plot_fit_time(results, tmp_path)
     if importlib.util.find_spec("matplotlib") is not None:
         assert sorted(p.name for p in plots) == ["accuracy_vs_epsilon_toy.png", "fit_time_vs_n.png"]
         assert all(p.stat().st_size > 0 for p in plots)
-    text = runner.document({"CPU": "test", "command": "python benchmarks/run.py --quick"}, "skipped", results,
-                           plots, True, runner.datetime.datetime(2024, 1, 1), 12.0)
+    text = runner.document(
+        {"CPU": "test", "command": "python benchmarks/run.py --quick"},
+        "skipped",
+        results,
+        plots,
+        True,
+        runner.datetime.datetime(2024, 1, 1),
+        12.0,
+    )
     assert "**Quick run**" in text and "`python benchmarks/run.py --quick`" in text
     assert "| Model | 0.5 | unavailable | 0.5 | unavailable |" in text  # the ratios at both n
     assert "| Model | dpsk | 0.810 ± 0.010 | 0.900 |" in text and "majority class: 0.600" in text

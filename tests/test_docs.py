@@ -85,8 +85,13 @@ def notes_section(obj):
 
 def test_public_objects_are_found():
     """Check that the walk finds objects of every kind (the tests below are not vacuous)."""
-    for name in ("dpsk.linear_model.LogisticRegression", "dpsk.stats.mean", "dpsk.mechanisms.Laplace",
-                 "dpsk.accounting.BudgetAccountant", "dpsk.audit.audit"):
+    for name in (
+        "dpsk.linear_model.LogisticRegression",
+        "dpsk.stats.mean",
+        "dpsk.mechanisms.Laplace",
+        "dpsk.accounting.BudgetAccountant",
+        "dpsk.audit.audit",
+    ):
         assert name in PUBLIC
     assert len(PUBLIC) > 100
 
@@ -165,8 +170,11 @@ def test_api_reference_lists_nothing_stale():
 
 # ----------------------------------------------------------------- guide snippets
 
-GUIDE_PAGES = sorted(path.relative_to(DOC).as_posix() for path in DOC.rglob("*.rst")
-                     if ">>>" in path.read_text() and not path.is_relative_to(DOC / "modules"))
+GUIDE_PAGES = sorted(
+    path.relative_to(DOC).as_posix()
+    for path in DOC.rglob("*.rst")
+    if ">>>" in path.read_text() and not path.is_relative_to(DOC / "modules")
+)
 
 
 def test_guide_pages_have_snippets():
@@ -180,11 +188,16 @@ def test_guide_pages_have_snippets():
 def test_guide_snippets_run(page):
     """Check that every ``>>>`` example of a documentation page gives the output it shows."""
     result = doctest.testfile(
-        str(DOC / page), module_relative=False, verbose=False, report=True,
+        str(DOC / page),
+        module_relative=False,
+        verbose=False,
+        report=True,
         optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
     )
     assert result.attempted > 0
-    assert result.failed == 0, f"{result.failed} of {result.attempted} examples of doc/{page} failed (see the output above)"
+    assert result.failed == 0, (
+        f"{result.failed} of {result.attempted} examples of doc/{page} failed (see the output above)"
+    )
 
 
 def test_readme_python_blocks_run():
@@ -200,8 +213,11 @@ def test_readme_python_blocks_run():
 
 
 def _missing_build_requirements():
-    return [name for name in ("sphinx", "numpydoc", "sphinx_gallery", "pydata_sphinx_theme", "matplotlib")
-            if importlib.util.find_spec(name) is None]
+    return [
+        name
+        for name in ("sphinx", "numpydoc", "sphinx_gallery", "pydata_sphinx_theme", "matplotlib")
+        if importlib.util.find_spec(name) is None
+    ]
 
 
 @pytest.mark.docs
@@ -215,8 +231,18 @@ def test_docs_build_without_warnings(tmp_path):
     shutil.copytree(DOC, tmp_path / "doc", ignore=ignore)
     shutil.copytree(REPO / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("__pycache__"))
     command = [
-        sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
-        "-D", "plot_gallery=0", str(tmp_path / "doc"), str(tmp_path / "html"),
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-W",
+        "--keep-going",
+        "-q",
+        "-b",
+        "html",
+        "-D",
+        "plot_gallery=0",
+        str(tmp_path / "doc"),
+        str(tmp_path / "html"),
     ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=tmp_path)
     assert result.returncode == 0, f"sphinx-build failed:\n{result.stderr[-20000:]}"

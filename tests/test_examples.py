@@ -112,7 +112,11 @@ def check_quickstart_table(stdout):
     header = next(line for line in lines if line.startswith("model"))
     epsilons = [float(e) for e in re.findall(r"eps=([0-9.]+)", header)]
     models = ("LogisticRegression", "MultinomialNB", "BernoulliNB", "RandomForestClassifier")
-    rows = {line.split()[0]: [float(v) for v in line.split()[1:]] for line in lines if line.split()[:1] and line.split()[0] in models}
+    rows = {
+        line.split()[0]: [float(v) for v in line.split()[1:]]
+        for line in lines
+        if line.split()[:1] and line.split()[0] in models
+    }
     assert set(rows) == set(models)
     for values in rows.values():
         assert len(values) == len(epsilons) + 1  # one per budget, then the baseline

@@ -41,10 +41,7 @@ def test_defaults_in_the_table():
     assert _default(KMeans, "max_iter") == 5
     assert _default(KMeans, "init") == "summary"
     assert _default(DecisionTreeClassifier, "max_depth") is None
-    assert (
-        inspect.signature(DecisionTreeClassifier).parameters["max_depth"].kind
-        is inspect.Parameter.KEYWORD_ONLY
-    )
+    assert inspect.signature(DecisionTreeClassifier).parameters["max_depth"].kind is inspect.Parameter.KEYWORD_ONLY
     assert _default(RandomForestClassifier, "n_estimators") == 20
     assert _default(RandomForestClassifier, "max_depth") is None
 

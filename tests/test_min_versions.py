@@ -47,8 +47,18 @@ def test_common_tests_pass_with_oldest_supported_sklearn(tmp_path):
     local = [d for d in WHEEL_DIRS if d and list(Path(d).glob(f"scikit_learn-{version}.*.whl"))]
     source = ["--no-index", "--find-links", local[0]] if local else []
     install = _run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "--only-binary=:all:", "--target", str(target),
-         *source, requirement],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--target",
+            str(target),
+            *source,
+            requirement,
+        ],
         timeout=300,
     )
     if install.returncode != 0:
@@ -60,17 +70,35 @@ def test_common_tests_pass_with_oldest_supported_sklearn(tmp_path):
     # finds dpsk where this process found it: site-packages, or an in-place build.
     dpsk_root = str(Path(dpsk.__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), dpsk_root, os.environ.get("PYTHONPATH", "")])}
-    probe = _run([sys.executable, "-c", "import sklearn, dpsk; print(sklearn.__version__); print(dpsk.__file__)"],
-                 env=env, cwd=tmp_path, timeout=120)
+    probe = _run(
+        [sys.executable, "-c", "import sklearn, dpsk; print(sklearn.__version__); print(dpsk.__file__)"],
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert probe.returncode == 0, probe.stderr
     shadow_version, dpsk_file = probe.stdout.split()
     assert shadow_version.startswith(version + "."), shadow_version
     assert Path(dpsk_file).resolve() == Path(dpsk.__file__).resolve(), "the subprocess must test the same dpsk build"
 
     run = _run(
-        [sys.executable, "-m", "pytest", str(REPO / "tests" / "test_common.py"), "--rootdir", str(REPO),
-         "-q", "-x", "-p", "no:cacheprovider", "-m", "not slow"],
-        env=env, cwd=tmp_path, timeout=900,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(REPO / "tests" / "test_common.py"),
+            "--rootdir",
+            str(REPO),
+            "-q",
+            "-x",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "not slow",
+        ],
+        env=env,
+        cwd=tmp_path,
+        timeout=900,
     )
     summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else ""
     assert run.returncode == 0, f"scikit-learn {shadow_version}:\n{run.stdout[-4000:]}\n{run.stderr[-2000:]}"

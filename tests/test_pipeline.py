@@ -117,7 +117,9 @@ def test_fit_transform_and_fit_predict_are_checked_first():
         transformer.fit_transform(_Spy())
     from dpsk.cluster import KMeans
 
-    clusterer = make_pipeline(_centerer(accountant=acc), KMeans(n_clusters=2, epsilon=1.0, bounds=(-2.0, 2.0), accountant=acc))
+    clusterer = make_pipeline(
+        _centerer(accountant=acc), KMeans(n_clusters=2, epsilon=1.0, bounds=(-2.0, 2.0), accountant=acc)
+    )
     with pytest.raises(BudgetExceededError, match="'kmeans' .KMeans."):
         clusterer.fit_predict(_Spy())
     assert len(acc) == 0
@@ -153,8 +155,9 @@ def test_nested_pipelines_and_column_transformers():
     with acc:
         report = check_budget(pipe)
     assert report.costs == {"cols__a": _cost(1.0), "cols__b__toydpcenterer": _cost(0.5), "clf": _cost(2.0)}
-    assert report.totals == [(acc, ("cols__a", "cols__b__toydpcenterer", "clf"),
-                              ComposedEvent((_cost(1.0), _cost(0.5), _cost(2.0))))]
+    assert report.totals == [
+        (acc, ("cols__a", "cols__b__toydpcenterer", "clf"), ComposedEvent((_cost(1.0), _cost(0.5), _cost(2.0))))
+    ]
 
 
 def test_nested_pipelines_fit_and_record_each_step_once(data):
@@ -169,11 +172,14 @@ def test_nested_pipelines_fit_and_record_each_step_once(data):
 
 def test_each_accountant_is_checked_on_its_own_steps():
     ample, tight = BudgetAccountant(epsilon=10.0), BudgetAccountant(epsilon=1.5)
-    pipe = make_pipeline(_centerer(accountant=ample), _centerer(accountant=tight), _classifier(epsilon=1.0, accountant=tight))
+    pipe = make_pipeline(
+        _centerer(accountant=ample), _centerer(accountant=tight), _classifier(epsilon=1.0, accountant=tight)
+    )
     report = check_budget(make_pipeline(_centerer(accountant=ample), _classifier(epsilon=1.0, accountant=tight)))
     assert report.accountants == {"toydpcenterer": ample, "toyshiftedmeanclassifier": tight}
     assert [(acc, names) for acc, names, _ in report.totals] == [
-        (ample, ("toydpcenterer",)), (tight, ("toyshiftedmeanclassifier",))
+        (ample, ("toydpcenterer",)),
+        (tight, ("toyshiftedmeanclassifier",)),
     ]
     with pytest.raises(BudgetExceededError, match=r"its 2 DP steps 'toydpcenterer-2' .*'toyshiftedmeanclassifier'"):
         pipe.fit(_Spy(), _Spy())
@@ -423,8 +429,10 @@ _PIPELINE_XFAIL = {
     [
         Pipeline([("center", ToyDPCenterer(epsilon=1e4)), ("clf", ToyShiftedMeanClassifier(epsilon=1e4))]),
         # With an accountant (no budget limit), every fit runs the pre-flight check.
-        make_pipeline(ToyDPCenterer(epsilon=1e4, accountant=BudgetAccountant()),
-                      ToyShiftedMeanClassifier(epsilon=1e4, accountant=BudgetAccountant())),
+        make_pipeline(
+            ToyDPCenterer(epsilon=1e4, accountant=BudgetAccountant()),
+            ToyShiftedMeanClassifier(epsilon=1e4, accountant=BudgetAccountant()),
+        ),
     ],
     expected_failed_checks=lambda estimator: _PIPELINE_XFAIL,
 )

@@ -34,7 +34,9 @@ def _as_event(entry):
     try:
         epsilon, delta = entry
     except (TypeError, ValueError):
-        raise TypeError(f"spent_budget entries must be PrivacyEvents or (epsilon, delta) pairs, got {entry!r}")
+        raise TypeError(
+            f"spent_budget entries must be PrivacyEvents or (epsilon, delta) pairs, got {entry!r}"
+        ) from None
     return budget_event(epsilon, delta)
 
 
@@ -206,9 +208,7 @@ class BudgetAccountant:
             self._ledger = SQLiteLedger(path, None if defaults else (epsilon, delta, slack))
             epsilon, delta, slack = self._ledger.budget
             if spent_budget and self._ledger.has_spends():
-                raise ValueError(
-                    f"the ledger {path} already holds spends; pass spent_budget only when creating it"
-                )
+                raise ValueError(f"the ledger {path} already holds spends; pass spent_budget only when creating it")
         self._epsilon, self._delta, self._slack = epsilon, delta, slack
         for entry in spent_budget or ():
             self.record(_as_event(entry))

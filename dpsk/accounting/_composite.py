@@ -125,8 +125,7 @@ def _repeat_and_select(atom: RepeatAndSelectEvent):
     curve = inner.rdp_all()
     if curve is None or inner.fixed_delta() > 0.0:
         raise TypeError(
-            "RepeatAndSelectEvent needs an inner event with a Renyi-DP curve and no explicit "
-            f"delta; got {atom.event!r}"
+            f"RepeatAndSelectEvent needs an inner event with a Renyi-DP curve and no explicit delta; got {atom.event!r}"
         )
     pure = inner.basic_epsilon() if inner.only_family("pure") else None
     if pure is not None and not math.isfinite(pure):

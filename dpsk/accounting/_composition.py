@@ -125,9 +125,7 @@ def get_epsilon(event: PrivacyEvent, delta: float, *, method: Method = "tightest
     return LedgerState.from_counts(normalize(event)).epsilon(delta, method=method)
 
 
-def get_delta(
-    event: PrivacyEvent, epsilon: ArrayLike, *, method: Method = "tightest"
-) -> float | np.ndarray:
+def get_delta(event: PrivacyEvent, epsilon: ArrayLike, *, method: Method = "tightest") -> float | np.ndarray:
     """The δ at which ``event`` is (ε, δ)-DP, by the given composition method.
 
     The inverse of :func:`get_epsilon`, computed by the same accountant in the other

@@ -46,8 +46,7 @@ def _to_plain(value):
         name = type(value).__name__
         if _EVENT_TYPES.get(name) is not type(value):
             raise TypeError(
-                f"{name} cannot be stored in a persistent ledger; describe it with an RDPEvent "
-                "or a PrivacyProfileEvent"
+                f"{name} cannot be stored in a persistent ledger; describe it with an RDPEvent or a PrivacyProfileEvent"
             )
         fields = {f.name: _to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
         return {"type": name, **fields}
@@ -170,9 +169,7 @@ class SQLiteLedger:
     def _connection(self):
         if self._conn is None or self._pid != os.getpid():
             # A connection must not cross a fork: the child opens its own.
-            self._conn = sqlite3.connect(
-                self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
-            )
+            self._conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
             self._pid = os.getpid()
         return self._conn
 
@@ -250,9 +247,7 @@ class SQLiteLedger:
 
     def _sync(self, conn):
         """Apply the spends committed (by any process) since the last look."""
-        rows = conn.execute(
-            "SELECT id, event FROM dpsk_spends WHERE id > ? ORDER BY id", (self._last_id,)
-        ).fetchall()
+        rows = conn.execute("SELECT id, event FROM dpsk_spends WHERE id > ? ORDER BY id", (self._last_id,)).fetchall()
         for row_id, text in rows:
             event = event_from_json(text)
             self.state.apply(event)

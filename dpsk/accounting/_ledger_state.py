@@ -189,7 +189,7 @@ class LedgerState:
         Its own profile (exact for the discrete Gaussian, ...) may then beat its RDP curve.
         """
         if len(self.rdp_rest_atoms) == 1:
-            (atom, count), = self.rdp_rest_atoms.items()
+            ((atom, count),) = self.rdp_rest_atoms.items()
             if count == 1:
                 return cost_of(atom)
         return None
@@ -259,7 +259,7 @@ class LedgerState:
             if single.exact:
                 return best  # nothing beats the exact profile
         if len(self.pure_values) == 1:
-            (eps0, k), = self.pure_values.items()
+            ((eps0, k),) = self.pure_values.items()
             if eps0 == 0.0:
                 return 0.0
             best = min(best, homogeneous_epsilon(eps0, k, delta))
@@ -303,7 +303,7 @@ class LedgerState:
             return single.delta(epsilon)  # nothing beats the exact profile
         best = 1.0 if single is None else single.delta(epsilon)
         if len(self.pure_values) == 1:
-            (eps0, k), = self.pure_values.items()
+            ((eps0, k),) = self.pure_values.items()
             best = min(best, math.exp(homogeneous_log_delta(eps0, k, epsilon)))
         sum_sq = self.pure_sq.value()
         best = min(best, kov_closed_form_delta(self.pure_kov.value(), sum_sq, epsilon))
@@ -328,7 +328,7 @@ class LedgerState:
         if total == 0:
             return 0.0
         if total == 1:
-            (atom, _), = self.profile_atoms.items()
+            ((atom, _),) = self.profile_atoms.items()
             return cost_of(atom).delta(epsilon)
         return smallest_delta(self._profile_family_epsilon, epsilon)
 

@@ -443,7 +443,9 @@ def probe_cost(step):
         probe.fit(_Unreadable(), _Unreadable())
     except _Probed as probed:
         if not isinstance(probed.event, PrivacyEvent):
-            raise TypeError(f"{type(step).__name__}.fit checked a {type(probed.event).__name__}, not a PrivacyEvent")
+            raise TypeError(
+                f"{type(step).__name__}.fit checked a {type(probed.event).__name__}, not a PrivacyEvent"
+            ) from None
         return probed.event
     except _DataWasRead:
         pass

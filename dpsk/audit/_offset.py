@@ -135,7 +135,11 @@ class RoundingProbe:
 
     def __str__(self):
         worst = max(self.releases, key=lambda r: r[2] / r[3] if r[3] > 0 else np.inf, default=None)
-        where = "" if worst is None else f" (worst: {worst[0]}, L{worst[1]} change {worst[2]:.6g} vs sensitivity {worst[3]:.6g})"
+        where = (
+            ""
+            if worst is None
+            else f" (worst: {worst[0]}, L{worst[1]} change {worst[2]:.6g} vs sensitivity {worst[3]:.6g})"
+        )
         return (
             f"rounding probe {'pass' if self.passed else 'fail'}: noise-free change "
             f"{self.ratio:.6g} x the declared sensitivity{where}, over {self.n_releases[0]} releases"

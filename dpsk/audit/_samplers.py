@@ -19,7 +19,14 @@ from dpsk.accounting._context import BOUND_ATTRIBUTE
 from dpsk.audit._audit import audit
 from dpsk.mechanisms._base import DPMechanism
 
-__all__ = ["StatisticEstimator", "audit_estimator", "declared_cost", "estimator_sampler", "mechanism_sampler", "statistic_estimator"]
+__all__ = [
+    "StatisticEstimator",
+    "audit_estimator",
+    "declared_cost",
+    "estimator_sampler",
+    "mechanism_sampler",
+    "statistic_estimator",
+]
 
 
 class _MechanismSampler:
@@ -294,7 +301,7 @@ class StatisticEstimator(BaseEstimator):
         if groups is not None:
             kwargs["groups"] = groups
         out = self.function(a, **kwargs, random_state=self.random_state, return_error=True)
-        result = out[0] if isinstance(out, tuple) else out   # histograms: (counts, edges)
+        result = out[0] if isinstance(out, tuple) else out  # histograms: (counts, edges)
         self.value_ = np.ravel(np.asarray(result.value, dtype=np.float64))
         self.privacy_spent_ = result.privacy_spent
         return self

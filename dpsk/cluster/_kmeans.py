@@ -185,8 +185,7 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
     def _release(self, box, epsilon, rng):
         """One pass's release: counts (L1 sensitivity 1) and Σz (L1 sensitivity d′) of every cluster."""
         d = box.n_active
-        return JointRelease(box.sensitivities(2), self._budget_split(d), epsilon=epsilon, delta=0.0,
-                            random_state=rng)
+        return JointRelease(box.sensitivities(2), self._budget_split(d), epsilon=epsilon, delta=0.0, random_state=rng)
 
     def _cluster_sums(self, X, centres, box, sample_weight=None):
         """Exact per-cluster fixed-point sums of the rows clipped to the box (weighted).
@@ -199,8 +198,8 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         labels = np.empty(X.shape[0], dtype=np.intp)
         centre_sq = np.einsum("ij,ij->i", centres, centres)
         for start in range(0, X.shape[0], 65536):
-            rows = clip_bounds(X[start:start + 65536], box.lower, box.upper).astype(np.float64, copy=False)
-            labels[start:start + 65536] = np.argmin(centre_sq - 2.0 * rows @ centres.T, axis=1)
+            rows = clip_bounds(X[start : start + 65536], box.lower, box.upper).astype(np.float64, copy=False)
+            labels[start : start + 65536] = np.argmin(centre_sq - 2.0 * rows @ centres.T, axis=1)
         return box.exact_sums(X, labels, centres.shape[0], sample_weight=sample_weight)
 
     def _n_seeding_passes(self):
@@ -243,7 +242,7 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
         if n_seeding:
             centres = self._seed(X, box, releases[:n_seeding], rng, sample_weight)
-        elif centres is None:   # "random": uniform in the box
+        elif centres is None:  # "random": uniform in the box
             centres = box.lower + (box.upper - box.lower) * rng.random((self.n_clusters, n_features))
         for release in releases[n_seeding:]:
             centres, counts = self._lloyd_step(X, centres, box, release, self.n_clusters, sample_weight=sample_weight)
@@ -278,8 +277,9 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
             # The declared size of pass p, even when earlier passes dropped candidates: the
             # release is padded to it, so what is released is exactly what was charged.
             size = 2 ** (p + 1)
-            candidates, counts = self._lloyd_step(X, candidates, box, release, size, keep=False,
-                                                  sample_weight=sample_weight)
+            candidates, counts = self._lloyd_step(
+                X, candidates, box, release, size, keep=False, sample_weight=sample_weight
+            )
         return _reduce(candidates, counts, self.n_clusters, rng)
 
     def _initial_centres(self, box, n_features):
@@ -289,7 +289,8 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         centres = np.array(self.init, dtype=np.float64)
         if centres.shape != (self.n_clusters, n_features):
             raise ValueError(
-                f"init must have shape (n_clusters, n_features) = ({self.n_clusters}, {n_features}), got {centres.shape}"
+                f"init must have shape (n_clusters, n_features) = ({self.n_clusters}, {n_features}), "
+                f"got {centres.shape}"
             )
         if not np.all(np.isfinite(centres)):
             raise ValueError("init must be finite")
@@ -314,7 +315,7 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         new = box.to_original(sum_z / np.maximum(counts, 1.0)[:, None])
         if keep:
             return np.where(reliable[:, None], new, centres), counts
-        if not np.any(reliable):   # nothing stands out: keep the candidates as they are
+        if not np.any(reliable):  # nothing stands out: keep the candidates as they are
             return centres, np.ones(k)
         return new[reliable], counts[reliable]
 

@@ -43,7 +43,7 @@ class _Geometry:
         self.centre = np.zeros(n_features)
         inf = np.inf
         l2 = l1 = inf
-        if data_norm is not None:   # the ball about the origin
+        if data_norm is not None:  # the ball about the origin
             l2, l1 = data_norm, np.sqrt(n_features) * data_norm
         if lower is not None:
             corner = np.maximum(np.abs(lower), np.abs(upper))

@@ -127,7 +127,8 @@ class RandomForestClassifier(_ForestMixin, BaseRandomTrees):
     **Prediction.** With ``π`` the class prior from ``class_count_`` and ``p_t`` the
     class probabilities of the leaf a row reaches in tree t (noisy counts clamped at 0,
     each node smoothed towards its parent with a pseudo-count of ``n_classes`` noise
-    standard deviations of that node, the root towards ``π``), the score of a class is ``log π + (w / N) Σ_t log(p_t / π)`` with
+    standard deviations of that node, the root towards ``π``), the score of a class is
+    ``log π + (w / N) Σ_t log(p_t / π)`` with
     ``w = min(evidence_weight, N)``; ``predict_proba`` is its softmax.
 
     Examples

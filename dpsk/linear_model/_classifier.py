@@ -140,7 +140,9 @@ CLASSIFIER_DOCS = {
     noise. With ``groups`` the sample weights multiply the user weights, which keeps
     each user's total weight at most h.
 
-    """ + USER_LEVEL_NOTES + """ The fit is then a weighted ERM (Epasto et al.'s Algorithm 2):
+    """
+    + USER_LEVEL_NOTES
+    + """ The fit is then a weighted ERM (Epasto et al.'s Algorithm 2):
     ``bounds`` only clip there. ε-DP by objective perturbation with the linear-term
     noise (gamma-norm) scaled by h and the
     determinant term bounded by h·c/μ (a user changes the Hessian by a PSD matrix of
@@ -152,8 +154,19 @@ CLASSIFIER_DOCS = {
 CLASSIFIER_DOCS["parameters"] = "\n\n    ".join(
     CLASSIFIER_DOCS[name].strip("\n")
     for name in (
-        "epsilon", "delta", "data_norm", "bounds", "C", "fit_intercept", "intercept_scaling", "method",
-        "tol", "max_iter", "classes", "accountant", "random_state",
+        "epsilon",
+        "delta",
+        "data_norm",
+        "bounds",
+        "C",
+        "fit_intercept",
+        "intercept_scaling",
+        "method",
+        "tol",
+        "max_iter",
+        "classes",
+        "accountant",
+        "random_state",
     )
 )
 

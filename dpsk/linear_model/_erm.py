@@ -297,10 +297,7 @@ def check_certifiable(n_samples, tol):
     Called before the budget is spent, on the shape of X only.
     """
     if n_samples * (_gamma(_BLOCK + 3) + 5.0 * _UNIT_ROUNDOFF) > tol / 4.0:
-        raise ValueError(
-            f"tol={tol} is too small to be certified in float64 for n_samples={n_samples}; "
-            "increase tol"
-        )
+        raise ValueError(f"tol={tol} is too small to be certified in float64 for n_samples={n_samples}; increase tol")
 
 
 def _minimize(objective, n_params, *, tol, max_iter):
@@ -444,9 +441,7 @@ def plan_perturbation(*, method, epsilon, delta, lam, curvature, n_params, tol, 
             mechanism = Gaussian(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
             event = mechanism.privacy_event((n_params,))
             return PerturbationPlan(method, lam, None, None, sensitivity, (epsilon, delta), (event,))
-        return PerturbationPlan(
-            method, lam, None, None, _ratio_up(sensitivity, epsilon), None, (PureDPEvent(epsilon),)
-        )
+        return PerturbationPlan(method, lam, None, None, _ratio_up(sensitivity, epsilon), None, (PureDPEvent(epsilon),))
     eps_objective = epsilon * (1.0 - AMP_SHARE)
     eps_output = round_down(epsilon - eps_objective)  # the subtraction is exact (Sterbenz)
     extra = max(0.0, curvature / math.expm1(min(eps_objective / 2.0, 700.0)) - lam)
@@ -461,7 +456,13 @@ def plan_perturbation(*, method, epsilon, delta, lam, curvature, n_params, tol, 
         objective_event = PureDPEvent(eps_objective)
     output_scale = _ratio_up(round_up(2.0 * tol / mu), eps_output)
     return PerturbationPlan(
-        method, mu, noise, scale, output_scale, None, (objective_event, PureDPEvent(eps_output)),
+        method,
+        mu,
+        noise,
+        scale,
+        output_scale,
+        None,
+        (objective_event, PureDPEvent(eps_output)),
         box if noise == "box" else None,
     )
 

@@ -8,7 +8,8 @@ The method
 1. Standardise with public quantities only. Features are clipped to ``bounds_X`` and
    mapped to u = (x − m)/h ∈ [−1, 1]^d (m the centre, h the half-width of the box);
    with ``row_norm`` the centred rows are further clipped to ‖x − m‖ ≤ row_norm, hence
-   ‖u‖ ≤ r = row_norm / min(h) (held exactly after the quantisation of step 2). The target is clipped to ``bounds_y`` and mapped to t ∈ [−1, 1]. Without
+   ‖u‖ ≤ r = row_norm / min(h) (held exactly after the quantisation of step 2). The target is clipped to
+   ``bounds_y`` and mapped to t ∈ [−1, 1]. Without
    an intercept nothing is centred (m = 0, h = max(|lower|, |upper|)), since a shift
    would change the model. All clipping uses ``dpsk._core._clip``.
 2. Release, with ũ = [u, 1] (intercept) or ũ = u, the upper triangle (diagonal included)
@@ -123,7 +124,9 @@ LEAST_SQUARES_DOCS = {
     ``sample_weight`` (clipped to [0, 1]) A and B are weighted sums: one row's terms
     are scaled by w <= 1, so the sensitivities above still hold.
 
-    """ + USER_LEVEL_NOTES + """ A and B are computed with the row weights and divided by h
+    """
+    + USER_LEVEL_NOTES
+    + """ A and B are computed with the row weights and divided by h
     before their release, which gives them the item-level sensitivities above (a
     user's rows form a weighted sum of at most h rows' terms); the coefficients do not
     change (both are divided), ``Ridge``'s ``alpha`` is divided by h along. Sample
@@ -244,8 +247,16 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             y_centre, y_half = 0.0, max(abs(y_lower), abs(y_upper))
         self._spend_privacy_budget(cost)
         contribution = users.resolve(rng)  # user level: releases the threshold h
-        sums = self._exact_sums(X, y, lower, upper, centre, half, (y_lower, y_upper, y_centre, y_half),
-                                _combine_weights(contribution.weights, sample_weight))
+        sums = self._exact_sums(
+            X,
+            y,
+            lower,
+            upper,
+            centre,
+            half,
+            (y_lower, y_upper, y_centre, y_half),
+            _combine_weights(contribution.weights, sample_weight),
+        )
         y_half = y_half if y_half > 0 else 1.0
         unit = contribution.unit
         A_noisy, B_noisy, noise_sd = self._release(sums, half, y_half, unit, mechanisms, rng)
@@ -262,8 +273,9 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         return self
 
     def _resolve_bounds_y(self, y):
-        lower, upper = resolve_bounds(self, self.bounds_y, np.asarray(y, dtype=np.float64)[:, None],
-                                      param="bounds_y", attribute="bounds_y_")
+        lower, upper = resolve_bounds(
+            self, self.bounds_y, np.asarray(y, dtype=np.float64)[:, None], param="bounds_y", attribute="bounds_y_"
+        )
         return float(lower[0]), float(upper[0])
 
     def _exact_sums(self, X, y, lower, upper, centre, half, target, weights):
@@ -302,8 +314,14 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             big = np.full(d, np.finfo(np.float64).max)
             box_lower, box_upper, box_centre = -big, big, np.zeros(d)
         Z[:, d] = y
-        return exact_gram_sums(Z, np.append(box_lower, y_lower), np.append(box_upper, y_upper),
-                               np.append(box_centre, y_centre), radius, sample_weight=weights)
+        return exact_gram_sums(
+            Z,
+            np.append(box_lower, y_lower),
+            np.append(box_upper, y_upper),
+            np.append(box_centre, y_centre),
+            radius,
+            sample_weight=weights,
+        )
 
     def _statistics(self, sums, half, y_half):
         """Exact A = Σ ũũᵀ and B = Σ ũt (object arrays of Fractions) from the exact sums."""
@@ -360,14 +378,17 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         a_exact = A[upper]
         if isinstance(mechanisms[0], Gaussian):
             mechanism, weight = mechanisms
-            mechanism = Gaussian(epsilon=mechanism.epsilon, delta=mechanism.delta,
-                                 sensitivity=mechanism.sensitivity, random_state=rng)
+            mechanism = Gaussian(
+                epsilon=mechanism.epsilon, delta=mechanism.delta, sensitivity=mechanism.sensitivity, random_state=rng
+            )
             values = np.concatenate([sums.round(a_exact, c), sums.round(B, c * Fraction(weight))])
             noisy = mechanism.randomise(values)
             a_values, b_values = noisy[: a_exact.size], noisy[a_exact.size :] / weight
             noise_sd = mechanism.sigma((noisy.size,))
         else:
-            mech_a, mech_b = (Laplace(epsilon=m.epsilon, sensitivity=m.sensitivity, random_state=rng) for m in mechanisms)
+            mech_a, mech_b = (
+                Laplace(epsilon=m.epsilon, sensitivity=m.sensitivity, random_state=rng) for m in mechanisms
+            )
             a_values = mech_a.randomise(sums.round(a_exact, c))
             b_values = mech_b.randomise(sums.round(B, c))
             noise_sd = math.sqrt(mech_a.variance(a_values))
@@ -490,7 +511,6 @@ class LinearRegression(_BaseLeastSquares):
         self.random_state = random_state
 
 
-
 @Substitution(**LEAST_SQUARES_DOCS)
 class Ridge(_BaseLeastSquares):
     """Ridge regression with differential privacy (noisy sufficient statistics).
@@ -574,7 +594,6 @@ class Ridge(_BaseLeastSquares):
         self.fit_intercept = fit_intercept
         self.accountant = accountant
         self.random_state = random_state
-
 
     def _penalty(self, half, y_half):
         # α‖w‖² on the original coefficients is α Σ β_j² / h_j² on β_j = h_j w_j / y_half,

@@ -72,7 +72,6 @@ class LogisticRegression(BasePrivateLinearClassifier):
     def _make_loss(self):
         return LogisticLoss()
 
-
     def predict_proba(self, X):
         """Probability of each class (one-vs-rest scores normalised when multi-class).
 

@@ -284,6 +284,7 @@ def best_limit_matrix(X, codes, counts, *, noise_variance, bound, epsilon, rng):
 # The estimator
 # ---------------------------------------------------------------------------------------
 
+
 @Substitution(**{k: _shared_docs[k] for k in ("epsilon", "accountant", "random_state", "privacy_spent_")})
 class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     """Linear regression that protects the **labels** only, user by user (X is public).
@@ -409,8 +410,20 @@ class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimat
         "max_iter": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, *, epsilon=1.0, bounds_y=None, noise_variance="worst_case", method="optimal",
-                 threshold=None, fit_intercept=True, tol=1e-8, max_iter=2000, accountant=None, random_state=None):
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        bounds_y=None,
+        noise_variance="worst_case",
+        method="optimal",
+        threshold=None,
+        fit_intercept=True,
+        tol=1e-8,
+        max_iter=2000,
+        accountant=None,
+        random_state=None,
+    ):
         self.epsilon = epsilon
         self.bounds_y = bounds_y
         self.noise_variance = noise_variance
@@ -449,8 +462,9 @@ class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimat
             codes, counts = np.arange(n, dtype=np.intp), np.ones(n, dtype=np.int64)
         else:
             codes, counts = group_index(groups, n)
-        lower, upper = resolve_bounds(self, self.bounds_y, np.asarray(y, dtype=np.float64)[:, None],
-                                      param="bounds_y", attribute="bounds_y_")
+        lower, upper = resolve_bounds(
+            self, self.bounds_y, np.asarray(y, dtype=np.float64)[:, None], param="bounds_y", attribute="bounds_y_"
+        )
         lower, upper = float(lower[0]), float(upper[0])
         width = upper - lower
         features = np.asarray(X, dtype=np.float64)
@@ -473,8 +487,9 @@ class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimat
             C = np.linalg.solve(design.T @ design, design.T)
             threshold = int(counts.max())
         elif self.threshold is None:
-            C, threshold = best_limit_matrix(design, codes, counts, noise_variance=sigma2, bound=width,
-                                             epsilon=epsilon, rng=rng)
+            C, threshold = best_limit_matrix(
+                design, codes, counts, noise_variance=sigma2, bound=width, epsilon=epsilon, rng=rng
+            )
         else:
             threshold = int(self.threshold)
             try:
@@ -499,8 +514,9 @@ class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimat
         self.intercept_ = float(beta[d]) if self.fit_intercept else 0.0
         self.sensitivity_ = sensitivity
         self.noise_scale_ = sensitivity / epsilon
-        self.expected_total_variance_ = gwa_total_variance(C, codes, counts.size, noise_variance=sigma2,
-                                                           bound=width, epsilon=epsilon)
+        self.expected_total_variance_ = gwa_total_variance(
+            C, codes, counts.size, noise_variance=sigma2, bound=width, epsilon=epsilon
+        )
         self.threshold_ = threshold
         self.n_iter_ = n_iter
         self.n_users_ = int(counts.size)
@@ -541,8 +557,13 @@ def user_plan(groups, n_samples, epsilon):
     ``release_epsilon`` is what is left for the estimator's releases, ``event`` the cost
     of choosing h, ``resolve(rng)`` the row weights (after the budget is spent).
     """
-    plan = ContributionPlan(user_level=groups is not None, contribution_bound="smooth", threshold=None,
-                            public_user_counts=False, epsilon=float(epsilon))
+    plan = ContributionPlan(
+        user_level=groups is not None,
+        contribution_bound="smooth",
+        threshold=None,
+        public_user_counts=False,
+        epsilon=float(epsilon),
+    )
     plan.bind(groups, n_samples)
     return plan
 
@@ -610,19 +631,45 @@ def fit_user_level_classifier(est, X, y, groups, sample_weight=None):
         mu = max(lam, 2.0 * h * loss.curvature / eps_objective)
         eps_det = round_up(h * loss.curvature / mu)
         budget = round_down(eps_objective - eps_det)
-        perturbation = PerturbationPlan("objective", mu, "gamma", _ratio_up(h, budget),
-                                        _ratio_up(round_up(2.0 * tol / mu), eps_output), None, events)
+        perturbation = PerturbationPlan(
+            "objective",
+            mu,
+            "gamma",
+            _ratio_up(h, budget),
+            _ratio_up(round_up(2.0 * tol / mu), eps_output),
+            None,
+            events,
+        )
     coefs, n_iters = [], []
     for k in range(n_problems):
         positive = 1 if n_problems == 1 else k
         labels = np.where(y_index == positive, 1.0, -1.0)
         if delta == 0:
-            w, n_iter = fit_private_linear(rows, labels, loss, perturbation, norm_bound=data_norm, scale=scale,
-                                           kappa=kappa, tol=tol, max_iter=est.max_iter, rng=rng,
-                                           weights=weights)
+            w, n_iter = fit_private_linear(
+                rows,
+                labels,
+                loss,
+                perturbation,
+                norm_bound=data_norm,
+                scale=scale,
+                kappa=kappa,
+                tol=tol,
+                max_iter=est.max_iter,
+                rng=rng,
+                weights=weights,
+            )
         else:
-            objective = _Objective(rows, labels, loss, norm_bound=data_norm, scale=scale, kappa=kappa, mu=lam,
-                                   linear=np.zeros(n_params), weights=weights)
+            objective = _Objective(
+                rows,
+                labels,
+                loss,
+                norm_bound=data_norm,
+                scale=scale,
+                kappa=kappa,
+                mu=lam,
+                linear=np.zeros(n_params),
+                weights=weights,
+            )
             v, n_iter = _minimize(objective, n_params, tol=tol, max_iter=est.max_iter)
             sensitivity = _ratio_up(round_up(h + 2.0 * tol), lam)
             w = output.randomise(v / sensitivity) * sensitivity / scale

@@ -165,7 +165,9 @@ class DPMechanism(ImmutableMechanism):
         self._calibrations = {}
 
     def __repr__(self):
-        return f"{type(self).__name__}(epsilon={self.epsilon!r}, delta={self.delta!r}, sensitivity={self.sensitivity!r})"
+        return (
+            f"{type(self).__name__}(epsilon={self.epsilon!r}, delta={self.delta!r}, sensitivity={self.sensitivity!r})"
+        )
 
     # -- calibration --------------------------------------------------------------------
 

@@ -253,9 +253,7 @@ class ReportNoisyMax(_Selection):
                 coef[1:] = coef[1:] + q * coef[:-1]
             # r at position k+1 after k given others all rejected: k!(n-1-k)!/n! · e_k
             k = np.arange(n)
-            weights = np.exp(
-                _log_factorial(k) + _log_factorial(n - 1 - k) - _log_factorial(np.full(n, n))
-            )
+            weights = np.exp(_log_factorial(k) + _log_factorial(n - 1 - k) - _log_factorial(np.full(n, n)))
             probs[r] = accept[r] * np.sum(weights * coef)
         return probs
 
@@ -271,7 +269,6 @@ def _log_factorial(k):
     from scipy.special import gammaln
 
     return gammaln(np.asarray(k, dtype=np.float64) + 1.0)
-
 
 
 # ---------------------------------------------------------------------------------------

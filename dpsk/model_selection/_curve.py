@@ -215,10 +215,14 @@ def privacy_utility_curve(
     per_epsilon = [cost if n_seeds == 1 else SelfComposedEvent(cost, n_seeds) for cost in costs]
     total = per_epsilon[0] if len(per_epsilon) == 1 else ComposedEvent(tuple(per_epsilon))
     if verbose > 0:
-        stages = [(f"epsilon={eps:g}: {n_seeds} fit{'s' if n_seeds > 1 else ''}", event) for eps, event in zip(epsilons, per_epsilon)]
+        stages = [
+            (f"epsilon={eps:g}: {n_seeds} fit{'s' if n_seeds > 1 else ''}", event)
+            for eps, event in zip(epsilons, per_epsilon)
+        ]
         print_plan(
             "privacy_utility_curve",
-            f"{n_seeds} fit{'s' if n_seeds > 1 else ''} at each of {epsilons.size} budgets, totalling {n_seeds * epsilons.size} fits",
+            f"{n_seeds} fit{'s' if n_seeds > 1 else ''} at each of {epsilons.size} budgets, "
+            f"totalling {n_seeds * epsilons.size} fits",
             budget_report(stages, total, charged),
         )
     if charged is not None:

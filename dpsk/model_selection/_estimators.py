@@ -202,8 +202,7 @@ def search_accountant(search, estimator):
     given = list({id(a): a for a in (getattr(s, "accountant", None) for s in steps) if a is not None}.values())
     if len(given) > 1:
         raise ValueError(
-            "the estimator's steps name different accountants; pass the one to charge as the "
-            "search's `accountant`"
+            "the estimator's steps name different accountants; pass the one to charge as the search's `accountant`"
         )
     if given:
         return given[0]

@@ -189,7 +189,9 @@ def print_charged(name, accountant):
         print(f"{name}: charged to {accountant!r}")
         return
     spent = accountant.total()
-    print(f"{name}: charged to {accountant!r}, which has now spent epsilon={spent.epsilon:.6g}, delta={spent.delta:.3g}")
+    print(
+        f"{name}: charged to {accountant!r}, which has now spent epsilon={spent.epsilon:.6g}, delta={spent.delta:.3g}"
+    )
 
 
 def budget_report(stages, total, accountant):
@@ -461,7 +463,7 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         )
         scores = np.zeros(m)
         models = {}
-        for (i, j, *_), (score, model) in zip(tasks, results):
+        for (i, _j, *_), (score, model) in zip(tasks, results):
             scores[i] += score
             if model is not None:
                 models[i] = model
@@ -812,17 +814,25 @@ class RandomizedSearchCV(_BaseSearch):
     def _plan(self, rng):
         if not self._random_stopping():
             seed = int(rng.integers(2**32))
-            return self._fixed_plan(list(ParameterSampler(self.param_distributions, self.n_iter, random_state=seed)), rng)
+            return self._fixed_plan(
+                list(ParameterSampler(self.param_distributions, self.n_iter, random_state=seed)), rng
+            )
         self._cv()
         if self.n_iter < 2:
-            raise ValueError(f"n_iter is the mean number of trials with random stopping and must be >= 2, got {self.n_iter}")
+            raise ValueError(
+                f"n_iter is the mean number of trials with random stopping and must be >= 2, got {self.n_iter}"
+            )
         shape = float(self._shape())
         # The declared cost must not depend on K or on the candidates drawn: it is that of
         # a trial with any candidate of a pool fixed in advance (the whole grid of a
         # list-valued space, else a sample whose costs every drawn candidate must match).
         grid = ParameterGrid(self.param_distributions) if _all_lists(self.param_distributions) else None
         exhaustive = grid is not None and len(grid) <= _MAX_COST_GRID
-        pool = list(grid) if exhaustive else [_sample_candidate(self.param_distributions, rng) for _ in range(_COST_SAMPLES)]
+        pool = (
+            list(grid)
+            if exhaustive
+            else [_sample_candidate(self.param_distributions, rng) for _ in range(_COST_SAMPLES)]
+        )
         costs = [candidate_cost(self.estimator, params) for params in pool]
         noisy_score = Laplace(epsilon=self.epsilon, sensitivity=1.0, random_state=rng)
         trial = ParallelEvent((*dict.fromkeys(costs), noisy_score.privacy_event()))
@@ -866,7 +876,9 @@ class RandomizedSearchCV(_BaseSearch):
 
         def trials():
             results = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
-                data.task(data.prepare(self.estimator, params, inner_seed(self.random_state, rng)), train, validation, keep)
+                data.task(
+                    data.prepare(self.estimator, params, inner_seed(self.random_state, rng)), train, validation, keep
+                )
                 for params in plan.candidates
             )
             return results, [plan.selection.randomise(score) for score, _ in results]

@@ -102,8 +102,11 @@ def shared_classes(estimator, y, name):
     """
     if not missing_classes(estimator):
         return None
-    _warn_leak(f"{name}: the estimator's `classes` was not given, so the classes are computed from y and "
-               "passed to every fit", "classes", stacklevel=3)
+    _warn_leak(
+        f"{name}: the estimator's `classes` was not given, so the classes are computed from y and passed to every fit",
+        "classes",
+        stacklevel=3,
+    )
     return np.unique(column_or_1d(y))
 
 

@@ -148,7 +148,10 @@ def cross_val_score(
     total = ComposedEvent((fits, scores_event))
     charged = search_accountant(_Settings(accountant), estimator)
     if verbose > 0:
-        stages = [(f"fits ({cv} random folds: each unit in {cv - 1} training folds)", fits), ("noisy fold scores", scores_event)]
+        stages = [
+            (f"fits ({cv} random folds: each unit in {cv - 1} training folds)", fits),
+            ("noisy fold scores", scores_event),
+        ]
         print_plan("cross_val_score", f"Fitting {cv} folds, totalling {cv} fits", budget_report(stages, total, charged))
     if charged is not None:
         charged.check_event(total)
@@ -168,7 +171,9 @@ def cross_val_score(
     seeds = [inner_seed(random_state, rng) for _ in range(cv)]
     results = run_fits(
         (
-            delayed(fit_and_score)(prepare(estimator, {}, seed, classes, charged), X, y, fit_params, train, validation, units, False)
+            delayed(fit_and_score)(
+                prepare(estimator, {}, seed, classes, charged), X, y, fit_params, train, validation, units, False
+            )
             for seed, (train, validation) in zip(seeds, splits)
         ),
         [f"[CV {f + 1}/{cv}] END" for f in range(cv)],

@@ -69,7 +69,9 @@ class _BaseDiscreteNB(BaseDPNB):
         if np.any(alpha < 0):
             raise ValueError("alpha must be non-negative")
         if np.min(alpha) < _ALPHA_MIN and not self.force_alpha:
-            warnings.warn(f"alpha too small will result in numeric errors, setting alpha = {_ALPHA_MIN:.1e}")
+            warnings.warn(
+                f"alpha too small will result in numeric errors, setting alpha = {_ALPHA_MIN:.1e}", stacklevel=3
+            )
             alpha = np.maximum(alpha, _ALPHA_MIN)
         return alpha
 
@@ -321,7 +323,8 @@ class BernoulliNB(_BaseDiscreteNB):
     the vector of all counts has L1 sensitivity 1 + d and is released once with exact
     discrete Laplace noise of scale (1 + d)/ε (no budget split). Released:
     ``class_count_``, ``feature_count_`` and what is computed from them. Floating-point
-    safe (integer noise on integer counts). With ``sample_weight`` the counts are integers in units of 1/1024 (weights clipped to
+    safe (integer noise on integer counts). With ``sample_weight`` the counts are integers in units of 1/1024
+    (weights clipped to
     [0, 1], rounded down to that grid): one row adds at most 1024 units where it added
     1, and the noise scale is multiplied by 1024 in units — the same in counts.
 
@@ -386,7 +389,7 @@ class BernoulliNB(_BaseDiscreteNB):
         mechanism = self._mechanism((1 + n_features) * grid, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
 
-        dtype = np.int64 if units is None else np.float64   # integer units: exact sums below 2**53
+        dtype = np.int64 if units is None else np.float64  # integer units: exact sums below 2**53
         indicator = _class_indicator(y_index, n_classes, dtype, units)
         on = (X > self.binarize).astype(dtype)
         table = np.hstack([indicator.sum(axis=0)[:, None], indicator.T @ on])
@@ -408,7 +411,11 @@ class BernoulliNB(_BaseDiscreteNB):
 
     def _joint_log_likelihood(self, X):
         on = (X > self.binarize).astype(np.float64)
-        return on @ (self.feature_log_prob_ - self._neg_log_prob).T + self._neg_log_prob.sum(axis=1) + self.class_log_prior_
+        return (
+            on @ (self.feature_log_prob_ - self._neg_log_prob).T
+            + self._neg_log_prob.sum(axis=1)
+            + self.class_log_prior_
+        )
 
 
 @Substitution(
@@ -558,7 +565,7 @@ class CategoricalNB(_BaseDiscreteNB):
 
         tables = []
         for column, size in zip(codes.T, n_categories):
-            known = column < size   # codes outside the public domain count nowhere
+            known = column < size  # codes outside the public domain count nowhere
             cells = y_index[known] * size + column[known]
             weights = None if units is None else units[known]
             tables.append(np.bincount(cells, weights=weights, minlength=n_classes * size).reshape(n_classes, size))
@@ -591,7 +598,7 @@ class CategoricalNB(_BaseDiscreteNB):
     def _joint_log_likelihood(self, X):
         jll = np.tile(self.class_log_prior_, (X.shape[0], 1))
         for column, log_prob in zip(X.T, self.feature_log_prob_):
-            known = column < log_prob.shape[1]   # unknown categories carry no evidence
+            known = column < log_prob.shape[1]  # unknown categories carry no evidence
             jll[known] += log_prob[:, column[known]].T
         return jll
 

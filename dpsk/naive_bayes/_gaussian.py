@@ -154,7 +154,9 @@ class GaussianNB(BaseDPNB):
 
     def _release(self, box, rng):
         """The joint release of the fit: class counts, Σz and Σ(z² − 1/2) of every class."""
-        return JointRelease(box.sensitivities(), BUDGET_SHARES, epsilon=self.epsilon, delta=self.delta, random_state=rng)
+        return JointRelease(
+            box.sensitivities(), BUDGET_SHARES, epsilon=self.epsilon, delta=self.delta, random_state=rng
+        )
 
     def _class_sums(self, X, y_index, n_classes, box, sample_weight=None):
         """Exact per-class fixed-point sums of the rows clipped to the box (one pass, weighted)."""

@@ -160,18 +160,22 @@ class Pipeline(sk_pipeline.Pipeline):
         """self : object
             The fitted pipeline.""",
     )
-    fit_transform = available_if(_offered_by_sklearn("fit_transform"))(_checked_first(
-        "fit_transform",
-        """Check the budget of every DP step, fit them, and transform with the final one.""",
-        """Xt : ndarray of shape (n_samples, n_transformed_features)
+    fit_transform = available_if(_offered_by_sklearn("fit_transform"))(
+        _checked_first(
+            "fit_transform",
+            """Check the budget of every DP step, fit them, and transform with the final one.""",
+            """Xt : ndarray of shape (n_samples, n_transformed_features)
             The training data, transformed by every step.""",
-    ))
-    fit_predict = available_if(_offered_by_sklearn("fit_predict"))(_checked_first(
-        "fit_predict",
-        """Check the budget of every DP step, then fit them and ``fit_predict`` the final one.""",
-        """y_pred : ndarray
+        )
+    )
+    fit_predict = available_if(_offered_by_sklearn("fit_predict"))(
+        _checked_first(
+            "fit_predict",
+            """Check the budget of every DP step, then fit them and ``fit_predict`` the final one.""",
+            """y_pred : ndarray
             What the final step's ``fit_predict`` returns.""",
-    ))
+        )
+    )
 
 
 def make_pipeline(*steps, memory=None, transform_input=None, verbose=False):

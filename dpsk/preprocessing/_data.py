@@ -115,7 +115,8 @@ class StandardScaler(_BaseScaler):
     bounds), variances (clipped into [0, h²] and floored at the noise of their
     estimate) and ``n_samples_seen_`` are post-processing. Released: ``mean_``,
     ``var_``, ``scale_``, ``n_samples_seen_``. Floating-point safe: the sums are exact
-    fixed-point sums of the centred, clipped values (``dpsk._core._exact_sums``). With ``sample_weight`` (clipped to [0, 1]) every sum is
+    fixed-point sums of the centred, clipped values (``dpsk._core._exact_sums``). With ``sample_weight``
+    (clipped to [0, 1]) every sum is
     weighted: one row still changes the count by at most 1 and the sums by at most
     d′ and d′/2, so the noise and the cost are those of the unweighted fit.
 
@@ -164,7 +165,9 @@ class StandardScaler(_BaseScaler):
 
     def _release(self, box, rng):
         k = self._n_statistics()
-        return JointRelease(box.sensitivities(k), BUDGET_SHARES[:k], epsilon=self.epsilon, delta=self.delta, random_state=rng)
+        return JointRelease(
+            box.sensitivities(k), BUDGET_SHARES[:k], epsilon=self.epsilon, delta=self.delta, random_state=rng
+        )
 
     @_fit_context(prefer_skip_nested_validation=True)
     @Substitution(sample_weight=_shared_docs["sample_weight"])
@@ -190,7 +193,7 @@ class StandardScaler(_BaseScaler):
         n_features = X.shape[1]
         self.bounds_ = (lower, upper)
         k = self._n_statistics()
-        if k == 0:   # neither centring nor scaling: nothing about the data is needed
+        if k == 0:  # neither centring nor scaling: nothing about the data is needed
             self._spend_privacy_budget(ComposedEvent(()))
             self.mean_ = self.var_ = self.scale_ = None
             self.n_samples_seen_ = 0.0

@@ -37,4 +37,16 @@ from dpsk.stats._moments import count, mean, std, sum, var
 from dpsk.stats._quantile import median, percentile, quantile
 from dpsk.stats._result import DPResult
 
-__all__ = ["DPResult", "count", "histogram", "histogramdd", "mean", "median", "percentile", "quantile", "std", "sum", "var"]
+__all__ = [
+    "DPResult",
+    "count",
+    "histogram",
+    "histogramdd",
+    "mean",
+    "median",
+    "percentile",
+    "quantile",
+    "std",
+    "sum",
+    "var",
+]

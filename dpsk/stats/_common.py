@@ -136,9 +136,7 @@ def resolve_stat_bounds(bounds, records, function):
     try:
         flat = [np.broadcast_to(np.asarray(b, dtype=np.float64), records.out_shape).reshape(-1) for b in bounds]
     except ValueError:
-        raise ValueError(
-            f"bounds must be scalars or broadcastable to the result shape {records.out_shape}"
-        ) from None
+        raise ValueError(f"bounds must be scalars or broadcastable to the result shape {records.out_shape}") from None
     return check_bounds(tuple(flat), n_outputs)
 
 

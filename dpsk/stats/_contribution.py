@@ -300,8 +300,11 @@ def select_threshold(counts, epsilon, rng, *, kappa=None, level=None, integer=Fa
         target = level_units * s.size
         below = np.searchsorted(s, grid, side="left")
         upto = np.searchsorted(s, grid, side="right")
-        scores = [-max(int(b) * _SCORE_UNITS - target, target - int(u) * _SCORE_UNITS, 0)
-                  + _exact_units(-2.0 / epsilon * math.log(h)) for b, u, h in zip(below, upto, grid)]
+        scores = [
+            -max(int(b) * _SCORE_UNITS - target, target - int(u) * _SCORE_UNITS, 0)
+            + _exact_units(-2.0 / epsilon * math.log(h))
+            for b, u, h in zip(below, upto, grid)
+        ]
     scores = _score_floats(scores)
     index = ExponentialMechanism(epsilon=epsilon, sensitivity=1.0, random_state=rng).randomise(scores)
     return float(grid[index])
@@ -380,8 +383,10 @@ class ContributionPlan:
         if contribution_bound not in CONTRIBUTION_BOUNDS:
             raise ValueError(f"contribution_bound must be one of {CONTRIBUTION_BOUNDS}, got {contribution_bound!r}")
         if threshold is not None:
-            if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not (
-                math.isfinite(threshold) and threshold > 0
+            if (
+                isinstance(threshold, bool)
+                or not isinstance(threshold, numbers.Real)
+                or not (math.isfinite(threshold) and threshold > 0)
             ):
                 raise ValueError(f"threshold must be a finite number > 0 or None, got {threshold!r}")
             if contribution_bound == "limit" and (threshold < 1 or threshold != int(threshold)):

@@ -64,8 +64,12 @@ def _edges(bins, value_range, points, function):
     n_dims = len(bins)
     if value_range is None:
         if any(np.ndim(b) == 0 for b in bins):
-            _warn_leak(f"{function}: `range` (or the bin edges) was not given, so the data's own minimum and "
-                       "maximum are used for the bin edges", "range", stacklevel=4)
+            _warn_leak(
+                f"{function}: `range` (or the bin edges) was not given, so the data's own minimum and "
+                "maximum are used for the bin edges",
+                "range",
+                stacklevel=4,
+            )
         value_range = [(points[:, k].min(), points[:, k].max()) for k in range(n_dims)]
     elif n_dims == 1 and not _is_nested(value_range):
         value_range = [value_range]
@@ -109,7 +113,9 @@ def _histogram(call, arr, n_dims, per_record, bins, value_range, density, return
         # Equal-width bins given as (count, range): numpy's linear-index path, ~4x faster
         # than its sorted-edges path and with the same counts (it corrects the computed
         # index against the same linspace edges).
-        counts, _ = np.histogram(points[:, 0], bins=edges[0].size - 1, range=(edges[0][0], edges[0][-1]), weights=weights)
+        counts, _ = np.histogram(
+            points[:, 0], bins=edges[0].size - 1, range=(edges[0][0], edges[0][-1]), weights=weights
+        )
     elif n_dims == 1:  # numpy's 1-d histogram is several times faster than histogramdd
         counts, _ = np.histogram(points[:, 0], bins=edges[0], weights=weights)
     else:
@@ -151,8 +157,21 @@ def _count_interval(values, mechanism, size, norm):
 
 
 @Substitution(**STATS_DOCS)
-def histogram(a, epsilon=1.0, bins=10, range=None, *, density=False, groups=None, contribution_bound="smooth",
-              threshold=None, public_user_counts=False, accountant=None, random_state=None, return_error=False):
+def histogram(
+    a,
+    epsilon=1.0,
+    bins=10,
+    range=None,
+    *,
+    density=False,
+    groups=None,
+    contribution_bound="smooth",
+    threshold=None,
+    public_user_counts=False,
+    accountant=None,
+    random_state=None,
+    return_error=False,
+):
     """Differentially private histogram of the values of ``a`` (numpy's ``histogram``).
 
     Parameters
@@ -208,9 +227,21 @@ def histogram(a, epsilon=1.0, bins=10, range=None, *, density=False, groups=None
 
 
 @Substitution(**STATS_DOCS)
-def histogramdd(sample, epsilon=1.0, bins=10, range=None, *, density=False, groups=None,
-                contribution_bound="smooth", threshold=None, public_user_counts=False, accountant=None,
-                random_state=None, return_error=False):
+def histogramdd(
+    sample,
+    epsilon=1.0,
+    bins=10,
+    range=None,
+    *,
+    density=False,
+    groups=None,
+    contribution_bound="smooth",
+    threshold=None,
+    public_user_counts=False,
+    accountant=None,
+    random_state=None,
+    return_error=False,
+):
     """Differentially private multidimensional histogram (numpy's ``histogramdd``).
 
     Parameters

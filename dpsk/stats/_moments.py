@@ -149,8 +149,16 @@ class MomentsQuery:
         # Σ w: 1; Σ w·y: half (2·half under replace); Σ w·(y² − half²/2): half²/2 (under
         # replace Σ w·y², half²); Σ w·(mid + y): |mid| + half (2·half under replace),
         # rounded up so that the float scale is >= the exact one.
-        sum_scale = 2.0 * half if replace else np.array(
-            [math.nextafter(float(Fraction(abs(float(c))) + Fraction(float(h))), math.inf) for c, h in zip(mid, half)])
+        sum_scale = (
+            2.0 * half
+            if replace
+            else np.array(
+                [
+                    math.nextafter(float(Fraction(abs(float(c))) + Fraction(float(h))), math.inf)
+                    for c, h in zip(mid, half)
+                ]
+            )
+        )
         scale = {
             "count": 1.0,
             "sum": sum_scale,
@@ -276,9 +284,7 @@ class NoisyMoments:
         # delta method at the released values
         d_q, d_s = 1.0 / n, -2.0 * s / n**2
         d_n = -q / n**2 + 2.0 * s**2 / n**3
-        std = np.sqrt(
-            d_q**2 * self.variance["csq"] + d_s**2 * self.variance["csum"] + d_n**2 * self.variance["count"]
-        )
+        std = np.sqrt(d_q**2 * self.variance["csq"] + d_s**2 * self.variance["csum"] + d_n**2 * self.variance["count"])
 
         def interval(alpha):
             q_lo, q_hi = self.interval("csq", alpha / 3.0)
@@ -371,8 +377,19 @@ def _describe(query):
 
 
 @Substitution(**STATS_DOCS)
-def count(a, epsilon=1.0, axis=None, *, keepdims=False, groups=None, contribution_bound="smooth",
-          threshold=None, accountant=None, random_state=None, return_error=False):
+def count(
+    a,
+    epsilon=1.0,
+    axis=None,
+    *,
+    keepdims=False,
+    groups=None,
+    contribution_bound="smooth",
+    threshold=None,
+    accountant=None,
+    random_state=None,
+    return_error=False,
+):
     """Differentially private number of values reduced over ``axis``.
 
     The private counterpart of ``a.shape[0] * (values per record)``: how many values
@@ -416,13 +433,28 @@ def count(a, epsilon=1.0, axis=None, *, keepdims=False, groups=None, contributio
     999
     """
     call = StatCall(epsilon, 0.0, groups, contribution_bound, threshold, False, accountant, random_state)
-    return _moments_statistic(call, "count", NoisyMoments.count, a, None, axis, keepdims, return_error, "dpsk.stats.count")
+    return _moments_statistic(
+        call, "count", NoisyMoments.count, a, None, axis, keepdims, return_error, "dpsk.stats.count"
+    )
 
 
 @Substitution(**STATS_DOCS)
-def sum(a, epsilon=1.0, bounds=None, axis=None, *, delta=0.0, keepdims=False, groups=None,
-        contribution_bound="smooth", threshold=None, public_user_counts=False, accountant=None,
-        random_state=None, return_error=False):
+def sum(
+    a,
+    epsilon=1.0,
+    bounds=None,
+    axis=None,
+    *,
+    delta=0.0,
+    keepdims=False,
+    groups=None,
+    contribution_bound="smooth",
+    threshold=None,
+    public_user_counts=False,
+    accountant=None,
+    random_state=None,
+    return_error=False,
+):
     """Differentially private sum of clipped values over ``axis``.
 
     Parameters
@@ -454,13 +486,28 @@ def sum(a, epsilon=1.0, bounds=None, axis=None, *, delta=0.0, keepdims=False, gr
     sums. Floating-point safe (noise on a lattice).
     """
     call = StatCall(epsilon, delta, groups, contribution_bound, threshold, public_user_counts, accountant, random_state)
-    return _moments_statistic(call, "sum", NoisyMoments.total, a, bounds, axis, keepdims, return_error, "dpsk.stats.sum")
+    return _moments_statistic(
+        call, "sum", NoisyMoments.total, a, bounds, axis, keepdims, return_error, "dpsk.stats.sum"
+    )
 
 
 @Substitution(**STATS_DOCS)
-def mean(a, epsilon=1.0, bounds=None, axis=None, *, delta=0.0, keepdims=False, groups=None,
-         contribution_bound="smooth", threshold=None, public_user_counts=False, accountant=None,
-         random_state=None, return_error=False):
+def mean(
+    a,
+    epsilon=1.0,
+    bounds=None,
+    axis=None,
+    *,
+    delta=0.0,
+    keepdims=False,
+    groups=None,
+    contribution_bound="smooth",
+    threshold=None,
+    public_user_counts=False,
+    accountant=None,
+    random_state=None,
+    return_error=False,
+):
     """Differentially private mean of clipped values over ``axis``.
 
     With ``groups``, the mean weights each user's rows as in Epasto et al. (2020,
@@ -506,13 +553,28 @@ def mean(a, epsilon=1.0, bounds=None, axis=None, *, delta=0.0, keepdims=False, g
     (True, True)
     """
     call = StatCall(epsilon, delta, groups, contribution_bound, threshold, public_user_counts, accountant, random_state)
-    return _moments_statistic(call, "mean", NoisyMoments.mean, a, bounds, axis, keepdims, return_error, "dpsk.stats.mean")
+    return _moments_statistic(
+        call, "mean", NoisyMoments.mean, a, bounds, axis, keepdims, return_error, "dpsk.stats.mean"
+    )
 
 
 @Substitution(**STATS_DOCS)
-def var(a, epsilon=1.0, bounds=None, axis=None, *, delta=0.0, keepdims=False, groups=None,
-        contribution_bound="smooth", threshold=None, public_user_counts=False, accountant=None,
-        random_state=None, return_error=False):
+def var(
+    a,
+    epsilon=1.0,
+    bounds=None,
+    axis=None,
+    *,
+    delta=0.0,
+    keepdims=False,
+    groups=None,
+    contribution_bound="smooth",
+    threshold=None,
+    public_user_counts=False,
+    accountant=None,
+    random_state=None,
+    return_error=False,
+):
     """Differentially private variance (``ddof=0``) of clipped values over ``axis``.
 
     Parameters
@@ -546,9 +608,22 @@ def var(a, epsilon=1.0, bounds=None, axis=None, *, delta=0.0, keepdims=False, gr
 
 
 @Substitution(**STATS_DOCS)
-def std(a, epsilon=1.0, bounds=None, axis=None, *, delta=0.0, keepdims=False, groups=None,
-        contribution_bound="smooth", threshold=None, public_user_counts=False, accountant=None,
-        random_state=None, return_error=False):
+def std(
+    a,
+    epsilon=1.0,
+    bounds=None,
+    axis=None,
+    *,
+    delta=0.0,
+    keepdims=False,
+    groups=None,
+    contribution_bound="smooth",
+    threshold=None,
+    public_user_counts=False,
+    accountant=None,
+    random_state=None,
+    return_error=False,
+):
     """Differentially private standard deviation (``ddof=0``): the square root of :func:`var`.
 
     Parameters

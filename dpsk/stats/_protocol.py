@@ -40,8 +40,9 @@ class StatCall:
         Set by :meth:`check`.
     """
 
-    def __init__(self, epsilon, delta, groups, contribution_bound, threshold, public_user_counts, accountant,
-                 random_state):
+    def __init__(
+        self, epsilon, delta, groups, contribution_bound, threshold, public_user_counts, accountant, random_state
+    ):
         self.epsilon, self.delta = check_privacy_params(epsilon, delta)
         self.groups = groups
         self.plan_params = (contribution_bound, threshold, public_user_counts)

@@ -59,6 +59,7 @@ from dpsk.utils._docstring import Substitution
 
 __all__ = ["QuantileQuery", "median", "percentile", "quantile"]
 
+
 def _check_q(q):
     q = np.asarray(q, dtype=np.float64)
     if not np.all((q >= 0) & (q <= 1)):
@@ -258,7 +259,9 @@ def _select_bin(mechanism, groups, level, unit):
         below, through = int(groups.below[g]), int(groups.through[g])
         return -max(below - exact_target, exact_target - through, 0) / unit
 
-    group, offset = mechanism.randomise_groups(groups.count, distance / unit, error + distance / unit * 2.0**-48, score, 0)
+    group, offset = mechanism.randomise_groups(
+        groups.count, distance / unit, error + distance / unit * 2.0**-48, score, 0
+    )
     return int(groups.start[group]) + offset
 
 
@@ -299,9 +302,23 @@ def _quantile_statistic(call, a, q, bounds, axis, keepdims, bins, return_error, 
 
 
 @Substitution(**STATS_DOCS)
-def quantile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=None, groups=None,
-             contribution_bound="smooth", threshold=None, public_user_counts=False, accountant=None,
-             random_state=None, return_error=False):
+def quantile(
+    a,
+    q,
+    epsilon=1.0,
+    bounds=None,
+    axis=None,
+    *,
+    keepdims=False,
+    bins=None,
+    groups=None,
+    contribution_bound="smooth",
+    threshold=None,
+    public_user_counts=False,
+    accountant=None,
+    random_state=None,
+    return_error=False,
+):
     """Differentially private quantiles of clipped values over ``axis``.
 
     Parameters
@@ -359,9 +376,23 @@ def quantile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=
 
 
 @Substitution(**STATS_DOCS)
-def percentile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=None, groups=None,
-               contribution_bound="smooth", threshold=None, public_user_counts=False, accountant=None,
-               random_state=None, return_error=False):
+def percentile(
+    a,
+    q,
+    epsilon=1.0,
+    bounds=None,
+    axis=None,
+    *,
+    keepdims=False,
+    bins=None,
+    groups=None,
+    contribution_bound="smooth",
+    threshold=None,
+    public_user_counts=False,
+    accountant=None,
+    random_state=None,
+    return_error=False,
+):
     """Differentially private percentiles: :func:`quantile` with ``q`` in [0, 100].
 
     Parameters
@@ -396,9 +427,22 @@ def percentile(a, q, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bin
 
 
 @Substitution(**STATS_DOCS)
-def median(a, epsilon=1.0, bounds=None, axis=None, *, keepdims=False, bins=None, groups=None,
-           contribution_bound="smooth", threshold=None, public_user_counts=False, accountant=None,
-           random_state=None, return_error=False):
+def median(
+    a,
+    epsilon=1.0,
+    bounds=None,
+    axis=None,
+    *,
+    keepdims=False,
+    bins=None,
+    groups=None,
+    contribution_bound="smooth",
+    threshold=None,
+    public_user_counts=False,
+    accountant=None,
+    random_state=None,
+    return_error=False,
+):
     """Differentially private median: :func:`quantile` at 0.5.
 
     Parameters

@@ -16,6 +16,7 @@ from dpsk.mechanisms import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace
 
 __all__ = ["DPResult"]
 
+
 def noise_halfwidth(mechanism, size, alpha):
     """Half-width t with P(|noise| > t) <= alpha for one coordinate of a release of ``size``.
 
@@ -90,8 +91,9 @@ class DPResult:
     the release, as recorded on the accountant in play.
     """
 
-    def __init__(self, value, *, noise_std, privacy_spent, mechanism, interval=None, rank_error=None,
-                 bounds=None, threshold=None):
+    def __init__(
+        self, value, *, noise_std, privacy_spent, mechanism, interval=None, rank_error=None, bounds=None, threshold=None
+    ):
         self.value = value
         self.noise_std = noise_std
         self.privacy_spent = privacy_spent
@@ -129,8 +131,7 @@ class DPResult:
         alpha = _check_confidence(confidence)
         if self._interval is None:
             raise NotImplementedError(
-                "this release has no interval in value units (a quantile's error is a rank error: "
-                "use rank_error())"
+                "this release has no interval in value units (a quantile's error is a rank error: use rank_error())"
             )
         return self._interval(alpha)
 

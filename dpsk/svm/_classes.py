@@ -64,4 +64,3 @@ class LinearSVC(BasePrivateLinearClassifier):
 
     def _make_loss(self):
         return HuberizedHinge(HUBER_WIDTH)
-

@@ -15,7 +15,8 @@ leaf falls back on, get the other 5%). Prediction is post-processing of the nois
 Why disjoint parts rather than every tree on every row with ε/N each: both give each
 tree's leaf counts the same signal-to-noise ratio (n/N rows and noise 1/ε, or n rows
 and noise N/ε); measured accuracy was within a point on Adult, and on breast cancer each
-design won some sizes by up to 2.4 points (doc/user_guide/trees.rst). The disjoint design routes each row through one tree
+design won some sizes by up to 2.4 points (doc/user_guide/trees.rst). The disjoint design routes each row
+through one tree
 instead of N, so fitting costs N times less, and its noise does not grow with N.
 
 The regressors (:class:`BaseRandomTreesRegressor`) share the structure, the partition
@@ -257,11 +258,27 @@ def _weighted_leaf_counts(X, y_index, n_classes, part, feature, threshold, depth
     for unit in np.unique(units[units > 0]):
         rows = units == unit
         subset = None if part is None else np.ascontiguousarray(part[rows])
-        counts = counts + int(unit) * leaf_counts(X[rows], np.ascontiguousarray(y_index[rows]), n_classes, subset,
-                                                  feature, threshold, depth, n_threads=n_threads)
-    if isinstance(counts, int):   # no row with a positive weight
-        counts = leaf_counts(X[:0], y_index[:0], n_classes, None if part is None else part[:0], feature, threshold,
-                             depth, n_threads=n_threads)
+        counts = counts + int(unit) * leaf_counts(
+            X[rows],
+            np.ascontiguousarray(y_index[rows]),
+            n_classes,
+            subset,
+            feature,
+            threshold,
+            depth,
+            n_threads=n_threads,
+        )
+    if isinstance(counts, int):  # no row with a positive weight
+        counts = leaf_counts(
+            X[:0],
+            y_index[:0],
+            n_classes,
+            None if part is None else part[:0],
+            feature,
+            threshold,
+            depth,
+            n_threads=n_threads,
+        )
     return counts
 
 
@@ -395,7 +412,7 @@ class BaseRandomTrees(RandomTreesMixin, BaseJointLogLikelihoodClassifier):
         classes, y_index = resolve_classes(self, self.classes, y)
         n_trees, n_classes = self._n_trees(), classes.size
         depth = self._depth(X.shape[1], n_trees, n_classes)
-        n_threads = self._n_threads()   # invalid n_jobs fails here, before any spend
+        n_threads = self._n_threads()  # invalid n_jobs fails here, before any spend
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
         feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
         epsilon_leaves, epsilon_totals = split_epsilon(self.epsilon, PRIOR_SPLIT)
@@ -431,8 +448,10 @@ class BaseRandomTrees(RandomTreesMixin, BaseJointLogLikelihoodClassifier):
     def _joint_log_likelihood(self, X):
         """Scores ``log π + (w / N) Σ_t log(p_t / π)`` of each class for validated rows X."""
         n_trees = self._feature.shape[0]
-        weight = min(self._evidence_weight, n_trees) / n_trees   # read here: post-processing
-        evidence = tree_votes(X, self._feature, self._threshold, self.max_depth_, self._log_ratio, n_threads=self._n_threads())
+        weight = min(self._evidence_weight, n_trees) / n_trees  # read here: post-processing
+        evidence = tree_votes(
+            X, self._feature, self._threshold, self.max_depth_, self._log_ratio, n_threads=self._n_threads()
+        )
         return self._log_prior + weight * evidence
 
     def __sklearn_tags__(self):
@@ -619,7 +638,7 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         box_y = Box(y_lower, y_upper)
         n_trees = self._n_trees()
         depth = self._depth(X.shape[1], n_trees, 2)
-        n_threads = self._n_threads()   # invalid n_jobs fails here, before any spend
+        n_threads = self._n_threads()  # invalid n_jobs fails here, before any spend
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
         feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
         release = self._release(rng)
@@ -634,21 +653,26 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         t = self._standardised_targets(y, box_y)
         if sample_weight is None:
             counts, total = np.bincount(cell, minlength=n_cells).astype(np.float64), float(X.shape[0])
-        else:   # weights in [0, 1] scale a row's count and sum: the same sensitivities
+        else:  # weights in [0, 1] scale a row's count and sum: the same sensitivities
             counts, total = np.bincount(cell, weights=sample_weight, minlength=n_cells), math.fsum(sample_weight)
             t = t * sample_weight
         sums = np.bincount(cell, weights=t, minlength=n_cells)
-        noisy_counts, noisy_sums, total_count, total_sum = release.randomise(
-            [counts, sums, [total], [math.fsum(t)]]
-        )
+        noisy_counts, noisy_sums, total_count, total_sum = release.randomise([counts, sums, [total], [math.fsum(t)]])
 
         self.bounds_ = (lower, upper)
         self.bounds_y_ = (float(y_lower[0]), float(y_upper[0]))
         self.max_depth_ = depth
         self.totals_ = np.array([total_count[0], total_sum[0] * float(box_y.half_width[0])])
         shape = (n_trees, 2**depth)
-        self._set_model(feature, threshold, noisy_counts.reshape(shape), noisy_sums.reshape(shape),
-                        total_count[0], total_sum[0], [release.noise_std(i, sizes) for i in range(4)])
+        self._set_model(
+            feature,
+            threshold,
+            noisy_counts.reshape(shape),
+            noisy_sums.reshape(shape),
+            total_count[0],
+            total_sum[0],
+            [release.noise_std(i, sizes) for i in range(4)],
+        )
         self._store_trees(feature, threshold, noisy_counts.reshape(shape), noisy_sums.reshape(shape))
         return self
 
@@ -677,8 +701,9 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         check_is_fitted(self)
         X = self._check_X(X)
         n_trees = self._feature.shape[0]
-        votes = tree_votes(X, self._feature, self._threshold, self.max_depth_, self._leaf_values,
-                           n_threads=self._n_threads())
+        votes = tree_votes(
+            X, self._feature, self._threshold, self.max_depth_, self._leaf_values, n_threads=self._n_threads()
+        )
         lower, upper = self.bounds_y_
         return np.clip(votes[:, 0] / n_trees, lower, upper).astype(X.dtype, copy=False)
 

@@ -39,11 +39,11 @@ INIT_PARAMS = {
     "CategoricalNB": dict(epsilon=1.0),
     "GaussianNB": dict(epsilon=1e4),
     "KMeans": dict(n_clusters=3, epsilon=1e4, max_iter=3),
-    "MinMaxScaler": dict(epsilon=1.0),   # integer noise: see BernoulliNB
+    "MinMaxScaler": dict(epsilon=1.0),  # integer noise: see BernoulliNB
     "MultinomialNB": dict(epsilon=1e4),
     "PCA": dict(epsilon=1e4, delta=1e-5),
     "StandardScaler": dict(epsilon=1e4),
-    "DecisionTreeClassifier": dict(epsilon=1.0),   # integer noise: see BernoulliNB
+    "DecisionTreeClassifier": dict(epsilon=1.0),  # integer noise: see BernoulliNB
     "RandomForestClassifier": dict(epsilon=1.0),
     # Two candidates that predict differently at the same privacy cost.
     "GridSearchCV": dict(
@@ -75,14 +75,29 @@ _ZERO_WEIGHTS_RELEASE = (
     "more row of weight 1 would itself reveal that row; the fit releases noise as usual"
 )
 for _name in (
-    "BernoulliNB", "CategoricalNB", "DecisionTreeClassifier", "DecisionTreeRegressor", "GaussianNB", "KMeans",
-    "LinearRegression", "LinearSVC", "LogisticRegression", "MinMaxScaler", "MultinomialNB", "PCA",
-    "RandomForestClassifier", "RandomForestRegressor", "Ridge", "StandardScaler",
+    "BernoulliNB",
+    "CategoricalNB",
+    "DecisionTreeClassifier",
+    "DecisionTreeRegressor",
+    "GaussianNB",
+    "KMeans",
+    "LinearRegression",
+    "LinearSVC",
+    "LogisticRegression",
+    "MinMaxScaler",
+    "MultinomialNB",
+    "PCA",
+    "RandomForestClassifier",
+    "RandomForestRegressor",
+    "Ridge",
+    "StandardScaler",
 ):
-    EXPECTED_FAILED_CHECKS.setdefault(_name, {}).update({
-        "check_sample_weight_equivalence_on_dense_data": _CLIPPED_WEIGHTS,
-        "check_all_zero_sample_weights_error": _ZERO_WEIGHTS_RELEASE,
-    })
+    EXPECTED_FAILED_CHECKS.setdefault(_name, {}).update(
+        {
+            "check_sample_weight_equivalence_on_dense_data": _CLIPPED_WEIGHTS,
+            "check_all_zero_sample_weights_error": _ZERO_WEIGHTS_RELEASE,
+        }
+    )
 EXPECTED_FAILED_CHECKS["CategoricalNB"]["check_classifiers_one_label_sample_weights"] = (
     "the check's X holds negative values, which are not category codes: CategoricalNB rejects them "
     "before it looks at the labels, so the error does not mention the class"

@@ -75,12 +75,16 @@ def chisquare_pvalue(sample, support, probs):
     lo, hi = support[central[0]], support[central[-1]]
     inner = np.arange(lo + 1, hi)
     observed = np.concatenate(
-        [[np.sum(sample <= lo)], np.bincount(sample[(sample > lo) & (sample < hi)] - lo - 1, minlength=inner.size), [np.sum(sample >= hi)]]
+        [
+            [np.sum(sample <= lo)],
+            np.bincount(sample[(sample > lo) & (sample < hi)] - lo - 1, minlength=inner.size),
+            [np.sum(sample >= hi)],
+        ]
     )
     cdf = np.cumsum(probs)
-    expected = np.concatenate(
-        [[cdf[central[0]]], probs[central[0] + 1 : central[-1]], [1.0 - cdf[central[-1] - 1]]]
-    ) * n
+    expected = (
+        np.concatenate([[cdf[central[0]]], probs[central[0] + 1 : central[-1]], [1.0 - cdf[central[-1] - 1]]]) * n
+    )
     return stats.chisquare(observed, expected * (n / expected.sum())).pvalue
 
 
@@ -241,7 +245,9 @@ class BrokenToyDPMeanClassifier(ToyDPMeanClassifier):
             del constraints["epsilon"]
         return constraints
 
-    def __init__(self, *, bug="no_clipping", epsilon=1.0, bounds=None, classes=None, accountant=None, random_state=None):
+    def __init__(
+        self, *, bug="no_clipping", epsilon=1.0, bounds=None, classes=None, accountant=None, random_state=None
+    ):
         self.bug = bug
         super().__init__(
             epsilon=epsilon, bounds=bounds, classes=classes, accountant=accountant, random_state=random_state

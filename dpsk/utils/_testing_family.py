@@ -41,7 +41,7 @@ from dpsk.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 __all__ = ["AUDITS", "BROKEN_VARIANTS", "FamilyAudit"]
 
-HUGE = 1e6   # "bounds" of a variant that does not clip
+HUGE = 1e6  # "bounds" of a variant that does not clip
 
 
 # -- neighbours and projections ---------------------------------------------------------
@@ -118,7 +118,8 @@ class project_regression_loss:
     is ``log mean_t exp(ℓ_t) + ℓ_totals`` (``ℓ_t`` the leaf terms of tree t): one
     number that carries the whole loss, where the coordinates one by one each carry a
     share. The second output is the same for a canary that moves the sums by
-    ``max(|lower|, |upper|)`` of ``bounds_y`` (a sum of uncentred targets). Any function of the release is a valid projection:
+    ``max(|lower|, |upper|)`` of ``bounds_y`` (a sum of uncentred targets). Any function of the release is a
+    valid projection:
     the weights only decide the audit's power, never its validity.
     """
 
@@ -177,7 +178,10 @@ class FamilyAudit:
 
 AUDITS = {
     "GaussianNB": FamilyAudit(
-        GaussianNB, dict(epsilon=2.0, bounds=(-1.0, 1.0), classes=[0, 1]), project_class_sum, _Neighbours([[0.0]], [4.0], True)
+        GaussianNB,
+        dict(epsilon=2.0, bounds=(-1.0, 1.0), classes=[0, 1]),
+        project_class_sum,
+        _Neighbours([[0.0]], [4.0], True),
     ),
     # Continuous (lattice) noise on two coordinates: 6000 fits to see ε x 2 on every seed tried.
     "MultinomialNB": FamilyAudit(
@@ -187,14 +191,21 @@ AUDITS = {
         _Neighbours([[1.0]], [4.0], True),
         n_samples=6_000,
     ),
-    "BernoulliNB": FamilyAudit(BernoulliNB, dict(epsilon=2.0, classes=[0, 1]), project_counts, _Neighbours([[1.0]], [1.0], True)),
+    "BernoulliNB": FamilyAudit(
+        BernoulliNB, dict(epsilon=2.0, classes=[0, 1]), project_counts, _Neighbours([[1.0]], [1.0], True)
+    ),
     "CategoricalNB": FamilyAudit(
         CategoricalNB,
         dict(epsilon=2.0, n_categories=2, classes=[0, 1]),
         project_attribute("category_count_", (slice(None), 1, 1)),
         _Neighbours([[1.0, 1.0]], [1.0, 1.0], True),
     ),
-    "PCA": FamilyAudit(PCA, dict(n_components=1, epsilon=2.0, data_norm=1.0), project_moments, _Neighbours([[-1.0], [1.0]], [4.0], False)),
+    "PCA": FamilyAudit(
+        PCA,
+        dict(n_components=1, epsilon=2.0, data_norm=1.0),
+        project_moments,
+        _Neighbours([[-1.0], [1.0]], [4.0], False),
+    ),
     "KMeans": FamilyAudit(
         KMeans,
         dict(n_clusters=1, epsilon=2.0, bounds=(-1.0, 1.0), init=[[0.0]], max_iter=1),
@@ -392,7 +403,7 @@ class RandomForestEveryRowInEveryTree(RandomForestClassifier):
     """Claims parallel composition across trees but feeds every row to every tree."""
 
     def _parts(self, rng, n_trees, n_samples):
-        super()._parts(rng, n_trees, n_samples)   # same random stream as the correct forest
+        super()._parts(rng, n_trees, n_samples)  # same random stream as the correct forest
         return None
 
 

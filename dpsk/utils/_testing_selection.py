@@ -38,7 +38,9 @@ class ToyShiftedMeanClassifier(ToyDPMeanClassifier):
 
     def __init__(self, *, shift=0.0, epsilon=1.0, bounds=None, classes=None, accountant=None, random_state=None):
         self.shift = shift
-        super().__init__(epsilon=epsilon, bounds=bounds, classes=classes, accountant=accountant, random_state=random_state)
+        super().__init__(
+            epsilon=epsilon, bounds=bounds, classes=classes, accountant=accountant, random_state=random_state
+        )
 
     def predict(self, X):
         check_is_fitted(self)
@@ -84,22 +86,34 @@ class BrokenGridSearchCV(GridSearchCV):
     ):
         self.bug = bug
         super().__init__(
-            estimator, param_grid, scoring=scoring, cv=cv, epsilon=epsilon, refit=refit, n_jobs=n_jobs,
-            verbose=verbose, pre_dispatch=pre_dispatch, random_state=random_state, accountant=accountant,
+            estimator,
+            param_grid,
+            scoring=scoring,
+            cv=cv,
+            epsilon=epsilon,
+            refit=refit,
+            n_jobs=n_jobs,
+            verbose=verbose,
+            pre_dispatch=pre_dispatch,
+            random_state=random_state,
+            accountant=accountant,
         )
 
     def _fixed_plan(self, candidates, rng):
         plan = super()._fixed_plan(candidates, rng)
         if self.bug == "uncharged_selection":
-            plan.total = plan.stages[0][1] if self.refit is not True else ComposedEvent((plan.stages[0][1], plan.stages[-1][1]))
+            plan.total = (
+                plan.stages[0][1] if self.refit is not True else ComposedEvent((plan.stages[0][1], plan.stages[-1][1]))
+            )
         return plan
 
     def _select(self, selection, scores):
         if self.bug == "raw_argmax":
             return int(np.argmax(scores))
         if self.bug == "epsilon_x2":
-            selection = ExponentialMechanism(epsilon=2 * selection.epsilon, sensitivity=selection.sensitivity,
-                                             random_state=selection.random_state)
+            selection = ExponentialMechanism(
+                epsilon=2 * selection.epsilon, sensitivity=selection.sensitivity, random_state=selection.random_state
+            )
         return super()._select(selection, scores)
 
 

@@ -209,7 +209,9 @@ def _fit_must_fail(est, data, what):
         else:
             raise AssertionError(f"{type(est).__name__}: fit accepted {what}; it must raise a ValueError")
     if drawn:
-        raise AssertionError(f"{type(est).__name__}: fit with {what} released {len(drawn)} noisy value(s) before failing")
+        raise AssertionError(
+            f"{type(est).__name__}: fit with {what} released {len(drawn)} noisy value(s) before failing"
+        )
     return error
 
 
@@ -281,7 +283,13 @@ def check_random_state_int_reproducible(name, estimator):
         raise AssertionError(f"{name}: two fits with random_state=7 differ")
 
 
-_RANDOM_TYPES = (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence, np.random.RandomState, random.Random)
+_RANDOM_TYPES = (
+    np.random.Generator,
+    np.random.BitGenerator,
+    np.random.SeedSequence,
+    np.random.RandomState,
+    random.Random,
+)
 _SUSPECT_NAMES = ("seed", "rng", "generator", "random_state", "entropy")
 
 
@@ -391,11 +399,13 @@ def check_sample_weight_counts_once(name, estimator):
     """
     data = make_check_data(estimator)
     n_samples = data["X"].shape[0]
-    counts = np.arange(n_samples) % 4   # 0 (left out), 1, 2 and 3 copies
+    counts = np.arange(n_samples) % 4  # 0 (left out), 1, 2 and 3 copies
     fits = [
-        _fitted_float_arrays(_fit_quietly(
-            _prepared(estimator, data, random_state=np.random.PCG64(11)), {**data, "sample_weight": weights}
-        ))
+        _fitted_float_arrays(
+            _fit_quietly(
+                _prepared(estimator, data, random_state=np.random.PCG64(11)), {**data, "sample_weight": weights}
+            )
+        )
         for weights in (counts, (counts > 0).astype(np.float64))
     ]
     first, second = fits
@@ -432,7 +442,9 @@ def check_privacy_leak_warning(name, estimator):
     if leak_warnings(_prepared(estimator, data)):
         raise AssertionError(f"{name}: PrivacyLeakWarning although every sensitivity parameter was given")
     # Alternatives (any one suffices) are left out together; other parameters one at a time.
-    groups = [tuple(p for p in group if p in given) for group in getattr(estimator, "_alternative_sensitivity_params", ())]
+    groups = [
+        tuple(p for p in group if p in given) for group in getattr(estimator, "_alternative_sensitivity_params", ())
+    ]
     grouped = {p for group in groups for p in group}
     groups += [(param,) for param in given if param not in grouped]
     for group in filter(None, groups):
@@ -442,7 +454,9 @@ def check_privacy_leak_warning(name, estimator):
         except ValueError:
             continue  # the estimator requires this parameter: nothing is derived from data
         if not caught:
-            raise AssertionError(f"{name}: {' and '.join(group)}=None derives it from the data without a PrivacyLeakWarning")
+            raise AssertionError(
+                f"{name}: {' and '.join(group)}=None derives it from the data without a PrivacyLeakWarning"
+            )
         overwritten = [p for p in group if est.get_params()[p] is not None]
         if overwritten:
             raise AssertionError(f"{name}: fit overwrote the hyper-parameter {overwritten[0]}")

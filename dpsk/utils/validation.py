@@ -184,14 +184,17 @@ def _update_array(h, value):
     _update_text(h, b"A", repr(tuple(int(d) for d in arr.shape)))
     flat = np.ascontiguousarray(arr).reshape(-1)
     kind = flat.dtype.kind
-    if kind in "iu" and flat.dtype.itemsize >= 8 and flat.size and (
-        int(flat.max()) > 2**53 or int(flat.min()) < -(2**53)
+    if (
+        kind in "iu"
+        and flat.dtype.itemsize >= 8
+        and flat.size
+        and (int(flat.max()) > 2**53 or int(flat.min()) < -(2**53))
     ):
         kind = "int64"  # not exactly representable as float64: hash the integers themselves
     if kind in "fbiu":
         h.update(b"f")
         for start in range(0, flat.size, _CHUNK):
-            h.update(flat[start:start + _CHUNK].astype(np.float64).tobytes())
+            h.update(flat[start : start + _CHUNK].astype(np.float64).tobytes())
     elif kind == "int64":
         h.update(b"i" + flat.astype(flat.dtype.newbyteorder("<")).tobytes())
     elif kind in "USc":
@@ -227,7 +230,12 @@ def _update_value(h, value):
             _update_value(h, item)
     elif isinstance(value, np.ndarray) or hasattr(value, "tocsr"):
         _update_array(h, value)
-    elif isinstance(value, type) or callable(value) and hasattr(value, "__qualname__") and not hasattr(value, "get_params"):
+    elif (
+        isinstance(value, type)
+        or callable(value)
+        and hasattr(value, "__qualname__")
+        and not hasattr(value, "get_params")
+    ):
         _update_text(h, b"F", f"{getattr(value, '__module__', '')}.{value.__qualname__}")
     elif hasattr(value, "get_params"):
         _update_text(h, b"E", f"{type(value).__module__}.{type(value).__qualname__}")
@@ -303,7 +311,7 @@ def release_generator(random_state, *, context, data=()):
     if seed is None:
         return check_random_state(random_state)
     digest = release_digest(context, data)
-    words = tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, len(digest), 4))
+    words = tuple(int.from_bytes(digest[i : i + 4], "little") for i in range(0, len(digest), 4))
     derived = np.random.SeedSequence(
         seed.entropy, spawn_key=(*seed.spawn_key, _RELEASE_TAG, *words), pool_size=seed.pool_size
     )
@@ -421,8 +429,7 @@ def check_bounds(bounds, n_features, *, name="bounds"):
             arr = np.full(n_features, float(arr))
         elif arr.shape != (n_features,):
             raise ValueError(
-                f"{name}: {side} bound must be a scalar or have shape ({n_features},), "
-                f"got shape {arr.shape}"
+                f"{name}: {side} bound must be a scalar or have shape ({n_features},), got shape {arr.shape}"
             )
         else:
             arr = arr.copy()

@@ -69,8 +69,8 @@ def check_norm_clipping(X, Y, max_norm, norm):
     for x, y in zip(X, Y):
         assert exact_within(y, max_norm, norm)
         if exact_within(x, max_norm, norm):
-            assert_array_equal(y, x)          # within the bound: unchanged
-        else:                                 # scaled towards zero, direction kept
+            assert_array_equal(y, x)  # within the bound: unchanged
+        else:  # scaled towards zero, direction kept
             assert np.all(np.abs(y) <= np.abs(x))
             assert np.all((np.sign(y) == np.sign(x)) | (y == 0))
 
@@ -115,10 +115,11 @@ def test_norm_clipping_bound_is_exact(norm, dtype, data):
 @given(data=st.data())
 def test_norm_clipping_reaches_the_bound(norm, dtype, data):
     """Check that clipped rows of ordinary magnitude end just below max_norm, not far below."""
-    X = data.draw(arrays(dtype, st.tuples(st.integers(1, 4), st.integers(1, 30)),
-                         elements=st.floats(-1e3, 1e3, width=32)))
+    X = data.draw(
+        arrays(dtype, st.tuples(st.integers(1, 4), st.integers(1, 30)), elements=st.floats(-1e3, 1e3, width=32))
+    )
     max_norm = data.draw(st.floats(1e-2, 1e2))
-    assume(np.all(np.abs(X) > 1e-3) or np.all(X == 0))   # no entry close to underflow
+    assume(np.all(np.abs(X) > 1e-3) or np.all(X == 0))  # no entry close to underflow
     Y = clip_rows(X, max_norm, norm)
     check_norm_clipping(X, Y, max_norm, norm)
     check_reaches_bound(X, Y, max_norm, norm)
@@ -133,7 +134,7 @@ def test_exact_check_rejects_naive_clipping(dtype):
     norms = np.linalg.norm(X.astype(np.float64), axis=1)
     naive = (X * (max_norm / norms)[:, None]).astype(dtype)
     overshoots = sum(not exact_within(row, max_norm, "l2") for row in naive)
-    assert overshoots > 20        # ~4% of float64 rows, ~50% of float32 rows
+    assert overshoots > 20  # ~4% of float64 rows, ~50% of float32 rows
     ours = K.clip_rows_l2(X, max_norm)
     assert all(exact_within(row, max_norm, "l2") for row in ours)
 
@@ -161,19 +162,19 @@ def test_rows_at_the_bound_are_unchanged_and_one_ulp_above_are_clipped(norm, dty
 @pytest.mark.parametrize(
     "dtype, value, max_norm, representable",
     [
-        (np.float64, 1e300, 1.0, True),          # the norm itself overflows float64
+        (np.float64, 1e300, 1.0, True),  # the norm itself overflows float64
         (np.float64, 1e300, 1e300, True),
-        (np.float64, 1.7e308, 1.7e308, True),    # scale factor near DBL_MAX
-        (np.float64, 1e-200, 1e-300, True),      # squares underflow
-        (np.float64, 5e-324, 1e-320, True),      # subnormal rows and bound
-        (np.float64, 1e-310, 1e-100, True),      # tiny rows inside the bound
-        (np.float64, 1e-300, 1e-322, False),     # clipped values would be subnormal
+        (np.float64, 1.7e308, 1.7e308, True),  # scale factor near DBL_MAX
+        (np.float64, 1e-200, 1e-300, True),  # squares underflow
+        (np.float64, 5e-324, 1e-320, True),  # subnormal rows and bound
+        (np.float64, 1e-310, 1e-100, True),  # tiny rows inside the bound
+        (np.float64, 1e-300, 1e-322, False),  # clipped values would be subnormal
         (np.float32, 3e38, 1.0, True),
         (np.float32, 3e38, 1e38, True),
-        (np.float32, 1e-45, 1e-44, False),       # float32 subnormals (L1 clips to them)
+        (np.float32, 1e-45, 1e-44, False),  # float32 subnormals (L1 clips to them)
         (np.float32, 1e-30, 1e-32, True),
-        (np.float32, 1e-30, 1e-300, False),      # bound below float32's range: rows -> 0
-        (np.float32, 1.0, 1e300, True),          # bound above float32's range
+        (np.float32, 1e-30, 1e-300, False),  # bound below float32's range: rows -> 0
+        (np.float32, 1.0, 1e300, True),  # bound above float32's range
     ],
 )
 def test_norm_clipping_extreme_magnitudes(norm, dtype, value, max_norm, representable):
@@ -229,10 +230,22 @@ def test_clip_bounds_values_are_inside_the_real_bounds(dtype):
     out64 = out.astype(np.float64)
     assert np.all(out64 >= lower) and np.all(out64 <= upper)
     # Identical to np.clip with the bounds rounded inward to the dtype.
-    lo = np.array([np.float32(v) if np.float32(v) >= v else np.nextafter(np.float32(v), np.float32(1))
-                   for v in lower], dtype=dtype) if dtype == np.float32 else lower
-    hi = np.array([np.float32(v) if np.float32(v) <= v else np.nextafter(np.float32(v), np.float32(-1))
-                   for v in upper], dtype=dtype) if dtype == np.float32 else upper
+    lo = (
+        np.array(
+            [np.float32(v) if np.float32(v) >= v else np.nextafter(np.float32(v), np.float32(1)) for v in lower],
+            dtype=dtype,
+        )
+        if dtype == np.float32
+        else lower
+    )
+    hi = (
+        np.array(
+            [np.float32(v) if np.float32(v) <= v else np.nextafter(np.float32(v), np.float32(-1)) for v in upper],
+            dtype=dtype,
+        )
+        if dtype == np.float32
+        else upper
+    )
     assert_array_equal(out, np.clip(X, lo, hi))
 
 
@@ -241,7 +254,7 @@ def test_clip_bounds_float32_interval_without_a_float32_value():
     X = np.zeros((2, 1), dtype=np.float32)
     with pytest.raises(ValueError, match="no float32 value"):
         K.clip_bounds(X, [0.1], [0.1])
-    K.clip_bounds(X.astype(np.float64), [0.1], [0.1])   # fine in float64
+    K.clip_bounds(X.astype(np.float64), [0.1], [0.1])  # fine in float64
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["float32", "float64"])
@@ -291,7 +304,7 @@ def test_clipped_sums(dtype, weighted):
 @pytest.mark.parametrize("dtype", DTYPES, ids=["float32", "float64"])
 def test_clipped_class_sums(dtype, weighted):
     X, lower, upper, rng = make_data(dtype)
-    n_classes = 4                               # class 3 never occurs
+    n_classes = 4  # class 3 never occurs
     y_index = rng.integers(0, 3, X.shape[0]).astype(np.intp)
     w = weights_or_none(rng, X.shape[0], weighted)
     count, total, total_sq = A.clipped_class_sums(X, y_index, n_classes, lower, upper, w)
@@ -316,7 +329,7 @@ def test_clipped_gram(dtype, rule, weighted):
         C = np.clip(X.astype(np.float64), lower, upper)
     else:
         count, total, gram = A.clipped_gram(X, max_norm=2.5, sample_weight=w)
-        C = K.clip_rows_l2(X.astype(np.float64), 2.5)    # rows are clipped in float64
+        C = K.clip_rows_l2(X.astype(np.float64), 2.5)  # rows are clipped in float64
         assert all(exact_within(row, 2.5, "l2") for row in C[:200])
     ww = np.ones(X.shape[0]) if w is None else w
     assert_allclose(count, ww.sum(), rtol=RTOL)
@@ -333,8 +346,7 @@ def test_clipped_linear_stats(dtype, rule, weighted):
     y = (X.astype(np.float64) @ rng.standard_normal(X.shape[1]) + rng.standard_normal(X.shape[0])).astype(dtype)
     w = weights_or_none(rng, X.shape[0], weighted)
     clip = dict(lower=lower, upper=upper) if rule == "bounds" else dict(max_norm=2.5)
-    count, sum_x, sum_y, xtx, xty, yty = A.clipped_linear_stats(
-        X, y, -1.5, 2.0, sample_weight=w, **clip)
+    count, sum_x, sum_y, xtx, xty, yty = A.clipped_linear_stats(X, y, -1.5, 2.0, sample_weight=w, **clip)
     if rule == "bounds":
         C = np.clip(X.astype(np.float64), lower, upper)
     else:
@@ -366,7 +378,7 @@ def test_clipped_kmeans_sums(dtype):
 
 def test_clipped_kmeans_sums_assigns_ties_to_the_first_center():
     X = np.zeros((3, 2))
-    centers = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])   # all at distance 1
+    centers = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])  # all at distance 1
     count, total, inertia = A.clipped_kmeans_sums(X, centers, [-1, -1], [1, 1])
     assert_array_equal(count, [3, 0, 0])
     assert inertia == 3.0
@@ -418,8 +430,7 @@ def test_results_do_not_depend_on_n_threads(dtype, monkeypatch):
         outputs[n_threads] = all_kernels(X, y, lower, upper)
     assert_same_outputs(outputs[1], outputs[3])
     count, total, _ = outputs[3][4]
-    assert_allclose(total, np.linspace(0, 2, N_CHUNKED) @ np.clip(X.astype(float), -1, 1),
-                    rtol=RTOL)
+    assert_allclose(total, np.linspace(0, 2, N_CHUNKED) @ np.clip(X.astype(float), -1, 1), rtol=RTOL)
 
 
 def test_default_threads_respect_omp_num_threads(monkeypatch):
@@ -525,10 +536,8 @@ def test_shape_and_parameter_errors():
         (lambda: K.clip_bounds_1d(y, 1.0, -1.0), ValueError, "exceed"),
         (lambda: A.clipped_sums(X, lo, hi, np.ones(5)), ValueError, "sample_weight"),
         (lambda: A.clipped_sums(X, lo, hi, -np.ones(6)), ValueError, ">= 0"),
-        (lambda: A.clipped_class_sums(X, np.array([0, 1, 2, 0, 1, 3]), 3, lo, hi),
-         ValueError, r"\[0, n_classes\)"),
-        (lambda: A.clipped_class_sums(X, np.array([0, -1, 0, 0, 0, 0]), 3, lo, hi),
-         ValueError, r"\[0, n_classes\)"),
+        (lambda: A.clipped_class_sums(X, np.array([0, 1, 2, 0, 1, 3]), 3, lo, hi), ValueError, r"\[0, n_classes\)"),
+        (lambda: A.clipped_class_sums(X, np.array([0, -1, 0, 0, 0, 0]), 3, lo, hi), ValueError, r"\[0, n_classes\)"),
         (lambda: A.clipped_class_sums(X, np.zeros(6, np.int32), 3, lo, hi), TypeError, "intp"),
         (lambda: A.clipped_class_sums(X, np.zeros(5, np.intp), 3, lo, hi), ValueError, "y_index"),
         (lambda: A.clipped_class_sums(X, np.zeros(6, np.intp), 0, lo, hi), ValueError, "n_classes"),
@@ -536,8 +545,7 @@ def test_shape_and_parameter_errors():
         (lambda: A.clipped_gram(X, lower=lo, upper=hi, max_norm=1.0), ValueError, "exactly one"),
         (lambda: A.clipped_gram(X, lower=lo), ValueError, "together"),
         (lambda: A.clipped_linear_stats(X, y[:5], 0, 1, max_norm=1.0), ValueError, "y must"),
-        (lambda: A.clipped_linear_stats(X, y.astype(np.float32), 0, 1, max_norm=1.0),
-         TypeError, "dtype"),
+        (lambda: A.clipped_linear_stats(X, y.astype(np.float32), 0, 1, max_norm=1.0), TypeError, "dtype"),
         (lambda: A.clipped_kmeans_sums(X, np.ones((2, 4)), lo, hi), ValueError, "centers"),
         (lambda: A.clipped_kmeans_sums(X, np.full((2, 3), np.nan), lo, hi), ValueError, "finite"),
         (lambda: K.clip_rows_l2(X.astype(np.int64), 1.0), TypeError, "float32 or float64"),

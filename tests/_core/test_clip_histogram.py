@@ -11,7 +11,7 @@ from dpsk._core._accumulate import clipped_histogram
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_matches_numpy_on_clipped_values(dtype):
     rng = np.random.default_rng(0)
-    X = rng.normal(0.0, 2.0, (300_000, 3)).astype(dtype)   # several chunks
+    X = rng.normal(0.0, 2.0, (300_000, 3)).astype(dtype)  # several chunks
     lower, upper = np.array([-1.0, -5.0, 0.0]), np.array([1.0, 5.0, 10.0])
     counts = clipped_histogram(X, lower, upper, 17)
     for j in range(3):
@@ -26,8 +26,8 @@ def test_matches_numpy_on_clipped_values(dtype):
 def test_extremes_and_constant_features():
     X = np.array([[-1e300, 3.0, 2.0], [1e300, 3.0, 2.0], [0.5, 3.0, 2.0], [1.0, 3.0, 2.0]])
     counts = clipped_histogram(X, [0.0, 3.0, 1.0], [1.0, 3.0, 1.0], 4)
-    np.testing.assert_array_equal(counts[0], [1, 0, 1, 2])   # below -> bin 0, at/above upper -> last
-    np.testing.assert_array_equal(counts[1], [4, 0, 0, 0])   # constant feature: bin 0
+    np.testing.assert_array_equal(counts[0], [1, 0, 1, 2])  # below -> bin 0, at/above upper -> last
+    np.testing.assert_array_equal(counts[1], [4, 0, 0, 0])  # constant feature: bin 0
     np.testing.assert_array_equal(counts[2], [4, 0, 0, 0])
 
 

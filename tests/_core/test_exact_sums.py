@@ -53,7 +53,7 @@ def test_stats_pre_noise_discrepancy_within_sensitivity(dtype, kind, weighted):
     lower, upper = np.array([LOWER]), np.array([UPPER])
     query = MomentsQuery(kind, epsilon=1.0, n_outputs=1, rng=np.random.default_rng(0))
     w = w1 = None
-    if weighted:   # user-level weights: the added record has the largest weight, 1
+    if weighted:  # user-level weights: the added record has the largest weight, 1
         w = weights(N)
         w1 = np.append(w, 1.0)
     raw, _, _ = query.normalised(as_records(D, 0), lower, upper, w, 1.0)

@@ -180,7 +180,21 @@ def test_coarse_lattice_noise_is_the_discrete_law(kernel, noise, steps_per_scale
 
 def test_lattice_point_is_the_correctly_rounded_exact_sum():
     ks = [0, 1, -1, 2**53 + 1, -(2**53) - 1, 2**61 + 12345, -(2**62)]
-    for m in [0, 5, -7, 2**52 + 1, 2**61, 2**62, -(2**62), 2**63 + 2**20, 2**80 + 2**30, -(2**100), 2**116 * 3, 2**117, 2**120]:
+    for m in [
+        0,
+        5,
+        -7,
+        2**52 + 1,
+        2**61,
+        2**62,
+        -(2**62),
+        2**63 + 2**20,
+        2**80 + 2**30,
+        -(2**100),
+        2**116 * 3,
+        2**117,
+        2**120,
+    ]:
         for k in ks:
             assert _lattice_point_py(float(m), k) == float(m + k), (m, k)
     # Ties at large magnitude: round half to even of the exact sum.

@@ -55,8 +55,16 @@ def _reference_chacha20_block(key, counter, nonce):
     state += list(struct.unpack("<8I", key)) + [counter & mask] + list(struct.unpack("<3I", nonce))
     work = list(state)
     for _ in range(10):
-        for a, b, c, d in ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
-                           (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14)):
+        for a, b, c, d in (
+            (0, 4, 8, 12),
+            (1, 5, 9, 13),
+            (2, 6, 10, 14),
+            (3, 7, 11, 15),
+            (0, 5, 10, 15),
+            (1, 6, 11, 12),
+            (2, 7, 8, 13),
+            (3, 4, 9, 14),
+        ):
             quarter(work, a, b, c, d)
     return struct.pack("<16I", *[(w + s) & mask for w, s in zip(work, state)])
 

@@ -135,10 +135,13 @@ def test_results_do_not_depend_on_n_threads():
     one = leaf_counts(X, y, 2, part, feature, threshold, 5, n_threads=1)
     two = leaf_counts(X, y, 2, part, feature, threshold, 5, n_threads=2)
     np.testing.assert_array_equal(one, two)
-    np.testing.assert_array_equal(apply_trees(X, feature, threshold, 5, n_threads=1),
-                                  apply_trees(X, feature, threshold, 5, n_threads=2))
-    np.testing.assert_array_equal(tree_votes(X, feature, threshold, 5, values, n_threads=1),
-                                  tree_votes(X, feature, threshold, 5, values, n_threads=2))
+    np.testing.assert_array_equal(
+        apply_trees(X, feature, threshold, 5, n_threads=1), apply_trees(X, feature, threshold, 5, n_threads=2)
+    )
+    np.testing.assert_array_equal(
+        tree_votes(X, feature, threshold, 5, values, n_threads=1),
+        tree_votes(X, feature, threshold, 5, values, n_threads=2),
+    )
 
 
 def test_votes_sum_the_leaf_values():
@@ -168,7 +171,7 @@ def test_nan_and_bad_arguments_raise():
     with pytest.raises(ValueError, match="shape"):
         apply_trees(good, feature, threshold, 3)
     with pytest.raises(ValueError, match="outside"):
-        apply_trees(np.ascontiguousarray(good[:, :1]), feature, threshold, 2)   # features beyond X
+        apply_trees(np.ascontiguousarray(good[:, :1]), feature, threshold, 2)  # features beyond X
     with pytest.raises(ValueError, match="y_index"):
         leaf_counts(good, np.array([0, 1, 2], dtype=np.intp), 2, None, feature, threshold, 2)
     with pytest.raises(ValueError, match="part"):
@@ -189,7 +192,7 @@ def test_empty_inputs():
 def test_apply_trees_with_part_routes_each_row_through_its_own_tree(dtype):
     rng = np.random.default_rng(3)
     feature, threshold = _forest(5, 4, np.zeros(3), np.ones(3))
-    X = rng.random((200_000, 3)).astype(dtype)   # several chunks
+    X = rng.random((200_000, 3)).astype(dtype)  # several chunks
     part = rng.integers(0, 5, X.shape[0]).astype(np.intp)
     leaves = apply_trees(X, feature, threshold, 4, part=part)
     assert leaves.shape == (X.shape[0],) and leaves.dtype == np.intp

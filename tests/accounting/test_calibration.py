@@ -104,7 +104,9 @@ def test_split_epsilon_rounds_down(parts, epsilon):
 @pytest.mark.parametrize("sigma, epsilon", [(0.7, 1.0), (1.5, 0.5), (3.0, 1.0), (2.0, 0.1), (10.0, 0.05)])
 def test_discrete_gaussian_delta_is_bracketed_by_dp_accounting(sigma, epsilon):
     pld = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
-    upper = pld.from_discrete_gaussian_mechanism(sigma, value_discretization_interval=1e-5).get_delta_for_epsilon(epsilon)
+    upper = pld.from_discrete_gaussian_mechanism(sigma, value_discretization_interval=1e-5).get_delta_for_epsilon(
+        epsilon
+    )
     lower = pld.from_discrete_gaussian_mechanism(
         sigma, value_discretization_interval=1e-5, pessimistic_estimate=False
     ).get_delta_for_epsilon(epsilon)

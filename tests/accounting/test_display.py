@@ -109,7 +109,16 @@ def test_summary_figures_are_those_of_total_and_remaining():
     total, left = acc.total(), acc.remaining()
     lines = acc.summary().splitlines()
     assert lines[0] == "BudgetAccountant(epsilon=4.0, delta=1e-05): 2 spends"
-    assert lines[1].split() == ["epsilon:", "spent", f"{total.epsilon:.4g}", "of", "4", "(38%),", "remaining", f"{left.epsilon:.4g}"]
+    assert lines[1].split() == [
+        "epsilon:",
+        "spent",
+        f"{total.epsilon:.4g}",
+        "of",
+        "4",
+        "(38%),",
+        "remaining",
+        f"{left.epsilon:.4g}",
+    ]
     assert "delta:" in lines[2] and "of 1e-05" in lines[2]
 
 
@@ -148,7 +157,13 @@ def test_html_bars_match_the_spent_fraction():
     bars = [attrs for tag, attrs in checker.tags if attrs.get("role") == "progressbar"]
     assert len(bars) == 2  # epsilon, and delta (ceiling 0)
     assert bars[0]["aria-valuenow"] == "25"
-    fills = [attrs["style"] for tag, attrs in checker.tags if "background: #" in attrs.get("style", "") and "width" in attrs.get("style", "") and "height: 100%" in attrs.get("style", "")]
+    fills = [
+        attrs["style"]
+        for tag, attrs in checker.tags
+        if "background: #" in attrs.get("style", "")
+        and "width" in attrs.get("style", "")
+        and "height: 100%" in attrs.get("style", "")
+    ]
     assert re.search(r"width: 25\.00%", fills[0])
     text = "".join(checker.text)
     assert "spent 1 of 4 (25%)" in text and "remaining 3" in text
@@ -185,7 +200,18 @@ def test_repr_is_unchanged_and_cheap():
     assert repr(_reattach("gone", (1.0, 1.0, 0.0))) == "BudgetAccountant(epsilon=1.0, <detached>)"
 
 
-@pytest.mark.parametrize("fraction, text", [(0.0, "0%"), (0.004, "0.4%"), (0.333, "33%"), (0.4999999999, "50%"), (0.996, "99%"), (1.0 - 1e-15, "100%"), (1.0, "100%")])
+@pytest.mark.parametrize(
+    "fraction, text",
+    [
+        (0.0, "0%"),
+        (0.004, "0.4%"),
+        (0.333, "33%"),
+        (0.4999999999, "50%"),
+        (0.996, "99%"),
+        (1.0 - 1e-15, "100%"),
+        (1.0, "100%"),
+    ],
+)
 def test_percentages(fraction, text):
     assert display_module._percent(fraction) == text
 

@@ -242,20 +242,32 @@ def _pld():
 @pytest.mark.parametrize(
     "event, make",
     [
-        (SelfComposedEvent(LaplaceEvent(2.0), 10), lambda p, o: p.from_laplace_mechanism(2.0, pessimistic_estimate=o).self_compose(10)),
+        (
+            SelfComposedEvent(LaplaceEvent(2.0), 10),
+            lambda p, o: p.from_laplace_mechanism(2.0, pessimistic_estimate=o).self_compose(10),
+        ),
         (
             ComposedEvent((LaplaceEvent(1.0), LaplaceEvent(2.0))),
             lambda p, o: p.from_laplace_mechanism(1.0, pessimistic_estimate=o).compose(
                 p.from_laplace_mechanism(2.0, pessimistic_estimate=o)
             ),
         ),
-        (SelfComposedEvent(GaussianEvent(4.0), 30), lambda p, o: p.from_gaussian_mechanism(4.0, pessimistic_estimate=o).self_compose(30)),
+        (
+            SelfComposedEvent(GaussianEvent(4.0), 30),
+            lambda p, o: p.from_gaussian_mechanism(4.0, pessimistic_estimate=o).self_compose(30),
+        ),
         (
             SelfComposedEvent(PoissonSampledEvent(0.1, GaussianEvent(1.2)), 50),
             lambda p, o: p.from_gaussian_mechanism(1.2, pessimistic_estimate=o, sampling_prob=0.1).self_compose(50),
         ),
-        (DiscreteLaplaceEvent(2.0, 3), lambda p, o: p.from_discrete_laplace_mechanism(0.5, sensitivity=3, pessimistic_estimate=o)),
-        (RandomizedResponseEvent(1.0, 3), lambda p, o: p.from_randomized_response(3 / (math.e + 2), 3, pessimistic_estimate=o)),
+        (
+            DiscreteLaplaceEvent(2.0, 3),
+            lambda p, o: p.from_discrete_laplace_mechanism(0.5, sensitivity=3, pessimistic_estimate=o),
+        ),
+        (
+            RandomizedResponseEvent(1.0, 3),
+            lambda p, o: p.from_randomized_response(3 / (math.e + 2), 3, pessimistic_estimate=o),
+        ),
     ],
     ids=["laplace x10", "laplace(1)+laplace(2)", "gaussian x30", "sampled gaussian x50", "discrete laplace", "rr k=3"],
 )
@@ -304,7 +316,9 @@ def test_deamplification_inverts_amplification():
         for eps in (1e-6, 0.1, 1.0, 10.0, 800.0):
             inner = deamplified_epsilon(eps, q)
             assert amplified_epsilon(inner, q) <= eps * (1 + ROUNDING)
-            assert inner == pytest.approx(math.log1p(math.expm1(eps) / q) if eps < 700 else eps - math.log(q), rel=1e-12)
+            assert inner == pytest.approx(
+                math.log1p(math.expm1(eps) / q) if eps < 700 else eps - math.log(q), rel=1e-12
+            )
 
 
 def test_docstring_example():

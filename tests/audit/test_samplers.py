@@ -134,7 +134,9 @@ def test_fits_run_in_an_empty_context():
             seen.append(marker.get())
             return super().fit(X, y)
 
-    estimator_sampler(Probe(**TOY.get_params()), project_attribute("means_"))(worst_case_neighbours(TOY)[0], 2, np.random.default_rng(0))
+    estimator_sampler(Probe(**TOY.get_params()), project_attribute("means_"))(
+        worst_case_neighbours(TOY)[0], 2, np.random.default_rng(0)
+    )
     assert seen == [None, None]
 
 

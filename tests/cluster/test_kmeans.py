@@ -57,7 +57,9 @@ def test_no_labels_or_inertia_are_stored(blobs):
     assert not hasattr(km, "labels_") and not hasattr(km, "inertia_")
     np.testing.assert_array_equal(labels, km.predict(blobs))
     assert km.score(blobs) == pytest.approx(-_inertia(blobs, km.cluster_centers_), rel=1e-9)
-    np.testing.assert_allclose(km.transform(blobs[:3]) ** 2, ((blobs[:3, None] - km.cluster_centers_) ** 2).sum(2), rtol=1e-9)
+    np.testing.assert_allclose(
+        km.transform(blobs[:3]) ** 2, ((blobs[:3, None] - km.cluster_centers_) ** 2).sum(2), rtol=1e-9
+    )
     assert list(km.get_feature_names_out()) == [f"kmeans{i}" for i in range(4)]
 
 
@@ -75,7 +77,9 @@ def test_init_array_is_validated():
         KMeans(2, bounds=(-1, 1), init=[[0, 0], [np.nan, 0]]).fit(X)
 
 
-@pytest.mark.parametrize("init, n_clusters, max_iter", [("summary", 8, 5), ("summary", 1, 2), ("random", 3, 4), ("array", 2, 3)])
+@pytest.mark.parametrize(
+    "init, n_clusters, max_iter", [("summary", 8, 5), ("summary", 1, 2), ("random", 3, 4), ("array", 2, 3)]
+)
 @pytest.mark.parametrize("n_features", [1, 7])
 def test_declared_passes_are_the_releases_made(init, n_clusters, max_iter, n_features):
     """Check the cost's structure: one release per pass, ε split as documented, total <= ε."""
@@ -118,9 +122,9 @@ def test_spends_exactly_its_budget():
 
 def _swapped_split(n_features):
     count_share, sum_share = su_split(n_features)
-    unit = count_share * n_features / sum_share   # ∛(4dρ²)
+    unit = count_share * n_features / sum_share  # ∛(4dρ²)
     normaliser = 1.0 / (n_features + unit)
-    return normaliser, n_features * unit * normaliser   # sums to (1 + d·c)/(d + c)
+    return normaliser, n_features * unit * normaliser  # sums to (1 + d·c)/(d + c)
 
 
 class _SharesAsGiven(JointRelease):
@@ -136,7 +140,9 @@ class SwappedKMeans(KMeans):
 
     def _release(self, box, epsilon, rng):
         d = box.n_active
-        return _SharesAsGiven(((1.0, 1.0), (d, np.sqrt(d))), _swapped_split(d), epsilon=epsilon, delta=0.0, random_state=rng)
+        return _SharesAsGiven(
+            ((1.0, 1.0), (d, np.sqrt(d))), _swapped_split(d), epsilon=epsilon, delta=0.0, random_state=rng
+        )
 
 
 @pytest.mark.parametrize("d, expected", [(10, 1.2118), (50, 2.0928)])
@@ -177,7 +183,7 @@ def test_audit_settles_the_split_per_coordinate(cls, n_features):
     ``_release`` and ``_budget_split``), vectorised over the audit's runs.
     """
     count_share, sum_share = su_split(n_features)
-    per_coordinate = math.log(3)   # ε of one coordinate: the audit's best-calibrated regime
+    per_coordinate = math.log(3)  # ε of one coordinate: the audit's best-calibrated regime
     epsilon = per_coordinate * n_features / sum_share
     sampler = _coordinate_sampler(cls, n_features, epsilon)
     claim = LaplaceEvent(1.0 / per_coordinate)
@@ -197,12 +203,18 @@ def test_estimator_audit_rejects_the_swapped_split_at_50_features(cls):
     d = 50
     count_share, sum_share = su_split(d)
     per_coordinate = math.log(3)
-    params = dict(n_clusters=1, epsilon=per_coordinate * d / sum_share, bounds=(-1.0, 1.0), init=np.zeros((1, d)), max_iter=1)
+    params = dict(
+        n_clusters=1, epsilon=per_coordinate * d / sum_share, bounds=(-1.0, 1.0), init=np.zeros((1, d)), max_iter=1
+    )
     canary = np.zeros(d)
-    canary[0] = 4.0   # clipped to the corner of coordinate 0
+    canary[0] = 4.0  # clipped to the corner of coordinate 0
     neighbours = canary_neighbours(np.zeros((100, d)), canary_X=canary)
     result = audit(
-        _estimator_sampler(cls(**params)), neighbours, event=LaplaceEvent(1.0 / per_coordinate), n_samples=4_000, random_state=0
+        _estimator_sampler(cls(**params)),
+        neighbours,
+        event=LaplaceEvent(1.0 / per_coordinate),
+        n_samples=4_000,
+        random_state=0,
     )
     assert result.passed == (cls is KMeans), str(result)
 

@@ -22,7 +22,12 @@ from dpsk.utils._testing_family import AUDITS, PCAEpsilonX2
 @pytest.fixture(scope="module")
 def data():
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(5000, 4)) * [3.0, 2.0, 1.0, 0.5] @ np.linalg.qr(rng.normal(size=(4, 4)))[0] + [1.0, -1.0, 0.0, 2.0]
+    X = rng.normal(size=(5000, 4)) * [3.0, 2.0, 1.0, 0.5] @ np.linalg.qr(rng.normal(size=(4, 4)))[0] + [
+        1.0,
+        -1.0,
+        0.0,
+        2.0,
+    ]
     return X
 
 
@@ -31,7 +36,9 @@ def _subspace_match(A, B):
     return np.linalg.svd(A @ B.T, compute_uv=False)
 
 
-@pytest.mark.parametrize("params", [dict(bounds=(-20, 20)), dict(data_norm=30.0), dict(bounds=(-20, 20), data_norm=30.0)])
+@pytest.mark.parametrize(
+    "params", [dict(bounds=(-20, 20)), dict(data_norm=30.0), dict(bounds=(-20, 20), data_norm=30.0)]
+)
 @pytest.mark.parametrize("delta", [0.0, 1e-6])
 def test_huge_epsilon_matches_scikit_learn(data, params, delta):
     ours = PCA(3, epsilon=1e9, delta=delta, random_state=0, **params).fit(data)
@@ -50,7 +57,7 @@ def test_private_subspace_is_close_at_epsilon_one(data, delta, event_type):
     with record_releases() as drawn:
         ours = PCA(2, epsilon=1.0, delta=delta, data_norm=15.0, random_state=0).fit(data)
     assert drawn == [ours.privacy_spent_] and isinstance(drawn[0], event_type)
-    if delta:   # zCDP noise, calibrated for the δ asked for
+    if delta:  # zCDP noise, calibrated for the δ asked for
         assert isinstance(drawn[0].event, ZCDPEvent)
     assert _subspace_match(ours.components_, SkPCA(2).fit(data).components_).min() > 0.99
 
@@ -66,20 +73,20 @@ def test_centered_uses_the_origin_and_releases_no_sum(data):
 
 def test_geometry_picks_the_cheaper_centre():
     lower, upper = np.array([-1.0, -1.0]), np.array([3.0, 1.0])
-    box = _Geometry(lower, upper, None, 2)   # box only: about the midpoint, half-widths (2, 1)
+    box = _Geometry(lower, upper, None, 2)  # box only: about the midpoint, half-widths (2, 1)
     np.testing.assert_array_equal(box.centre, [1.0, 0.0])
     assert box.l2 == pytest.approx(math.sqrt(5)) and box.l1 == pytest.approx(3.0)
-    ball = _Geometry(None, None, 2.0, 2)   # ball only: about the origin
+    ball = _Geometry(None, None, 2.0, 2)  # ball only: about the origin
     assert ball.l2 == 2.0 and ball.l1 == pytest.approx(2 * math.sqrt(2))
     np.testing.assert_array_equal(ball.centre, 0.0)
-    both = _Geometry(lower, upper, 2.0, 2)   # ball (2) smaller than the box (√5): origin
+    both = _Geometry(lower, upper, 2.0, 2)  # ball (2) smaller than the box (√5): origin
     assert both.l2 == 2.0 and np.all(both.centre == 0.0)
-    both = _Geometry(lower, upper, 5.0, 2)   # box smaller, and it contains the origin: midpoint
+    both = _Geometry(lower, upper, 5.0, 2)  # box smaller, and it contains the origin: midpoint
     assert both.l2 == pytest.approx(math.sqrt(5)) and both.centre[0] == 1.0
-    away = _Geometry(np.array([1.0, 1.0]), np.array([2.0, 2.0]), 5.0, 2)   # box without the origin
-    np.testing.assert_array_equal(away.centre, 0.0)   # scaling towards 0 may leave the box
+    away = _Geometry(np.array([1.0, 1.0]), np.array([2.0, 2.0]), 5.0, 2)  # box without the origin
+    np.testing.assert_array_equal(away.centre, 0.0)  # scaling towards 0 may leave the box
     assert away.l2 == pytest.approx(math.sqrt(8))
-    fixed = _Geometry(lower, upper, None, 2, allow_midpoint=False)   # centered=True
+    fixed = _Geometry(lower, upper, None, 2, allow_midpoint=False)  # centered=True
     np.testing.assert_array_equal(fixed.centre, 0.0)
     assert fixed.l2 == pytest.approx(math.sqrt(10))
 
@@ -97,7 +104,7 @@ def test_sensitivity_of_the_upper_triangle(y):
 def test_rows_are_clipped_to_the_ball():
     X = np.array([[100.0, 0.0], [0.0, 1.0], [-100.0, 0.0], [0.0, -1.0]])
     ours = PCA(2, epsilon=1e9, data_norm=1.0, random_state=0).fit(X)
-    np.testing.assert_allclose(ours.explained_variance_, [2 / 3, 2 / 3], rtol=1e-5)   # all rows on the unit circle
+    np.testing.assert_allclose(ours.explained_variance_, [2 / 3, 2 / 3], rtol=1e-5)  # all rows on the unit circle
 
 
 def test_whiten_inverse_transform_and_feature_names(data):
@@ -158,6 +165,11 @@ def test_gaussian_method_audit(cls):
     # it passed on 1 of audit seeds 0-6 before integer seeds were derived per release, 3
     # of 0-8 after); 6000 runs rejected it on audit seeds 0-3.
     n_samples = 3_000 if cls is PCA else 6_000
-    result = audit(estimator_sampler(cls(**params), config.projection), neighbours, event=claim, n_samples=n_samples,
-                   random_state=0)
+    result = audit(
+        estimator_sampler(cls(**params), config.projection),
+        neighbours,
+        event=claim,
+        n_samples=n_samples,
+        random_state=0,
+    )
     assert result.passed == (cls is PCA), str(result)

@@ -38,10 +38,10 @@ def test_structure_does_not_depend_on_the_data():
 
 def test_each_row_feeds_exactly_one_tree():
     X, y = _data()
-    forest = _forest(n_estimators=7, epsilon=1e6).fit(X, y)   # integer noise is 0 at this ε
+    forest = _forest(n_estimators=7, epsilon=1e6).fit(X, y)  # integer noise is 0 at this ε
     per_tree = np.array([tree.tree_.value[0] for tree in forest.estimators_])  # root = Σ leaves
     np.testing.assert_array_equal(per_tree.sum(axis=0), np.bincount(y))
-    assert np.all(per_tree.sum(axis=1) > 0)   # every tree got rows (7 parts of 4000)
+    assert np.all(per_tree.sum(axis=1) > 0)  # every tree got rows (7 parts of 4000)
 
 
 def test_total_cost_is_epsilon_whatever_the_number_of_trees():
@@ -52,7 +52,7 @@ def test_total_cost_is_epsilon_whatever_the_number_of_trees():
 
 
 def test_n_jobs_changes_nothing():
-    X, y = _data(n=150_000, d=3)   # several chunks of rows
+    X, y = _data(n=150_000, d=3)  # several chunks of rows
     a = _forest(n_jobs=1).fit(X, y)
     b = _forest(n_jobs=2).fit(X, y)
     for ta, tb in zip(a.estimators_, b.estimators_):
@@ -131,11 +131,11 @@ def test_bad_input():
     X, y = _data(n=200)
     forest = _forest(n_estimators=3)
     with pytest.raises(ValueError):
-        forest.fit(X, y[:-1])                      # lengths differ
+        forest.fit(X, y[:-1])  # lengths differ
     with pytest.raises(ValueError, match="not in `classes`"):
-        forest.fit(X, y + 5)                       # labels outside the public classes
+        forest.fit(X, y + 5)  # labels outside the public classes
     with pytest.raises(TypeError):
-        forest.fit(X, y, groups=np.arange(200))    # user-level privacy is not supported
+        forest.fit(X, y, groups=np.arange(200))  # user-level privacy is not supported
     forest.fit(X, y)
     with pytest.raises(ValueError, match="features"):
         forest.predict(X[:, :2])
@@ -143,7 +143,7 @@ def test_bad_input():
     bad[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         forest.predict(bad)
-    bad[0, 0] = np.inf   # rejected like NaN by the input validation
+    bad[0, 0] = np.inf  # rejected like NaN by the input validation
     with pytest.raises(ValueError):
         forest.apply(bad)
     with pytest.raises(ValueError, match="bounds"):

@@ -52,7 +52,7 @@ def test_structure_does_not_depend_on_the_data():
 def test_each_row_feeds_exactly_one_tree():
     X, y = _data()
     forest = _forest(n_estimators=7, epsilon=1e9).fit(X, y)
-    roots = np.array([tree.tree_.value[0] for tree in forest.estimators_])   # root = Σ leaves
+    roots = np.array([tree.tree_.value[0] for tree in forest.estimators_])  # root = Σ leaves
     np.testing.assert_allclose(roots[:, 0].sum(), X.shape[0], atol=1e-3)
     centre = sum(BOUNDS_Y) / 2
     np.testing.assert_allclose(roots[:, 1].sum(), np.sum(y - centre), atol=1e-3)
@@ -65,7 +65,7 @@ def test_total_cost_is_epsilon_whatever_the_number_of_trees():
     for n_estimators in (1, 3, 50):
         with record_releases() as drawn:
             forest = _forest(n_estimators=n_estimators, epsilon=0.5).fit(X, y)
-        assert len(drawn) == 1   # counts, sums and totals: one joint release
+        assert len(drawn) == 1  # counts, sums and totals: one joint release
         assert get_epsilon(forest.privacy_spent_, 0.0) <= 0.5
 
 
@@ -91,17 +91,24 @@ def test_utility_on_friedman_and_noise_shrinks_with_epsilon():
     X_test, y_test = _data(n=5000, d=10, seed=1)
     scores = {}
     for epsilon in (0.05, 1.0, 1e4):
-        scores[epsilon] = np.mean([
-            r2_score(y_test, _forest(n_estimators=10, max_depth=8, epsilon=epsilon, random_state=seed).fit(X, y).predict(X_test))
-            for seed in range(3)
-        ])
+        scores[epsilon] = np.mean(
+            [
+                r2_score(
+                    y_test,
+                    _forest(n_estimators=10, max_depth=8, epsilon=epsilon, random_state=seed).fit(X, y).predict(X_test),
+                )
+                for seed in range(3)
+            ]
+        )
     assert scores[1e4] > 0.4
     assert scores[1.0] > 0.25
     assert scores[0.05] < scores[1.0] < scores[1e4]
     # The noise shrinks as 1/ε: the spread over seeds of the released totals (the
     # structure, and so the leaves, change with the seed).
     spread = {
-        epsilon: np.std([_tree(max_depth=3, epsilon=epsilon, random_state=seed).fit(X, y).totals_ for seed in range(20)], axis=0)
+        epsilon: np.std(
+            [_tree(max_depth=3, epsilon=epsilon, random_state=seed).fit(X, y).totals_ for seed in range(20)], axis=0
+        )
         for epsilon in (0.1, 10.0)
     }
     assert np.all(spread[10.0] < 0.05 * spread[0.1])
@@ -135,7 +142,7 @@ def test_rows_outside_the_bounds_are_routed_as_if_clipped():
 
 
 def test_n_jobs_changes_nothing():
-    X, y = make_friedman1(n_samples=150_000, n_features=5, random_state=0)   # several chunks
+    X, y = make_friedman1(n_samples=150_000, n_features=5, random_state=0)  # several chunks
     a = _forest(n_jobs=1).fit(X, y)
     b = _forest(n_jobs=2).fit(X, y)
     for ta, tb in zip(a.estimators_, b.estimators_):
@@ -184,7 +191,7 @@ def test_bad_input_raises_before_any_release():
         (_forest(bounds_y=(0.0, np.inf)), X, y),
         (_forest(bounds_y=([0.0, 1.0], [2.0, 3.0])), X, y),
         (_forest(bounds=(1.0, 0.0)), X, y),
-        (_tree(max_depth=30), X, y),   # too many leaves
+        (_tree(max_depth=30), X, y),  # too many leaves
     ]
     for est, X_, y_ in cases:
         with record_releases() as drawn, pytest.raises(ValueError):
@@ -196,7 +203,7 @@ def test_bad_input_raises_before_any_release():
     with pytest.raises(ValueError, match="features"):
         forest.predict(X[:, :2])
     with pytest.raises(TypeError):
-        forest.fit(X, y, groups=np.arange(200))   # user-level privacy is not supported
+        forest.fit(X, y, groups=np.arange(200))  # user-level privacy is not supported
 
 
 def test_constant_bounds_y_predicts_the_constant():

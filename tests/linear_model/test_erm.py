@@ -45,7 +45,9 @@ def test_loss_derivatives_match_finite_differences_and_bounds(loss):
         z = z[np.minimum(np.abs(z - 1 - loss.h), np.abs(z - 1 + loss.h)) > 1e-3]
     h = 1e-5
     first, second = loss.derivatives(z)
-    numeric_first = np.array([(loss.evaluate(np.array([t + h]))[0][0] - loss.evaluate(np.array([t - h]))[0][0]) / (2 * h) for t in z])
+    numeric_first = np.array(
+        [(loss.evaluate(np.array([t + h]))[0][0] - loss.evaluate(np.array([t - h]))[0][0]) / (2 * h) for t in z]
+    )
     numeric_second = (loss.derivatives(z + h)[0] - loss.derivatives(z - h)[0]) / (2 * h)
     np.testing.assert_allclose(first, numeric_first, atol=1e-6)
     np.testing.assert_allclose(second, numeric_second, atol=1e-5)
@@ -145,7 +147,9 @@ def test_check_certifiable_refuses_huge_inputs():
 def test_objective_plan_pure_spends_at_most_epsilon(epsilon, lam, curvature):
     """Check β + log(1 + c/μ) <= ε₁, ε₁ + ε₂ <= ε, the Δ rule and the AMP noise scale."""
     tol = 1e-6
-    plan = plan_perturbation(method="objective", epsilon=epsilon, delta=0.0, lam=lam, curvature=curvature, n_params=5, tol=tol)
+    plan = plan_perturbation(
+        method="objective", epsilon=epsilon, delta=0.0, lam=lam, curvature=curvature, n_params=5, tol=tol
+    )
     objective, output = plan.events
     assert isinstance(objective, PureDPEvent) and isinstance(output, PureDPEvent)
     assert Fraction(objective.epsilon) + Fraction(output.epsilon) <= Fraction(epsilon)
@@ -166,7 +170,9 @@ def test_objective_plan_pure_spends_at_most_epsilon(epsilon, lam, curvature):
 def test_objective_plan_gaussian(epsilon):
     """Check σ is the analytic Gaussian σ at (ε₁ − ε_det, δ) and the events are (ε₁, δ) + ε₂."""
     delta = 1e-6
-    plan = plan_perturbation(method="objective", epsilon=epsilon, delta=delta, lam=10.0, curvature=0.25, n_params=5, tol=1e-6)
+    plan = plan_perturbation(
+        method="objective", epsilon=epsilon, delta=delta, lam=10.0, curvature=0.25, n_params=5, tol=1e-6
+    )
     objective, output = plan.events
     assert objective == ApproxDPEvent(objective.epsilon, delta)
     eps_det = math.log1p(0.25 / plan.mu)
@@ -188,7 +194,10 @@ def test_output_plan_sensitivity():
 
 
 def test_box_norm_noise_has_the_k_norm_density():
-    """Check b = r·U (r ~ Gamma(p + 1), U uniform in K): under ∝ exp(−‖b‖_K/s), ‖b‖_K/s ~ Gamma(p), direction uniform."""
+    """Check b = r·U (r ~ Gamma(p + 1), U uniform in K).
+
+    Under ∝ exp(−‖b‖_K/s), ‖b‖_K/s ~ Gamma(p) and the direction is uniform.
+    """
     box = np.array([0.5, 0.1, 0.3, 0.2])
     rng = np.random.default_rng(0)
     draws = np.array([_box_norm(box, 2.0, rng, PureDPEvent(1.0)) for _ in range(20_000)])
@@ -202,23 +211,37 @@ def test_box_norm_noise_has_the_k_norm_density():
 
 
 def test_box_noise_is_used_only_when_smaller():
-    """Check the public choice: box-norm noise for objective perturbation when smaller than the ball or Gaussian noise."""
+    """Check the public choice: box-norm noise for objective perturbation.
+
+    It is chosen when smaller than the ball or Gaussian noise.
+    """
     params = dict(epsilon=1.0, lam=1.0, curvature=0.25, tol=1e-6)
     corner = np.full(31, 1.0 / math.sqrt(31))  # ‖k‖ = 1: rows scaled by the corner norm
     plan = plan_perturbation(method="objective", delta=0.0, n_params=31, box=corner, **params)
     assert plan.objective_noise == "box" and plan.objective_box is corner
     same = plan_perturbation(method="objective", delta=0.0, n_params=31, **params)
     assert (plan.mu, plan.objective_scale, plan.events) == (same.mu, same.objective_scale, same.events)
-    assert plan_perturbation(method="objective", delta=0.0, n_params=1, box=np.ones(1), **params).objective_noise == "gamma"
-    assert plan_perturbation(method="objective", delta=0.0, n_params=31, box=3 * corner, **params).objective_noise == "gamma"
+    assert (
+        plan_perturbation(method="objective", delta=0.0, n_params=1, box=np.ones(1), **params).objective_noise
+        == "gamma"
+    )
+    assert (
+        plan_perturbation(method="objective", delta=0.0, n_params=31, box=3 * corner, **params).objective_noise
+        == "gamma"
+    )
     # δ > 0: the box (an ε-DP step) against the Gaussian noise σ(ε, δ)·√p, which grows more slowly with p
     boxed = plan_perturbation(method="objective", delta=1e-6, n_params=31, box=corner, **params)
     assert boxed.objective_noise == "box" and boxed.events[0] == PureDPEvent(0.99)
     wide = np.full(301, 1.0 / math.sqrt(301))
-    assert plan_perturbation(method="objective", delta=1e-6, n_params=301, box=wide, **params).objective_noise == "gaussian"
+    assert (
+        plan_perturbation(method="objective", delta=1e-6, n_params=301, box=wide, **params).objective_noise
+        == "gaussian"
+    )
     lam_gauss = default_regularization(method="objective", epsilon=1.0, delta=1e-6, n_params=301, box=wide)
     assert lam_gauss == pytest.approx(0.05 * gaussian_sigma(1.0, 1e-6) * math.sqrt(301))
     assert plan_perturbation(method="output", delta=0.0, n_params=31, box=corner, **params).objective_box is None
     lam_box = default_regularization(method="objective", epsilon=1.0, delta=0.0, n_params=31, box=corner)
     assert lam_box == pytest.approx(0.05 * 32 / math.sqrt(3.0))
-    assert default_regularization(method="objective", epsilon=1.0, delta=0.0, n_params=31, box=3 * corner) == pytest.approx(0.05 * 31)
+    assert default_regularization(
+        method="objective", epsilon=1.0, delta=0.0, n_params=31, box=3 * corner
+    ) == pytest.approx(0.05 * 31)

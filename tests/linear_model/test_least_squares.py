@@ -85,8 +85,9 @@ def test_asymmetric_bounds_and_row_norm_at_large_epsilon():
     rng = np.random.default_rng(1)
     X = rng.uniform([0.0, 10.0], [1.0, 20.0], (300, 2))
     y = X @ [2.0, -1.0] + 4.0 + rng.normal(0, 0.1, 300)
-    ours = LinearRegression(epsilon=1e12, bounds_X=([0.0, 10.0], [1.0, 20.0]), bounds_y=(-30.0, 0.0), row_norm=6.0,
-                            random_state=0).fit(X, y)
+    ours = LinearRegression(
+        epsilon=1e12, bounds_X=([0.0, 10.0], [1.0, 20.0]), bounds_y=(-30.0, 0.0), row_norm=6.0, random_state=0
+    ).fit(X, y)
     ref = SklearnLinearRegression().fit(X, y)
     np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-6)
     assert ours.intercept_ == pytest.approx(ref.intercept_, rel=1e-6)
@@ -97,8 +98,9 @@ def test_no_fit_explodes_at_small_epsilon():
     X, y = make_regression(2000, 20, noise=10, random_state=0)
     for seed in range(20):
         for delta in (0.0, 1e-5):
-            reg = LinearRegression(epsilon=0.05, delta=delta, bounds_X=(-4, 4), bounds_y=(-700, 700),
-                                   random_state=seed).fit(X, y)
+            reg = LinearRegression(
+                epsilon=0.05, delta=delta, bounds_X=(-4, 4), bounds_y=(-700, 700), random_state=seed
+            ).fit(X, y)
             # Standardised coefficients are bounded by ‖B̃‖/λ; in original units a wild
             # fit would show coefficients orders of magnitude above |y|max/|x|max.
             assert np.all(np.isfinite(reg.coef_))
@@ -136,8 +138,9 @@ def test_declared_cost_and_budget_split():
     X, y = make_regression(300, 3, noise=1.0, random_state=0)
     accountant = BudgetAccountant(epsilon=1.0)
     with record_releases() as drawn:
-        reg = LinearRegression(epsilon=1.0, bounds_X=(-4, 4), bounds_y=(-300, 300), accountant=accountant,
-                               random_state=0).fit(X, y)
+        reg = LinearRegression(
+            epsilon=1.0, bounds_X=(-4, 4), bounds_y=(-300, 300), accountant=accountant, random_state=0
+        ).fit(X, y)
     eps_a, eps_b = (event.epsilon for event in reg.privacy_spent_.flatten())
     assert eps_a + eps_b <= 1.0
     l1_a, l1_b, _, _ = least_squares_sensitivities(3, None, True)

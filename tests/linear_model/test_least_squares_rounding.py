@@ -40,8 +40,9 @@ def neighbours(dtype, d=3, first=False):
 @pytest.mark.parametrize("Estimator", [LinearRegression, Ridge])
 def test_offset_record_within_sensitivity(Estimator, delta, dtype, first, row_norm):
     """Before the exact sums: 1 + 4e-13 times the sensitivity with row_norm (Laplace, record last)."""
-    estimator = Estimator(epsilon=1.0, delta=delta, bounds_X=(LOWER, UPPER), bounds_y=(Y_LOWER, Y_UPPER),
-                          row_norm=row_norm)
+    estimator = Estimator(
+        epsilon=1.0, delta=delta, bounds_X=(LOWER, UPPER), bounds_y=(Y_LOWER, Y_UPPER), row_norm=row_norm
+    )
     probe = rounding_probe(estimator, neighbours(dtype, first=first), rtol=0.0)
     assert probe.n_releases[0] > 0
     assert probe.passed, str(probe)

@@ -30,8 +30,12 @@ def test_large_epsilon_reproduces_sklearn_liblinear(C):
     """Check that ε → ∞ gives scikit-learn's coefficients (liblinear: regularised intercept)."""
     X, y = _data()
     for kappa in (1.0, 2.5):
-        ours = LogisticRegression(epsilon=1e9, data_norm=3.0, C=C, intercept_scaling=kappa, classes=[0, 1], random_state=0).fit(X, y)
-        ref = SklearnLogisticRegression(solver="liblinear", C=C, intercept_scaling=kappa, tol=1e-12, max_iter=10_000).fit(X, y)
+        ours = LogisticRegression(
+            epsilon=1e9, data_norm=3.0, C=C, intercept_scaling=kappa, classes=[0, 1], random_state=0
+        ).fit(X, y)
+        ref = SklearnLogisticRegression(
+            solver="liblinear", C=C, intercept_scaling=kappa, tol=1e-12, max_iter=10_000
+        ).fit(X, y)
         np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-5)
         np.testing.assert_allclose(ours.intercept_, ref.intercept_, atol=1e-5)
         assert ours.C_ == pytest.approx(C)
@@ -39,7 +43,9 @@ def test_large_epsilon_reproduces_sklearn_liblinear(C):
 
 def test_large_epsilon_reproduces_sklearn_without_intercept():
     X, y = _data(seed=3)
-    ours = LogisticRegression(epsilon=1e9, data_norm=3.0, C=0.3, fit_intercept=False, classes=[0, 1], random_state=0).fit(X, y)
+    ours = LogisticRegression(
+        epsilon=1e9, data_norm=3.0, C=0.3, fit_intercept=False, classes=[0, 1], random_state=0
+    ).fit(X, y)
     ref = SklearnLogisticRegression(solver="newton-cholesky", C=0.3, fit_intercept=False, tol=1e-12).fit(X, y)
     np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-7)
     np.testing.assert_array_equal(ours.intercept_, [0.0])
@@ -238,8 +244,11 @@ def test_noise_shrinks_with_epsilon_for_each_method():
             spread = []
             for eps in (0.5, 50.0):
                 coefs = [
-                    LogisticRegression(epsilon=eps, delta=delta, data_norm=3.0, C=1.0, method=method,
-                                       classes=[0, 1], random_state=s).fit(X, y).coef_
+                    LogisticRegression(
+                        epsilon=eps, delta=delta, data_norm=3.0, C=1.0, method=method, classes=[0, 1], random_state=s
+                    )
+                    .fit(X, y)
+                    .coef_
                     for s in range(8)
                 ]
                 spread.append(np.var(coefs, axis=0).sum())

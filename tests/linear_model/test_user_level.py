@@ -117,7 +117,9 @@ def test_dual_gap_is_small():
         P, t = _project(A, blocks, kappa)
         return -(np.trace(Lam) - np.sum(A * A) + kappa * t * t + np.sum((A - P) ** 2)), (P @ X - np.eye(d)).ravel()
 
-    res = minimize(negative_dual, (2 * np.linalg.inv(X.T @ X)).ravel(), jac=True, method="BFGS", options={"gtol": 1e-12})
+    res = minimize(
+        negative_dual, (2 * np.linalg.inv(X.T @ X)).ravel(), jac=True, method="BFGS", options={"gtol": 1e-12}
+    )
     dual = -res.fun
     assert dual <= primal * (1 + 1e-9)
     assert (primal - dual) / primal < 1e-6
@@ -133,8 +135,9 @@ def test_theorem_6_total_variance_matches_simulation():
     codes, counts = _zipf_users(rng, n, cap=8)
     X = rng.normal(size=(n, 3))
     beta = np.array([1.0, -1.0, 0.5])
-    reg = LabelPrivateLinearRegression(epsilon=2.0, bounds_y=(-8.0, 8.0), noise_variance=a * a / 3.0,
-                                       method="ols", fit_intercept=False)
+    reg = LabelPrivateLinearRegression(
+        epsilon=2.0, bounds_y=(-8.0, 8.0), noise_variance=a * a / 3.0, method="ols", fit_intercept=False
+    )
     fits = []
     for _ in range(3000):
         y = X @ beta + rng.uniform(-a, a, n)
@@ -179,8 +182,9 @@ def test_methods_and_large_epsilon():
     ols = LabelPrivateLinearRegression(epsilon=1e12, bounds_y=(-20, 20), method="ols", random_state=0).fit(X, y)
     expected = np.linalg.lstsq(np.column_stack([X, np.ones(300)]), y, rcond=None)[0]
     np.testing.assert_allclose(ols.coef_, expected[:2], atol=1e-6)
-    limited = LabelPrivateLinearRegression(epsilon=1.0, bounds_y=(-20, 20), method="limit", threshold=2,
-                                           random_state=0).fit(X, y, groups=codes)
+    limited = LabelPrivateLinearRegression(
+        epsilon=1.0, bounds_y=(-20, 20), method="limit", threshold=2, random_state=0
+    ).fit(X, y, groups=codes)
     assert limited.threshold_ == 2
 
 
@@ -243,7 +247,8 @@ def test_user_level_logistic_regression_with_bounds_clips_only():
     # derives one stream per set of parameters).
     boxed = LogisticRegression(bounds=bounds, random_state=np.random.PCG64(0), **params).fit(X, y, groups=groups)
     plain = LogisticRegression(data_norm=boxed.data_norm_, random_state=np.random.PCG64(0), **params).fit(
-        X, y, groups=groups)
+        X, y, groups=groups
+    )
     assert boxed.data_norm_ == pytest.approx(np.linalg.norm(bounds[1]))
     np.testing.assert_allclose(boxed.coef_, plain.coef_, rtol=1e-12)
 

@@ -147,8 +147,13 @@ def test_every_valid_gaussian_calibration_releases(calibration):
     for epsilon in np.geomspace(0.01, top, 6):
         for delta in (1e-9, 1e-5, 1e-2, 0.3):
             for sensitivity in (1e-6, 1.0, 1e6):
-                mech = Gaussian(epsilon=float(epsilon), delta=delta, sensitivity=sensitivity, calibration=calibration,
-                                random_state=0)
+                mech = Gaussian(
+                    epsilon=float(epsilon),
+                    delta=delta,
+                    sensitivity=sensitivity,
+                    calibration=calibration,
+                    random_state=0,
+                )
                 for shape in ((), (4,)):
                     out = mech.randomise(np.ones(shape) if shape else 1.0)
                     assert np.all(np.isfinite(out)), (epsilon, delta, sensitivity, shape)

@@ -202,8 +202,7 @@ def test_exponential_mechanism_groups_distribution(global_random_seed):
     """Check randomise_groups against count × exp(ε s / 2): groups and offsets (chi-square, power)."""
     mech = ExponentialMechanism(epsilon=1.0, sensitivity=1.0, random_state=global_random_seed)
     picks = [
-        mech.randomise_groups(GROUP_COUNTS, -GROUP_SCORES, 1e-9, lambda g: float(GROUP_SCORES[g]), 0)
-        for _ in range(N)
+        mech.randomise_groups(GROUP_COUNTS, -GROUP_SCORES, 1e-9, lambda g: float(GROUP_SCORES[g]), 0) for _ in range(N)
     ]
     groups = np.array([g for g, _ in picks])
     support = np.arange(GROUP_COUNTS.size)

@@ -85,7 +85,7 @@ def test_budget_event():
 
 # ------------------------------------------------------------------------ joint release
 
-SENSITIVITIES = ((1.0, 1.0), (4.0, 2.0), (2.0, 1.0))   # (L1, L2): a count, a sum over 4, squares over 4
+SENSITIVITIES = ((1.0, 1.0), (4.0, 2.0), (2.0, 1.0))  # (L1, L2): a count, a sum over 4, squares over 4
 SHARES = (0.1, 0.6, 0.3)
 SIZES = (3, 12, 12)
 
@@ -97,7 +97,7 @@ def test_joint_release_is_one_release_of_the_declared_event(delta):
     with record_releases() as drawn:
         noisy = release.randomise(values)
     assert drawn == [release.privacy_event(SIZES)]
-    if delta:   # zCDP noise, calibrated for the δ asked for
+    if delta:  # zCDP noise, calibrated for the δ asked for
         assert isinstance(drawn[0], CalibratedEvent) and isinstance(drawn[0].event, ZCDPEvent)
     else:
         assert isinstance(drawn[0], PureDPEvent)
@@ -106,14 +106,17 @@ def test_joint_release_is_one_release_of_the_declared_event(delta):
     norm = 1 if delta else 0
     powers = np.sqrt(SHARES) if delta else np.asarray(SHARES)
     # less the margin that covers the float rounding of the values (dpsk._core._exact_sums)
-    np.testing.assert_allclose(release.weights * [s[norm] for s in SENSITIVITIES],
-                               powers * (1.0 - ROUNDING_MARGIN), rtol=1e-12)
+    np.testing.assert_allclose(
+        release.weights * [s[norm] for s in SENSITIVITIES], powers * (1.0 - ROUNDING_MARGIN), rtol=1e-12
+    )
     if delta == 0:
         assert drawn[0].epsilon <= 1.0
 
 
 def test_joint_release_of_a_constant_statistic_is_exact():
-    release = JointRelease(((1.0, 1.0), (0.0, 0.0)), (0.5, 0.5), epsilon=1.0, delta=0.0, random_state=np.random.default_rng(0))
+    release = JointRelease(
+        ((1.0, 1.0), (0.0, 0.0)), (0.5, 0.5), epsilon=1.0, delta=0.0, random_state=np.random.default_rng(0)
+    )
     noisy_count, constant = release.randomise([np.zeros(2), np.full(3, 7.0)])
     np.testing.assert_array_equal(constant, 7.0)
     assert release.noise_std(1, (2, 3)) == 0.0
@@ -133,7 +136,9 @@ def test_joint_release_noise_is_laplace_at_the_stated_scale(statistic):
     from scipy import stats
 
     assert_fit_with_power(lambda b: ks_pvalue(noise, stats.laplace(scale=b).cdf), scale)
-    np.testing.assert_allclose(release.noise_std(statistic, (3 * n, 12 * n, 12 * n)), scale * math.sqrt(2) / (1.0 - ROUNDING_MARGIN), rtol=1e-6)
+    np.testing.assert_allclose(
+        release.noise_std(statistic, (3 * n, 12 * n, 12 * n)), scale * math.sqrt(2) / (1.0 - ROUNDING_MARGIN), rtol=1e-6
+    )
 
 
 # Per-statistic audits: each statistic's largest per-coordinate change must cost at most
@@ -149,15 +154,15 @@ def _sampler(shares, delta, statistic, change):
 
 
 EPS = 3.0
-PER_COORDINATE = (1.0, 1.0, 0.5)   # largest change of one coordinate: count 1, |z| <= 1, |z² − ½| <= ½
+PER_COORDINATE = (1.0, 1.0, 0.5)  # largest change of one coordinate: count 1, |z| <= 1, |z² − ½| <= ½
 
 
 def _claim(statistic, delta):
     l1, l2 = SENSITIVITIES[statistic]
     change = PER_COORDINATE[statistic]
-    if delta == 0:   # ε share of the statistic, times the coordinate's part of its L1 sensitivity
+    if delta == 0:  # ε share of the statistic, times the coordinate's part of its L1 sensitivity
         return LaplaceEvent(1.0 / (EPS * SHARES[statistic] * change / l1))
-    rho = _zcdp_rho(EPS, delta)   # the ρ share of the statistic, for the coordinate's change
+    rho = _zcdp_rho(EPS, delta)  # the ρ share of the statistic, for the coordinate's change
     return GaussianEvent(l2 / change / math.sqrt(2.0 * rho * SHARES[statistic]))
 
 

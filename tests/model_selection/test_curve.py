@@ -85,8 +85,15 @@ def test_reproducible_and_the_same_with_process_workers(data):
 
 def test_factory_pipeline_param_name_and_baseline(data):
     pipe = make_pipeline(ToyDPCenterer(bounds=(-1.0, 1.0)), toy())
-    by_name = privacy_utility_curve(pipe, [1.0], *data, param_name="toyshiftedmeanclassifier__epsilon",
-                                    n_seeds=2, baseline=LogisticRegression(), random_state=0)
+    by_name = privacy_utility_curve(
+        pipe,
+        [1.0],
+        *data,
+        param_name="toyshiftedmeanclassifier__epsilon",
+        n_seeds=2,
+        baseline=LogisticRegression(),
+        random_state=0,
+    )
     assert by_name.label == "ToyShiftedMeanClassifier"
     assert 0.9 < by_name.baseline <= 1.0
 

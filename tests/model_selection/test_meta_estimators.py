@@ -163,7 +163,10 @@ def test_bootstrap_is_counted_when_the_step_caps_repeated_rows_with_weights(data
 REFUSED = {
     "OneVsRestClassifier": (lambda: OneVsRestClassifier(toy()), "per class"),
     "OneVsOneClassifier": (lambda: OneVsOneClassifier(toy()), "per class"),
-    "CalibratedClassifierCV": (lambda: CalibratedClassifierCV(toy(), cv=3), "calibrators .* without differential privacy"),
+    "CalibratedClassifierCV": (
+        lambda: CalibratedClassifierCV(toy(), cv=3),
+        "calibrators .* without differential privacy",
+    ),
     "StackingClassifier": (
         lambda: StackingClassifier([("a", toy())], final_estimator=toy()),
         "final estimator learns from cross-validated predictions",

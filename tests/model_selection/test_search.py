@@ -102,7 +102,9 @@ def test_disjoint_cost_does_not_grow_with_the_number_of_candidates(data):
     costs = []
     for m in (2, 5):
         grid = {"shift": list(np.linspace(0, 0.2, m))}
-        costs.append(pure_epsilon(GridSearchCV(toy(), grid, epsilon=1.0, refit=False, random_state=0).fit(X, y).privacy_spent_))
+        costs.append(
+            pure_epsilon(GridSearchCV(toy(), grid, epsilon=1.0, refit=False, random_state=0).fit(X, y).privacy_spent_)
+        )
     assert costs == [1.0, 1.0]
 
 
@@ -158,7 +160,12 @@ def test_nothing_is_spent_on_invalid_data(data):
     acc = BudgetAccountant()
     bad = X.copy()
     bad[3, 1] = np.nan
-    for args, match in [((bad, y), "NaN"), ((X, np.zeros_like(y)), "one class"), ((X, None), "requires y"), ((X[:5], y), "inconsistent")]:
+    for args, match in [
+        ((bad, y), "NaN"),
+        ((X, np.zeros_like(y)), "one class"),
+        ((X, None), "requires y"),
+        ((X[:5], y), "inconsistent"),
+    ]:
         with record_releases() as drawn, pytest.raises(ValueError, match=match):
             GridSearchCV(toy(), GRID, accountant=acc).fit(*args)
         assert not drawn
@@ -416,10 +423,14 @@ def test_refused_estimators_and_scorers(data):
 def test_steps_that_learn_without_privacy_are_flagged(data):
     X, y = data
     with pytest.warns(PrivacyLeakWarning, match="StandardScaler"):
-        GridSearchCV(make_pipeline(StandardScaler(), toy()), {"toyshiftedmeanclassifier__shift": [0.0]}, random_state=0).fit(X, y)
+        GridSearchCV(
+            make_pipeline(StandardScaler(), toy()), {"toyshiftedmeanclassifier__shift": [0.0]}, random_state=0
+        ).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        GridSearchCV(make_pipeline(FunctionTransformer(), toy()), {"toyshiftedmeanclassifier__shift": [0.0]}, random_state=0).fit(X, y)
+        GridSearchCV(
+            make_pipeline(FunctionTransformer(), toy()), {"toyshiftedmeanclassifier__shift": [0.0]}, random_state=0
+        ).fit(X, y)
 
 
 def test_estimators_that_read_data_before_the_budget_check_are_refused(data):

@@ -29,7 +29,9 @@ def toy(epsilon=1.0, **params):
 def test_cost_and_scores(data):
     X, y = data
     acc = BudgetAccountant(epsilon=10.0, delta=0.0)
-    scores, cost = cross_val_score(toy(1.0), X, y, cv=5, epsilon=0.5, accountant=acc, random_state=0, return_privacy_spent=True)
+    scores, cost = cross_val_score(
+        toy(1.0), X, y, cv=5, epsilon=0.5, accountant=acc, random_state=0, return_privacy_spent=True
+    )
     # each unit is in 4 of the 5 training folds (4 x ε = 1), plus the noisy counts (ε = 0.5)
     assert get_epsilon(cost, 0.0) == pytest.approx(4.5)
     assert isinstance(cost, ComposedEvent) and cost.events[0] == SelfComposedEvent(toy(1.0).fit(X, y).privacy_spent_, 4)

@@ -65,7 +65,10 @@ def test_bernoulli_noise_is_discrete_laplace_of_scale_one_plus_d():
     X = np.ones((400, d))
     y = np.arange(400) % 2
     noise = np.array(
-        [BernoulliNB(epsilon=epsilon, classes=[0, 1], random_state=s).fit(X, y).feature_count_[0, 0] - 200 for s in range(3000)]
+        [
+            BernoulliNB(epsilon=epsilon, classes=[0, 1], random_state=s).fit(X, y).feature_count_[0, 0] - 200
+            for s in range(3000)
+        ]
     ).astype(np.int64)
     support = np.arange(-40, 41)
 
@@ -94,7 +97,7 @@ def test_categorical_huge_epsilon_matches_scikit_learn():
 def test_categorical_ignores_codes_outside_the_public_domain():
     X = np.array([[0, 1], [5, 1], [1, 0], [1, 0]])
     clf = CategoricalNB(epsilon=1e9, n_categories=2, classes=[0, 1], random_state=0).fit(X, [0, 0, 1, 1])
-    np.testing.assert_array_equal(clf.category_count_[0], [[1, 0], [0, 2]])   # the 5 counts nowhere
+    np.testing.assert_array_equal(clf.category_count_[0], [[1, 0], [0, 2]])  # the 5 counts nowhere
     np.testing.assert_array_equal(clf.category_count_[1], [[0, 2], [2, 0]])
     # At prediction, an unknown code carries no evidence: only feature 1 counts.
     jll_unknown = clf.predict_joint_log_proba([[7, 1]])[0]
@@ -130,7 +133,7 @@ def test_one_release_of_the_whole_table(cls, params, X, size, sensitivity):
     assert drawn == [clf.privacy_spent_] and isinstance(drawn[0], PureDPEvent)
     # The exact discrete Laplace event states ε rounded up from its (rounded) scale: one ulp over.
     assert drawn[0].epsilon <= 0.7 * (1 + 1e-15)
-    if sensitivity is not None:   # integer noise: the event is exactly sensitivity/scale
+    if sensitivity is not None:  # integer noise: the event is exactly sensitivity/scale
         mechanism = clf._mechanism(sensitivity, np.random.default_rng(0))
         assert mechanism.privacy_event(size) == drawn[0]
 

@@ -59,7 +59,7 @@ def test_sums_get_laplace_noise_of_the_stated_scale():
     X = np.zeros((2_000, d))
     y = np.arange(X.shape[0]) % 2
     noise = []
-    for seed in range(8_000):   # enough for the KS test to see a scale 1.2x off
+    for seed in range(8_000):  # enough for the KS test to see a scale 1.2x off
         clf = GaussianNB(epsilon=epsilon, bounds=(-1.0, 1.0), classes=[0, 1], random_state=seed).fit(X, y)
         noise.append(clf.theta_[0, 0] * max(clf.class_count_[0], 1.0))
     scale = d / (BUDGET_SHARES[1] * epsilon)
@@ -69,7 +69,7 @@ def test_sums_get_laplace_noise_of_the_stated_scale():
 def test_released_statistics_are_clipped_to_the_bounds():
     X = np.array([[100.0], [-100.0], [0.5], [0.5]])
     clf = GaussianNB(epsilon=1e9, bounds=(0.0, 1.0), classes=[0, 1], random_state=0).fit(X, [0, 0, 1, 1])
-    np.testing.assert_allclose(clf.theta_[:, 0], [0.5, 0.5], atol=1e-6)   # (1 + 0)/2 after clipping
+    np.testing.assert_allclose(clf.theta_[:, 0], [0.5, 0.5], atol=1e-6)  # (1 + 0)/2 after clipping
     assert np.all(clf.var_ <= 0.25 + 1e-6)
 
 
@@ -102,7 +102,7 @@ def test_one_release_within_the_budget(iris, delta, event_type):
     with record_releases() as drawn:
         clf = GaussianNB(epsilon=1.0, delta=delta, bounds=bounds, classes=[0, 1, 2], accountant=accountant).fit(X, y)
     assert drawn == [clf.privacy_spent_] and isinstance(clf.privacy_spent_, event_type)
-    if delta:   # zCDP noise, calibrated for the δ asked for
+    if delta:  # zCDP noise, calibrated for the δ asked for
         assert isinstance(clf.privacy_spent_.event, ZCDPEvent) and clf.privacy_spent_.delta == delta
     assert accountant.total().epsilon <= 1.0 + 1e-12
     with pytest.raises(BudgetExceededError):
@@ -148,5 +148,7 @@ def test_gaussian_noise_audit(cls):
     neighbours = config.neighbours()
     rho = GaussianNB(random_state=0, **params).fit(**neighbours[0]).privacy_spent_.event.rho
     claim = GaussianEvent(1.0 / math.sqrt(2.0 * rho))
-    result = audit(estimator_sampler(cls(**params), config.projection), neighbours, event=claim, n_samples=3_000, random_state=0)
+    result = audit(
+        estimator_sampler(cls(**params), config.projection), neighbours, event=claim, n_samples=3_000, random_state=0
+    )
     assert result.passed == (cls is GaussianNB), str(result)

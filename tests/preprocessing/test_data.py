@@ -53,7 +53,7 @@ def test_standard_scaler_is_accurate_at_epsilon_one(data):
 def test_standard_scaler_sums_get_laplace_noise_of_the_stated_scale():
     """Σz's noise is Laplace of scale d/(0.45 ε): KS test at α = 1e-6 with a power check."""
     epsilon, d = 0.5, 2
-    X = np.zeros((2_000, d))   # at the midpoint: Σz = 0, and the mean is noise / count
+    X = np.zeros((2_000, d))  # at the midpoint: Σz = 0, and the mean is noise / count
     noise = [
         (lambda s: s.mean_[0] * max(s.n_samples_seen_, 1.0))(
             StandardScaler(epsilon=epsilon, bounds=(-1.0, 1.0), random_state=seed).fit(X)

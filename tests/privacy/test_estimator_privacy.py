@@ -105,11 +105,13 @@ ESTIMATOR_AUDITS = {
     ),
     # Laplace releases of the sufficient statistics; the canary moves the slope most.
     "LinearRegression": EstimatorAudit(
-        LinearRegression(epsilon=1.0, bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0)), project_attribute("coef_", 0),
+        LinearRegression(epsilon=1.0, bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0)),
+        project_attribute("coef_", 0),
         _item_level,
     ),
     "Ridge": EstimatorAudit(
-        Ridge(alpha=1.0, epsilon=1.0, bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0)), project_attribute("coef_", 0),
+        Ridge(alpha=1.0, epsilon=1.0, bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0)),
+        project_attribute("coef_", 0),
         _item_level,
     ),
 }
@@ -160,6 +162,7 @@ def test_label_privacy_audit_rejects_per_row_sensitivity(monkeypatch):
 
     monkeypatch.setattr(_user_level, "user_masses", lambda C, codes, n_users: np.abs(C).sum(axis=0))
     case = ESTIMATOR_AUDITS["LabelPrivateLinearRegression"]
-    result = audit_estimator(case.estimator, case.neighbours(case.estimator), case.projection,
-                             n_samples=case.n_samples, random_state=0)
+    result = audit_estimator(
+        case.estimator, case.neighbours(case.estimator), case.projection, n_samples=case.n_samples, random_state=0
+    )
     assert not result.passed, str(result)

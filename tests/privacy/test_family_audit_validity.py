@@ -17,7 +17,10 @@ from dpsk.utils._testing_family import AUDITS, BROKEN_VARIANTS
 def run_audit(name, cls, seed=0, n_samples=None):
     config = AUDITS[name]
     return audit_estimator(
-        cls(**config.params), config.neighbours(), config.projection, n_samples=n_samples or config.n_samples,
+        cls(**config.params),
+        config.neighbours(),
+        config.projection,
+        n_samples=n_samples or config.n_samples,
         random_state=seed,
     )
 

@@ -54,10 +54,10 @@ WIDTH = 3600.0
 
 @dataclass
 class OffsetCase:
-    make: Callable           # bounds -> unfitted estimator
-    projection: Callable     # for the statistical audit
+    make: Callable  # bounds -> unfitted estimator
+    projection: Callable  # for the statistical audit
     n_features: int = 1
-    probe_applies: bool = True   # False: no value release the probe can see
+    probe_applies: bool = True  # False: no value release the probe can see
 
 
 def _stat(function, bounds_name="bounds", **params):
@@ -80,22 +80,31 @@ OFFSET_CASES = {
     "GaussianNB": OffsetCase(
         lambda b: GaussianNB(epsilon=1.0, bounds=b, classes=[0, 1]), project_attribute("var_", (1, 0))
     ),
-    "PCA": OffsetCase(lambda b: PCA(n_components=1, epsilon=1.0, bounds=b), project_attribute("explained_variance_", 0), 2),
-    "KMeans": OffsetCase(
-        lambda b: KMeans(n_clusters=2, epsilon=1.0, bounds=b, max_iter=2), project_attribute("cluster_centers_", (slice(None), 0), sort=True)
+    "PCA": OffsetCase(
+        lambda b: PCA(n_components=1, epsilon=1.0, bounds=b), project_attribute("explained_variance_", 0), 2
     ),
-    "LinearRegression": OffsetCase(lambda b: LinearRegression(epsilon=1.0, bounds_X=b, bounds_y=b), project_attribute("coef_", 0)),
+    "KMeans": OffsetCase(
+        lambda b: KMeans(n_clusters=2, epsilon=1.0, bounds=b, max_iter=2),
+        project_attribute("cluster_centers_", (slice(None), 0), sort=True),
+    ),
+    "LinearRegression": OffsetCase(
+        lambda b: LinearRegression(epsilon=1.0, bounds_X=b, bounds_y=b), project_attribute("coef_", 0)
+    ),
     "Ridge": OffsetCase(lambda b: Ridge(epsilon=1.0, bounds_X=b, bounds_y=b), project_attribute("coef_", 0)),
     # Objective perturbation: the noise is in the objective, no value release to probe.
     "LogisticRegression": OffsetCase(
-        lambda b: LogisticRegression(epsilon=1.0, bounds=b, classes=[0, 1]), project_attribute("coef_", (0, 0)), probe_applies=False
+        lambda b: LogisticRegression(epsilon=1.0, bounds=b, classes=[0, 1]),
+        project_attribute("coef_", (0, 0)),
+        probe_applies=False,
     ),
     "LinearSVC": OffsetCase(
-        lambda b: LinearSVC(epsilon=1.0, bounds=b, classes=[0, 1], method="output"), project_attribute("coef_", (0, 0)),
+        lambda b: LinearSVC(epsilon=1.0, bounds=b, classes=[0, 1], method="output"),
+        project_attribute("coef_", (0, 0)),
         probe_applies=False,
     ),
     "DecisionTreeClassifier": OffsetCase(
-        lambda b: DecisionTreeClassifier(epsilon=1.0, bounds=b, classes=[0, 1], max_depth=2), project_attribute("class_count_", 1)
+        lambda b: DecisionTreeClassifier(epsilon=1.0, bounds=b, classes=[0, 1], max_depth=2),
+        project_attribute("class_count_", 1),
     ),
     # One tree: with several, the random partition of the rows is drawn for n rows, so
     # D and D′ (n + 1 rows) get different partitions and identical noise couples nothing.
@@ -132,7 +141,9 @@ def _neighbours(name, family, **kwargs):
     case = OFFSET_CASES[name]
     estimator = case.make(_bounds(family))
     kwargs.setdefault("n_samples", FAMILIES[family][1])
-    return estimator, offset_neighbours(estimator, n_features=case.n_features, candidates=17, return_probe=True, **kwargs)
+    return estimator, offset_neighbours(
+        estimator, n_features=case.n_features, candidates=17, return_probe=True, **kwargs
+    )
 
 
 def test_every_estimator_has_an_offset_case():
@@ -168,8 +179,12 @@ def test_rounding_probe_rejects_centring_after_summing(family):
     """Check the probe's power: Σc² − 2mΣc + m²n is rejected, exact centred sums pass."""
     bounds = _bounds(family)
     rows = FAMILIES[family][1]
-    broken = offset_neighbours(ToyDPVariance(epsilon=1.0, bounds=bounds, centring="after"), n_samples=rows, return_probe=True)[2]
-    correct = offset_neighbours(ToyDPVariance(epsilon=1.0, bounds=bounds, centring="before"), n_samples=rows, return_probe=True)[2]
+    broken = offset_neighbours(
+        ToyDPVariance(epsilon=1.0, bounds=bounds, centring="after"), n_samples=rows, return_probe=True
+    )[2]
+    correct = offset_neighbours(
+        ToyDPVariance(epsilon=1.0, bounds=bounds, centring="before"), n_samples=rows, return_probe=True
+    )[2]
     assert not broken.passed and broken.ratio > 2.0, str(broken)
     assert correct.passed, str(correct)
 

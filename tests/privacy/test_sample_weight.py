@@ -42,27 +42,42 @@ ESTIMATORS = {
     "CategoricalNB": (lambda e: CategoricalNB(epsilon=e, n_categories=3, **CLASSES), "categorical", "class"),
     "LogisticRegression": (lambda e: LogisticRegression(epsilon=e, data_norm=2.0, C=1.0, **CLASSES), "real", "class"),
     "LogisticRegressionGaussian": (
-        lambda e: LogisticRegression(epsilon=e, delta=1e-5, data_norm=2.0, C=1.0, **CLASSES), "real", "class"),
+        lambda e: LogisticRegression(epsilon=e, delta=1e-5, data_norm=2.0, C=1.0, **CLASSES),
+        "real",
+        "class",
+    ),
     "LogisticRegressionOutput": (
-        lambda e: LogisticRegression(epsilon=e, data_norm=2.0, C=1.0, method="output", **CLASSES), "real", "class"),
+        lambda e: LogisticRegression(epsilon=e, data_norm=2.0, C=1.0, method="output", **CLASSES),
+        "real",
+        "class",
+    ),
     "LinearSVC": (lambda e: LinearSVC(epsilon=e, bounds=(-1, 1), C=1.0, **CLASSES), "real", "class"),
     "LinearRegression": (lambda e: LinearRegression(epsilon=e, bounds_X=(-1, 1), bounds_y=(-3, 3)), "real", "real"),
     "Ridge": (lambda e: Ridge(epsilon=e, delta=1e-5, bounds_X=(-1, 1), bounds_y=(-3, 3)), "real", "real"),
-    "KMeans": (lambda e: KMeans(2, epsilon=e, bounds=(-1, 1), init=[[-0.5] * D, [0.5] * D], max_iter=1),
-               "real", None),
+    "KMeans": (lambda e: KMeans(2, epsilon=e, bounds=(-1, 1), init=[[-0.5] * D, [0.5] * D], max_iter=1), "real", None),
     "KMeansSummary": (lambda e: KMeans(2, epsilon=e, bounds=(-1, 1), max_iter=2), "real", None),
     "PCA": (lambda e: PCA(2, epsilon=e, bounds=(-1, 1)), "real", None),
     "PCANorm": (lambda e: PCA(2, epsilon=e, delta=1e-5, data_norm=1.5, bounds=(-1, 1)), "real", None),
-    "DecisionTreeClassifier": (lambda e: DecisionTreeClassifier(epsilon=e, bounds=(-1, 1), max_depth=3, **CLASSES),
-                               "real", "class"),
+    "DecisionTreeClassifier": (
+        lambda e: DecisionTreeClassifier(epsilon=e, bounds=(-1, 1), max_depth=3, **CLASSES),
+        "real",
+        "class",
+    ),
     "RandomForestClassifier": (
         lambda e: RandomForestClassifier(n_estimators=4, epsilon=e, bounds=(-1, 1), max_depth=3, **CLASSES),
-        "real", "class"),
-    "DecisionTreeRegressor": (lambda e: DecisionTreeRegressor(epsilon=e, bounds=(-1, 1), bounds_y=(-3, 3), max_depth=3),
-                              "real", "real"),
+        "real",
+        "class",
+    ),
+    "DecisionTreeRegressor": (
+        lambda e: DecisionTreeRegressor(epsilon=e, bounds=(-1, 1), bounds_y=(-3, 3), max_depth=3),
+        "real",
+        "real",
+    ),
     "RandomForestRegressor": (
         lambda e: RandomForestRegressor(n_estimators=4, epsilon=e, bounds=(-1, 1), bounds_y=(-3, 3), max_depth=3),
-        "real", "real"),
+        "real",
+        "real",
+    ),
 }
 
 #: The forests draw each row's tree from the fit's generator: dropping the rows of weight
@@ -89,7 +104,7 @@ def _bootstrap_counts(seed=1):
     """Bootstrap counts as scikit-learn's Bagging passes them: how often each row was drawn."""
     indices = np.random.default_rng(seed).integers(0, N, N)
     counts = np.bincount(indices, minlength=N)
-    assert counts.max() >= 3   # rows drawn several times: the case under test
+    assert counts.max() >= 3  # rows drawn several times: the case under test
     return counts
 
 
@@ -104,7 +119,9 @@ def _released(est, X):
     for key, value in vars(est).items():
         if key.endswith("_") and not key.startswith("_") and key != "privacy_spent_":
             if isinstance(value, list):
-                value = np.concatenate([np.ravel(v) for v in value]) if value and isinstance(value[0], np.ndarray) else None
+                value = (
+                    np.concatenate([np.ravel(v) for v in value]) if value and isinstance(value[0], np.ndarray) else None
+                )
             if isinstance(value, np.ndarray) and value.dtype.kind == "f":
                 out[key] = value
     for method in ("predict_proba", "transform", "predict"):
@@ -138,8 +155,9 @@ def test_bootstrap_counts_count_each_row_once(name):
     _assert_same(with_counts, once)
     if name not in SAME_ROWS_ONLY:
         # Rows of weight 0 contribute nothing: the fit on the drawn rows alone, with weight 1.
-        unique = _released(_fit(name, X[counts > 0], None if y is None else y[counts > 0],
-                                sample_weight=np.ones(int(drawn.sum()))), X)
+        unique = _released(
+            _fit(name, X[counts > 0], None if y is None else y[counts > 0], sample_weight=np.ones(int(drawn.sum()))), X
+        )
         _assert_same(with_counts, unique, rtol=1e-9, atol=1e-12)
 
 
@@ -181,8 +199,10 @@ def _expected(name, X, y, w):
     if name == "MultinomialNB":
         return {"class_count_": np.array([w[y == c].sum() for c in (0, 1)]), "feature_count_": _class_sums(X, y, w)}
     if name == "BernoulliNB":
-        return {"class_count_": np.array([w[y == c].sum() for c in (0, 1)]),
-                "feature_count_": _class_sums((X > 0.5).astype(float), y, w)}
+        return {
+            "class_count_": np.array([w[y == c].sum() for c in (0, 1)]),
+            "feature_count_": _class_sums((X > 0.5).astype(float), y, w),
+        }
     if name == "CategoricalNB":
         return {"category_count_": [_class_sums((x[:, None] == np.arange(3)).astype(float), y, w) for x in X.T]}
     if name in ("LinearRegression", "Ridge"):
@@ -194,8 +214,10 @@ def _expected(name, X, y, w):
         ref.fit(X, y, sample_weight=w)
         return {"coef_": ref.coef_, "intercept_": ref.intercept_}
     if name == "KMeans":
-        labels = (X.sum(axis=1) > 0).astype(int)   # nearest of the public centres ±0.5·1
-        return {"cluster_centers_": _class_sums(X, labels, w) / np.array([w[labels == c].sum() for c in (0, 1)])[:, None]}
+        labels = (X.sum(axis=1) > 0).astype(int)  # nearest of the public centres ±0.5·1
+        return {
+            "cluster_centers_": _class_sums(X, labels, w) / np.array([w[labels == c].sum() for c in (0, 1)])[:, None]
+        }
     if name == "PCA":
         mean = np.average(X, axis=0, weights=w)
         covariance = ((X - mean).T * w) @ (X - mean) / w.sum()
@@ -208,9 +230,21 @@ def _expected(name, X, y, w):
     raise KeyError(name)
 
 
-FRACTIONAL = ["StandardScaler", "MinMaxScaler", "GaussianNB", "MultinomialNB", "BernoulliNB", "CategoricalNB",
-              "LinearRegression", "Ridge", "LogisticRegression", "KMeans", "PCA", "DecisionTreeRegressor",
-              "DecisionTreeClassifier"]
+FRACTIONAL = [
+    "StandardScaler",
+    "MinMaxScaler",
+    "GaussianNB",
+    "MultinomialNB",
+    "BernoulliNB",
+    "CategoricalNB",
+    "LinearRegression",
+    "Ridge",
+    "LogisticRegression",
+    "KMeans",
+    "PCA",
+    "DecisionTreeRegressor",
+    "DecisionTreeClassifier",
+]
 
 
 @pytest.mark.parametrize("name", FRACTIONAL)
@@ -315,7 +349,9 @@ def test_bagging_bootstrap_charges_epsilon_once_per_fit():
     _SpyGaussianNB.log = []
     n_estimators, epsilon = 6, 0.5
     bagging = BaggingClassifier(
-        _SpyGaussianNB(epsilon=epsilon, bounds=(-1, 1), **CLASSES), n_estimators=n_estimators, bootstrap=True,
+        _SpyGaussianNB(epsilon=epsilon, bounds=(-1, 1), **CLASSES),
+        n_estimators=n_estimators,
+        bootstrap=True,
         random_state=0,
     )
     with record_releases() as drawn:
@@ -326,7 +362,7 @@ def test_bagging_bootstrap_charges_epsilon_once_per_fit():
     for est in bagging.estimators_:
         assert math.fsum(leaf.epsilon for leaf in est.privacy_spent_.flatten()) == pytest.approx(epsilon)
     for (X_fit, y_index, weights, sums), rows in zip(_SpyGaussianNB.log, bagging.estimators_samples_):
-        assert X_fit.shape[0] == N   # all rows, weighted: no row is repeated
+        assert X_fit.shape[0] == N  # all rows, weighted: no row is repeated
         assert weights is not None and weights.max() <= 1.0
         distinct = np.unique(rows)
         np.testing.assert_array_equal(np.flatnonzero(weights), distinct)

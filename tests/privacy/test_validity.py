@@ -90,4 +90,6 @@ def test_mechanism_audit_rates(name, bug):
 @pytest.mark.parametrize("bug", ESTIMATOR_VARIANTS, ids=_ids)
 def test_estimator_audit_rates(bug):
     """Check acceptance ≥ 0.9 (correct) and rejection ≥ 0.9 (broken) over 8 seeds."""
-    check_audit_rate("ToyDPMeanClassifier", bug, [run_estimator_audit(bug, seed, n_jobs=2) for seed in SLOW_ESTIMATOR_SEEDS])
+    check_audit_rate(
+        "ToyDPMeanClassifier", bug, [run_estimator_audit(bug, seed, n_jobs=2) for seed in SLOW_ESTIMATOR_SEEDS]
+    )

@@ -46,7 +46,9 @@ def test_closed_form_threshold_minimises_v():
         # and it is a local minimum
         for step in (1e-3, -1e-3):
             other = np.clip(h + step, counts.min(), counts.max())
-            assert smooth_variance(counts, h, var_w, noise_w) <= smooth_variance(counts, other, var_w, noise_w) * (1 + 1e-12)
+            assert smooth_variance(counts, h, var_w, noise_w) <= smooth_variance(counts, other, var_w, noise_w) * (
+                1 + 1e-12
+            )
 
 
 def test_weighted_dominates_limiting_pointwise():
@@ -113,19 +115,35 @@ def test_lemma_2_variance_of_the_implementation():
     counts = np.array([1, 1, 2, 5, 20, 100])
     groups = np.repeat(np.arange(counts.size), counts)
     rng = np.random.default_rng(3)
-    first = stats.mean(rng.uniform(0, 1, groups.size), epsilon=5.0, bounds=(0, 1), groups=groups,
-                       public_user_counts=True, random_state=rng, return_error=True)
+    first = stats.mean(
+        rng.uniform(0, 1, groups.size),
+        epsilon=5.0,
+        bounds=(0, 1),
+        groups=groups,
+        public_user_counts=True,
+        random_state=rng,
+        return_error=True,
+    )
     h = first.threshold
     expected = smooth_variance(counts, h, 1 / 12, 2.0 / 25)
     # the reported noise std is the Laplace part: sqrt(2)·B·h/(ε·n_h), larger by the
     # rounding margin of the exact sums (dpsk._core._exact_sums.ROUNDING_MARGIN)
     n_h = np.minimum(h, counts).sum()
     assert first.noise_std == pytest.approx(np.sqrt(2) * h / (5 * n_h) / (1 - ROUNDING_MARGIN), rel=1e-6)
-    values = np.array([
-        stats.mean(rng.uniform(0, 1, groups.size), epsilon=5.0, bounds=(0, 1), groups=groups,
-                   public_user_counts=True, threshold=h, random_state=rng)
-        for _ in range(6000)
-    ])
+    values = np.array(
+        [
+            stats.mean(
+                rng.uniform(0, 1, groups.size),
+                epsilon=5.0,
+                bounds=(0, 1),
+                groups=groups,
+                public_user_counts=True,
+                threshold=h,
+                random_state=rng,
+            )
+            for _ in range(6000)
+        ]
+    )
     centred = values - 0.5
     second, fourth = np.mean(centred**2), np.mean(centred**4)
     se = np.sqrt((fourth - second**2) / values.size)
@@ -151,8 +169,9 @@ def test_sensitivity_of_the_weighted_mean():
     # the library's weights are the same: a huge ε reproduces c·y (up to the exact sums'
     # grids: weights rounded down to 2**-28, values to 2**-31 of the half-width)
     y = np.random.default_rng(4).uniform(0, 1, groups.size)
-    released = stats.mean(y, epsilon=1e12, bounds=(0, 1), groups=groups, public_user_counts=True, threshold=h,
-                          random_state=0)
+    released = stats.mean(
+        y, epsilon=1e12, bounds=(0, 1), groups=groups, public_user_counts=True, threshold=h, random_state=0
+    )
     assert released == pytest.approx(c @ y, abs=1e-7)
 
 
@@ -171,7 +190,7 @@ def test_private_threshold_concentrates_near_the_optimum():
 def test_group_codes_match_numpy_unique():
     """Check the hash grouping against np.unique (ids, counts, first-appearance order)."""
     rng = np.random.default_rng(6)
-    labels = rng.integers(-(2**62), 2**62, 50) [rng.integers(0, 50, 20000)]
+    labels = rng.integers(-(2**62), 2**62, 50)[rng.integers(0, 50, 20000)]
     codes, counts = group_codes(labels)
     uniq, first, inverse, expected = np.unique(labels, return_index=True, return_inverse=True, return_counts=True)
     order = np.argsort(first)  # codes follow first appearance
@@ -228,8 +247,11 @@ def test_threshold_scores_of_neighbours_differ_by_at_most_one(monkeypatch):
 
     seen = []
     original = ExponentialMechanism.randomise
-    monkeypatch.setattr(ExponentialMechanism, "randomise",
-                        lambda self, scores: seen.append(np.array(scores, dtype=np.float64)) or original(self, scores))
+    monkeypatch.setattr(
+        ExponentialMechanism,
+        "randomise",
+        lambda self, scores: seen.append(np.array(scores, dtype=np.float64)) or original(self, scores),
+    )
     counts = np.random.default_rng(5).integers(1, 50, 3_000_000)
     for kwargs in (dict(kappa=0.37), dict(level=0.9)):
         for extra in (1, 7, 49):

@@ -88,6 +88,7 @@ def test_mean_noise_matches_reported_std():
     results = [stats.mean(x, epsilon=0.05, bounds=(-1, 1), random_state=rng, return_error=True) for _ in range(3000)]
     values = np.array([r.value for r in results])
     reported = np.median([r.noise_std for r in results])
+
     # chi-square test of the sample variance against the reported one
     def pvalue(std):
         statistic = (values.size - 1) * values.var(ddof=1) / std**2

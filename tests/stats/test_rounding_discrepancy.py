@@ -70,7 +70,7 @@ def test_stats_item_level(recorded, dtype, function):
 def test_stats_user_level_weights(recorded, dtype, function):
     """Users with 1-5 rows, capped at h = 3 rows' weight: fractional weights; D′ adds a user."""
     D, D1 = pair(dtype)
-    groups = np.arange(N) // 3 + (np.arange(N) % 7 == 0)   # users of varying sizes
+    groups = np.arange(N) // 3 + (np.arange(N) % 7 == 0)  # users of varying sizes
     groups1 = np.append(groups, groups.max() + 1)
     kwargs = {} if function is stats.count else {"bounds": (LOWER, UPPER)}
 
@@ -93,7 +93,8 @@ def test_gaussian_nb(recorded, dtype):
     D, D1 = pair(dtype, d=2)
     y = np.arange(N) % 2
     fit = lambda X: GaussianNB(epsilon=1.0, bounds=(LOWER, UPPER), classes=[0, 1], random_state=0).fit(
-        X, y if X.shape[0] == N else np.append(y, 1))
+        X, y if X.shape[0] == N else np.append(y, 1)
+    )
     assert_within(discrepancies(recorded, fit, D, D1))
 
 
@@ -102,4 +103,3 @@ def test_pca_box_centre(recorded, dtype):
     D, D1 = pair(dtype, d=2)
     fit = lambda X: PCA(epsilon=1.0, bounds=(LOWER, UPPER), random_state=0).fit(X)
     assert_within(discrepancies(recorded, fit, D, D1))
-

@@ -38,13 +38,22 @@ def test_sample_limiting_keeps_at_most_h_rows_per_user():
     """Check that "limit" releases (huge ε) the mean of a subset with at most h rows per user."""
     rng, groups, counts = _users(1)
     y = np.arange(groups.size, dtype=float)  # row i has value i: the mean identifies the subset size
-    out = stats.sum(np.ones(groups.size), epsilon=1e9, bounds=(0, 1), groups=groups, contribution_bound="limit",
-                    threshold=2, random_state=0)
+    out = stats.sum(
+        np.ones(groups.size),
+        epsilon=1e9,
+        bounds=(0, 1),
+        groups=groups,
+        contribution_bound="limit",
+        threshold=2,
+        random_state=0,
+    )
     assert out == pytest.approx(np.minimum(2, counts).sum(), rel=1e-9)
-    a = stats.mean(y, epsilon=1e9, bounds=(0, groups.size), groups=groups, contribution_bound="limit", threshold=2,
-                   random_state=0)
-    b = stats.mean(y, epsilon=1e9, bounds=(0, groups.size), groups=groups, contribution_bound="limit", threshold=2,
-                   random_state=1)
+    a = stats.mean(
+        y, epsilon=1e9, bounds=(0, groups.size), groups=groups, contribution_bound="limit", threshold=2, random_state=0
+    )
+    b = stats.mean(
+        y, epsilon=1e9, bounds=(0, groups.size), groups=groups, contribution_bound="limit", threshold=2, random_state=1
+    )
     assert a != pytest.approx(b)  # a random subset, not always the same rows
     with pytest.raises(ValueError, match="integer threshold"):
         stats.mean(y, epsilon=1.0, bounds=(0, 1), groups=groups, contribution_bound="limit", threshold=2.5)
@@ -54,8 +63,12 @@ def test_noise_scales_with_the_threshold():
     """Check that the sensitivity is multiplied by h: the sum's noise std is proportional to h."""
     rng, groups, _ = _users(2)
     y = rng.uniform(0, 1, groups.size)
-    std = [stats.sum(y, epsilon=1.0, bounds=(0, 1), groups=groups, threshold=h, random_state=0,
-                     return_error=True).noise_std for h in (1.0, 4.0)]
+    std = [
+        stats.sum(
+            y, epsilon=1.0, bounds=(0, 1), groups=groups, threshold=h, random_state=0, return_error=True
+        ).noise_std
+        for h in (1.0, 4.0)
+    ]
     assert std[1] == pytest.approx(4 * std[0], rel=1e-6)
 
 
@@ -77,8 +90,9 @@ def test_public_user_counts_release_no_count_and_use_the_closed_form():
     rng, groups, counts = _users(4)
     y = rng.uniform(0, 1, groups.size)
     with record_releases() as drawn:
-        r = stats.mean(y, epsilon=1.0, bounds=(0, 1), groups=groups, public_user_counts=True, random_state=0,
-                       return_error=True)
+        r = stats.mean(
+            y, epsilon=1.0, bounds=(0, 1), groups=groups, public_user_counts=True, random_state=0, return_error=True
+        )
     assert len(drawn) == 1  # the sums only
     kappa = 4 * 2.0  # per_record 1, Laplace variance 2/ε², sensitivity B = 2·(B/2)
     assert r.threshold == pytest.approx(smooth_threshold(counts, 1.0, kappa))
@@ -96,14 +110,24 @@ def test_smooth_weighting_is_more_accurate_than_limiting():
     rng, groups, counts = _users(5, n_users=2000)
     y = rng.uniform(0, 1, groups.size)
     h = {
-        bound: stats.mean(y, epsilon=0.5, bounds=(0, 1), groups=groups, contribution_bound=bound,
-                          public_user_counts=True, random_state=0, return_error=True).threshold
+        bound: stats.mean(
+            y,
+            epsilon=0.5,
+            bounds=(0, 1),
+            groups=groups,
+            contribution_bound=bound,
+            public_user_counts=True,
+            random_state=0,
+            return_error=True,
+        ).threshold
         for bound in ("smooth", "limit")
     }
     assert h["limit"] == int(h["limit"])
     noise = 2.0 / 0.5**2  # 2B²/ε²: the replace-one-user sensitivity is B·h
     for variance in (1 / 12, 1 / 4):
-        assert smooth_variance(counts, h["smooth"], variance, noise) < limit_variance(counts, h["limit"], variance, noise)
+        assert smooth_variance(counts, h["smooth"], variance, noise) < limit_variance(
+            counts, h["limit"], variance, noise
+        )
 
 
 def test_user_level_quantile_and_histogram():
@@ -125,7 +149,8 @@ def test_groups_with_several_values_per_record():
     out = stats.mean(X, epsilon=1e9, bounds=(0, 1), groups=groups, threshold=1.0, random_state=0)
     assert out == pytest.approx(0.5, abs=1e-6)  # user 0 weighs one record, like user 1
     np.testing.assert_allclose(
-        stats.mean(X, epsilon=1e9, bounds=(0, 1), axis=0, groups=groups, threshold=1.0, random_state=0), [0.5, 0.5],
+        stats.mean(X, epsilon=1e9, bounds=(0, 1), axis=0, groups=groups, threshold=1.0, random_state=0),
+        [0.5, 0.5],
         atol=1e-6,
     )
 

@@ -28,15 +28,24 @@ def test_large_epsilon_minimises_the_huberized_hinge_objective(fit_intercept):
     """Check ε → ∞ against an independent minimiser of C Σ huber(y(w·x + b)) + ½(‖w‖² + (b/κ)²)."""
     X, y = _data()
     C, kappa = 0.7, 1.5
-    clf = LinearSVC(epsilon=1e9, data_norm=3.0, C=C, intercept_scaling=kappa, fit_intercept=fit_intercept,
-                    classes=[0, 1], random_state=0).fit(X, y)
+    clf = LinearSVC(
+        epsilon=1e9,
+        data_norm=3.0,
+        C=C,
+        intercept_scaling=kappa,
+        fit_intercept=fit_intercept,
+        classes=[0, 1],
+        random_state=0,
+    ).fit(X, y)
     sign = np.where(y == 1, 1.0, -1.0)
     Z = np.hstack([X, np.full((len(X), 1), kappa)]) if fit_intercept else X
 
     def objective(v):
         return C * np.sum(_huber(sign * (Z @ v))) + 0.5 * v @ v
 
-    v = minimize(objective, np.zeros(Z.shape[1]), method="Powell", options={"xtol": 1e-10, "ftol": 1e-14, "maxiter": 10**5}).x
+    v = minimize(
+        objective, np.zeros(Z.shape[1]), method="Powell", options={"xtol": 1e-10, "ftol": 1e-14, "maxiter": 10**5}
+    ).x
     np.testing.assert_allclose(clf.coef_[0], v[: X.shape[1]], atol=2e-4)
     expected_intercept = v[-1] * kappa if fit_intercept else 0.0
     assert clf.intercept_[0] == pytest.approx(expected_intercept, abs=2e-4)

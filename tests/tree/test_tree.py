@@ -40,7 +40,7 @@ def test_structure_does_not_depend_on_the_data():
 def test_rows_outside_the_bounds_are_routed_as_if_clipped():
     X, y = _data()
     X_out = X.copy()
-    X_out[::3] = X_out[::3] * 40.0 - 20.0   # far outside [0, 1]
+    X_out[::3] = X_out[::3] * 40.0 - 20.0  # far outside [0, 1]
     # The same stream for both (an int seed would derive one per dataset).
     a = _tree(max_depth=6, random_state=np.random.PCG64(0)).fit(X_out, y)
     b = _tree(max_depth=6, random_state=np.random.PCG64(0)).fit(np.clip(X_out, 0.0, 1.0), y)
@@ -50,7 +50,7 @@ def test_rows_outside_the_bounds_are_routed_as_if_clipped():
 
 def test_leaf_counts_are_the_release_and_internal_nodes_their_sums():
     X, y = _data()
-    tree = _tree(max_depth=4, epsilon=1e6).fit(X, y)   # integer noise is 0 at this ε
+    tree = _tree(max_depth=4, epsilon=1e6).fit(X, y)  # integer noise is 0 at this ε
     t = tree.tree_
     assert t.node_count == 31 and t.n_leaves == 16
     leaves = tree.apply(X)
@@ -72,13 +72,13 @@ def test_privacy_cost_is_epsilon():
     assert get_epsilon(tree.privacy_spent_, 0.0) <= 0.7 + 1e-12
     with record_releases() as drawn:
         _tree(epsilon=0.7).fit(X, y)
-    assert len(drawn) == 2   # leaf counts, class totals
+    assert len(drawn) == 2  # leaf counts, class totals
 
 
 def test_accurate_when_epsilon_is_large():
     X, y = _data(n=5000)
     tree = _tree(max_depth=8, epsilon=100.0).fit(X, y)
-    assert tree.score(X, y) > 0.85   # random thresholds approximate the boundary
+    assert tree.score(X, y) > 0.85  # random thresholds approximate the boundary
     proba = tree.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     np.testing.assert_array_equal(tree.classes_[proba.argmax(axis=1)], tree.predict(X))
@@ -88,7 +88,9 @@ def test_float32_and_pickle():
     X, y = _data()
     tree = _tree().fit(X.astype(np.float32), y)
     restored = pickle.loads(pickle.dumps(tree))
-    np.testing.assert_array_equal(restored.predict_proba(X.astype(np.float32)), tree.predict_proba(X.astype(np.float32)))
+    np.testing.assert_array_equal(
+        restored.predict_proba(X.astype(np.float32)), tree.predict_proba(X.astype(np.float32))
+    )
     assert tree.get_depth() == default_depth(3) == 2
     assert tree.get_n_leaves() == 4
 

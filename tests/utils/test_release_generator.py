@@ -63,7 +63,8 @@ def test_sklearn_cross_validation_folds_get_their_own_noise():
 def test_same_data_and_seed_is_reproducible():
     D, _ = _neighbours()
     assert stats.mean(D, epsilon=1.0, bounds=(0, 1), random_state=3) == stats.mean(
-        D, epsilon=1.0, bounds=(0, 1), random_state=3)
+        D, epsilon=1.0, bounds=(0, 1), random_state=3
+    )
     X = D[:, None]
     first = StandardScaler(epsilon=1.0, bounds=(0, 1), random_state=3).fit(X)
     second = clone(first).fit(X)
@@ -92,8 +93,13 @@ def test_other_statistic_parameters_or_seed_give_another_stream():
 
     reference = draw()
     np.testing.assert_array_equal(reference, draw())
-    for other in (draw(context=("dpsk.stats.mean", 1.0)), draw(context=("dpsk.stats.sum", 2.0)),
-                  draw(random_state=1), draw(data=(D[1:],)), draw(random_state=np.random.SeedSequence(0, spawn_key=(1,)))):
+    for other in (
+        draw(context=("dpsk.stats.mean", 1.0)),
+        draw(context=("dpsk.stats.sum", 2.0)),
+        draw(random_state=1),
+        draw(data=(D[1:],)),
+        draw(random_state=np.random.SeedSequence(0, spawn_key=(1,))),
+    ):
         assert not np.array_equal(reference, other)
     # the noise of stats.sum and stats.mean on the same data are drawn from different streams
     s = stats.sum(D, epsilon=1.0, bounds=(0, 1), random_state=0) - D.sum()
@@ -116,7 +122,7 @@ def test_estimator_parameters_other_than_the_seed_change_the_stream():
     a = StandardScaler(epsilon=1.0, bounds=(0, 1), with_std=False, random_state=0).fit(X)
     b = StandardScaler(epsilon=1.0, bounds=(0, 1), with_std=False, random_state=0, accountant=None).fit(X)
     c = StandardScaler(epsilon=1.0, bounds=(0, 2), with_std=False, random_state=0).fit(X)
-    assert a.mean_[0] == b.mean_[0]   # the accountant does not choose the noise
+    assert a.mean_[0] == b.mean_[0]  # the accountant does not choose the noise
     assert a.mean_[0] != c.mean_[0]
 
 
