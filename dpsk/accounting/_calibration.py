@@ -263,6 +263,8 @@ def _largest_root(fn):
     lo = hi / 2.0
     while fn(lo) > 0.0:
         lo /= 2.0
+        if lo < 1e-300:  # fn(x) > 0 for every representable x > 0: there is no root to find
+            raise ValueError("no x > 0 satisfies the condition")
     x = brentq(fn, lo, hi, xtol=1e-15 * hi, rtol=8.9e-16, maxiter=300)
     step = 4e-15 * x
     while fn(x) > 0.0:
@@ -505,9 +507,16 @@ def zcdp_rho(epsilon, delta):
     from dpsk.accounting._rdp import ORDERS, rdp_to_epsilon
 
     target = float(epsilon) * (1.0 - CALIBRATION_MARGIN)
-
-    rho = _largest_root(lambda r: rdp_to_epsilon(r * ORDERS, delta) - target)
-    return rho
+    # At ρ -> 0 the conversion still costs min_α log(1 - 1/α) - (log δ + log α)/(α - 1) > 0
+    # (the orders are finite): below that floor no ρ > 0 qualifies, and a search for the
+    # root would halve ρ forever.
+    floor = rdp_to_epsilon(np.zeros_like(ORDERS), delta)
+    if floor >= target:
+        raise ValueError(
+            f"epsilon={epsilon} is too small for delta={delta} in zCDP: the accountant's RDP conversion "
+            f"costs at least {floor:.3g} at this delta for any rho > 0; increase epsilon or delta"
+        )
+    return _largest_root(lambda r: rdp_to_epsilon(r * ORDERS, delta) - target)
 
 
 # ----------------------------------------------------------------------------------------

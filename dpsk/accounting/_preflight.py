@@ -288,8 +288,11 @@ def _caps_duplicates(estimator):
 
     The test scikit-learn's bagging makes (``sample_weight`` in ``fit``, or requested
     with metadata routing). dpsk estimators that take ``sample_weight`` clip it to
-    [0, 1], so a row drawn k times counts once.
+    [0, 1], so a row drawn k times counts once; :class:`dpsk.pipeline.Pipeline` passes
+    the weights on to its steps (scikit-learn's Pipeline does not: refused).
     """
+    if hasattr(estimator, "_weights_reach_dp_steps"):  # dpsk.pipeline.Pipeline
+        return estimator._weights_reach_dp_steps()
     if not is_dp_estimator(estimator):
         return False
     if get_config().get("enable_metadata_routing", False):
@@ -313,7 +316,7 @@ def wrapper_rule(obj, key, child):
                 "bootstrap samples repeat rows, and a row present k times in one fit costs k times "
                 f"the step's epsilon; {type(child).__name__}.fit takes no sample_weight through which "
                 "the repetitions could be capped at one. Use bootstrap=False (subsamples without "
-                "repetition)",
+                "repetition), or dpsk.pipeline.Pipeline, whose fit passes the weights on",
             )
         return int(obj.n_estimators)
     for kind, why in non_private.items():
