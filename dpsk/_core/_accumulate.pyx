@@ -22,7 +22,8 @@ over rows.
     c(x_i)[j]``, ``sum_sq[j] = Σ w_i c(x_i)[j]²`` (shape ``(n_features,)``). DP means,
     variances, scalers.
 
-``clipped_class_sums(X, y_index, n_classes, lower, upper, sample_weight=None, *, n_threads=None) -> (count, sum, sum_sq)``
+``clipped_class_sums(X, y_index, n_classes, lower, upper, sample_weight=None, *, n_threads=None)``
+    ``-> (count, sum, sum_sq)``.
     The same per class. ``y_index``: ``intp`` array of shape ``(n_samples,)``, values in
     ``[0, n_classes)`` (else ``ValueError``, raised after the loop). ``count`` has shape
     ``(n_classes,)``, ``sum`` and ``sum_sq`` ``(n_classes, n_features)``; classes
@@ -35,7 +36,8 @@ over rows.
     ``count`` as above. BLAS ``dgemm`` on blocks of rows clipped into a small reusable
     buffer (about 160 KiB). PCA, linear models.
 
-``clipped_linear_stats(X, y, y_lower, y_upper, *, lower=None, upper=None, max_norm=None, sample_weight=None, n_threads=None) -> (count, sum_x, sum_y, xtx, xty, yty)``
+``clipped_linear_stats(X, y, y_lower, y_upper, *, lower=None, upper=None, max_norm=None,``
+``sample_weight=None, n_threads=None) -> (count, sum_x, sum_y, xtx, xty, yty)``
     Least-squares statistics in one pass: X clipped as in ``clipped_gram``, ``c(y) =
     clip(y, y_lower, y_upper)``; ``xtx = Σ w c(x) c(x)ᵀ``, ``xty = Σ w c(x) c(y)``
     (shape ``(n_features,)``), ``yty = Σ w c(y)²`` (float), ``sum_x``, ``sum_y = Σ w

@@ -167,12 +167,12 @@ cdef object _to_ints(const i128* values, Py_ssize_t size):
     """The 128-bit integers as a numpy object array of exact Python ints."""
     hi = np.empty(size, dtype=np.int64)
     lo = np.empty(size, dtype=np.uint64)
-    cdef long long[::1] h = hi
-    cdef unsigned long long[::1] l = lo
+    cdef long long[::1] hv = hi
+    cdef unsigned long long[::1] lv = lo
     cdef Py_ssize_t i
     for i in range(size):
-        h[i] = _i128_hi(values[i])
-        l[i] = _i128_lo(values[i])
+        hv[i] = _i128_hi(values[i])
+        lv[i] = _i128_lo(values[i])
     return hi.astype(object) * (1 << 64) + lo.astype(object)
 
 
@@ -230,7 +230,7 @@ def _exact_moments_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t 
                          Py_ssize_t n_classes, double[::1] lo, double[::1] hi,
                          double[::1] centre, double[::1] inverse, double[::1] qmax,
                          double[::1] offset, w_arr):
-    cdef Py_ssize_t d = X.shape[1], size = n_classes * d, i
+    cdef Py_ssize_t d = X.shape[1], size = n_classes * d
     cdef const Py_ssize_t[::1] yi
     cdef const Py_ssize_t* yp = NULL
     cdef const long long[::1] wv
@@ -420,7 +420,7 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
 def _exact_gram_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop,
                       double[::1] lo, double[::1] hi, double[::1] centre, double[::1] inverse,
                       double[::1] qmax, double[::1] offset, bint toward_zero):
-    cdef Py_ssize_t d = X.shape[1], n = stop - start, i, j
+    cdef Py_ssize_t d = X.shape[1], n = stop - start
     cdef Py_ssize_t block = min(n, _GRAM_BLOCK)
     cdef double[:, ::1] buf = np.empty((max(block, 1), max(d, 1)))
     cdef double[:, ::1] bg = np.empty((max(d, 1), max(d, 1)))
