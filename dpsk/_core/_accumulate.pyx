@@ -78,6 +78,12 @@ bounded by the per-row sensitivity in general: a release that centres after summ
 ``clipped_gram(max_norm=...)`` (linear models) sum rows that are already centred or
 norm-bounded; their remaining error, about ``(block + n/block)·u·n`` per-row bounds, is
 documented in doc/limitations.rst and not yet folded into the calibration.
+
+``clipped_sums``, ``clipped_class_sums`` and ``clipped_linear_stats`` are used by no
+estimator (those release exact sums). They stay as the float baseline: the exact
+kernels' tests compare against them, the shared argument, thread and chunk checks of
+tests/_core/test_clip.py run through them, and benchmarks/bench_clip.py times them
+against numpy. No release may use them where the sums are centred afterwards.
 """
 
 from cython cimport floating
