@@ -23,7 +23,7 @@ the search's accountant (or refuses it), so that no release is ever free.
 """
 
 import threading
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from sklearn import get_config
 from sklearn.base import BaseEstimator, clone
@@ -33,6 +33,9 @@ from sklearn.utils.validation import has_fit_parameter
 from dpsk.accounting._context import BOUND_ATTRIBUTE, resolve_accountant
 from dpsk.accounting._events import PrivacyEvent, SelfComposedEvent, compose
 from dpsk.exceptions import BudgetExceededError
+
+if TYPE_CHECKING:
+    from dpsk.accounting._accountant import BudgetAccountant
 
 __all__ = [
     "BudgetCheck",
@@ -528,7 +531,7 @@ def budget_check(estimator, accountant=None, *, skip_unaccounted=False):
     return BudgetCheck(costs, accountants, totals)
 
 
-def check_budget(estimator, accountant=None):
+def check_budget(estimator: BaseEstimator, accountant: "BudgetAccountant | None" = None) -> BudgetCheck:
     """Check, before any data is read, that a fit of ``estimator`` fits the privacy budget.
 
     A scikit-learn :class:`~sklearn.pipeline.Pipeline` fits its steps one after the
