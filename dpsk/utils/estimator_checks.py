@@ -107,6 +107,8 @@ def make_check_data(estimator, *, n_samples=40, n_features=3, dtype=np.float64, 
         data["y"] = np.arange(n_samples) % 2
     elif is_regressor(estimator):
         data["y"] = rng.uniform(-1.0, 1.0, n_samples).astype(dtype)
+    elif get_tags(estimator).target_tags.required:  # a supervised transformer (feature selection)
+        data["y"] = np.arange(n_samples) % 2
     if _takes_groups(estimator):
         data["groups"] = np.arange(n_samples) // 4
     return data
@@ -146,11 +148,14 @@ def _fit_quietly(est, data):
 
 
 def _fitted_float_arrays(est):
-    """Public fitted float arrays (the released model), by attribute name."""
+    """Public fitted float arrays (the released model), by attribute name.
+
+    Boolean arrays count as 0/1 floats: a feature selector's released model is its mask.
+    """
     return {
-        k: v
+        k: v.astype(np.float64) if v.dtype.kind == "b" else v
         for k, v in vars(est).items()
-        if k.endswith("_") and not k.startswith("_") and isinstance(v, np.ndarray) and v.dtype.kind == "f"
+        if k.endswith("_") and not k.startswith("_") and isinstance(v, np.ndarray) and v.dtype.kind in "fb"
     }
 
 
