@@ -35,7 +35,7 @@ def test_score_sensitivity_is_two():
     """|score(D) - score(D + row)| <= 2 exactly, over adversarial small datasets (grid search)."""
     rng = np.random.default_rng(1)
     worst = Fraction(0)
-    for trial in range(300):
+    for _ in range(300):
         n = int(rng.integers(1, 8))
         X = rng.choice([0.0, 0.25, 1.0], size=(n, 1))
         y = rng.integers(0, int(rng.integers(1, 4)), n)
