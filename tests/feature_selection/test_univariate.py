@@ -111,6 +111,16 @@ def test_pipeline_spends_each_step_once():
     assert pipe.score(X01, y) > 0.6
 
 
+def test_random_state_none_is_fresh():
+    """Fresh OS noise, not numpy's global state: equal-score features get different picks."""
+    X, y = np.zeros((20, 30)), np.arange(20) % 2
+    picks = set()
+    for _ in range(5):
+        np.random.seed(0)
+        picks.add(int(SelectKBest(k=1, bounds=(0, 1)).fit(X, y).get_support(indices=True)[0]))
+    assert len(picks) > 1
+
+
 # ------------------------------------------------------------------------------- audit
 
 
