@@ -46,6 +46,9 @@ INIT_PARAMS = {
     "MultinomialNB": dict(epsilon=1e4),
     "PCA": dict(epsilon=1e4, delta=1e-5),
     "StandardScaler": dict(epsilon=1e4),
+    # k = 1 of the checks' few features: something to choose, at a cost.
+    "SelectKBest": dict(k=1, epsilon=1.0),
+    "SelectPercentile": dict(percentile=50, epsilon=1.0),
     "DecisionTreeClassifier": dict(epsilon=1.0),  # integer noise: see BernoulliNB
     "RandomForestClassifier": dict(epsilon=1.0),
     # Two candidates that predict differently at the same privacy cost.
