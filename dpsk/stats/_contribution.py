@@ -151,6 +151,26 @@ def group_index(groups, n_samples):
     return codes, counts
 
 
+def present_ids(groups, n_samples):
+    """Which rows have a user id (not None, not NaN or infinite): the ``on_invalid`` screen.
+
+    Shape errors are raised (the shapes are public); missing ids are marked, not refused.
+    """
+    try:
+        ids = np.asarray(groups)
+    except ValueError as exc:  # ragged nested sequences
+        raise TypeError("groups must be a 1-d array-like of hashable user ids") from exc
+    if ids.ndim != 1:
+        raise ValueError(f"groups must be 1-dimensional, got shape {ids.shape}")
+    if ids.shape[0] != n_samples:
+        raise ValueError(f"groups has {ids.shape[0]} entries but the data has {n_samples} rows")
+    if ids.dtype.kind == "f":
+        return np.isfinite(ids)
+    if ids.dtype.kind == "O":
+        return np.array([not (g is None or (isinstance(g, float) and not math.isfinite(g))) for g in ids], dtype=bool)
+    return np.ones(n_samples, dtype=bool)
+
+
 # ---------------------------------------------------------------------------------------
 # The paper's formulas (public counts)
 # ---------------------------------------------------------------------------------------
