@@ -184,6 +184,10 @@ class MultinomialNB(_BaseDiscreteNB):
     ``feature_count_`` and what is computed from them. Floating-point safe. With
     ``sample_weight`` (clipped to [0, 1]) the counts and sums are weighted: one row
     still adds at most 1 + R in L1.
+    Domain: finite, non-negative X (counts), labels in ``classes``, finite, non-negative
+    ``sample_weight``. Data outside it raise a ``ValueError`` before any noise is drawn,
+    which reveals only that the data left the domain, or with ``on_invalid`` are dropped
+    or clipped inside the mechanism (:ref:`declared_domain`).
 
     Examples
     --------
@@ -358,6 +362,10 @@ class BernoulliNB(_BaseDiscreteNB):
     (weights clipped to
     [0, 1], rounded down to that grid): one row adds at most 1024 units where it added
     1, and the noise scale is multiplied by 1024 in units — the same in counts.
+    Domain: finite X, labels in ``classes``, finite, non-negative ``sample_weight``.
+    Data outside it raise a ``ValueError`` before any noise is drawn, which reveals only
+    that the data left the domain, or with ``on_invalid`` are dropped or clipped inside
+    the mechanism (:ref:`declared_domain`).
 
     Examples
     --------
@@ -521,6 +529,10 @@ class CategoricalNB(_BaseDiscreteNB):
     With ``sample_weight`` the counts are integers in units of 1/1024 (weights clipped to
     [0, 1], rounded down to that grid): one row adds at most 1024 units where it added
     1, and the noise scale is multiplied by 1024 in units — the same in counts.
+    Domain: integer category codes >= 0 in X, labels in ``classes``, finite,
+    non-negative ``sample_weight``. Data outside it raise a ``ValueError`` before any
+    noise is drawn, which reveals only that the data left the domain, or with
+    ``on_invalid`` are dropped or clipped inside the mechanism (:ref:`declared_domain`).
 
     Examples
     --------

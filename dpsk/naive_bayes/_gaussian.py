@@ -115,6 +115,10 @@ class GaussianNB(BaseDPNB):
     row still changes them by at most the sensitivities above.
     Floating-point safe: the per-class sums are exact fixed-point sums of the centred,
     clipped values, for up to 2**36 rows (see ``dpsk._core._exact_sums``).
+    Domain: finite X, labels in ``classes``, finite, non-negative ``sample_weight``.
+    Data outside it raise a ``ValueError`` before any noise is drawn, which reveals only
+    that the data left the domain, or with ``on_invalid`` are dropped or clipped inside
+    the mechanism (:ref:`declared_domain`).
 
     Examples
     --------

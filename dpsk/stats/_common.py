@@ -218,6 +218,11 @@ STATS_DOCS = {
         cost, instead of the bare value. Computed from the release and public parameters
         only: free of privacy cost.""",
     # Used inside Notes paragraphs (4-space indentation): continuation lines match it.
+    # The declared domain, the last sentence of every Privacy paragraph (Notes indentation).
+    "domain": """Domain: finite values; with ``groups``, a user id for every record. Data outside it
+    raise a ``ValueError`` before any noise is drawn, which reveals only that the data
+    left the domain, or with ``on_invalid`` are dropped or clipped inside the mechanism
+    (:ref:`declared_domain`).""",
     "user_level_privacy": """With ``groups``, the unit is one user: neighbours differ in all
     rows of one user (add or remove the user), or, with ``public_user_counts=True``,
     in the values of one user's rows (user counts public, sensitivities doubled for

@@ -215,6 +215,7 @@ def histogram(
     sensitivity on every bin. {user_level_privacy} For histograms h is, unless given,
     the 0.9-quantile of the users' row counts (chosen privately). Released: the noisy
     counts. Floating-point safe.
+    {domain}
 
     Examples
     --------
@@ -294,6 +295,7 @@ def histogramdd(
     1, exact discrete Laplace noise on every bin. {user_level_privacy} For histograms h
     is, unless given, the 0.9-quantile of the users' row counts (chosen privately).
     Floating-point safe.
+    {domain}
     """
     arr = as_array(sample, name="sample")
     if arr.ndim != 2 or arr.shape[1] == 0:

@@ -429,6 +429,7 @@ def count(
     count is released with Laplace noise of sensitivity h (times the values per record)
     on a lattice. When ``threshold`` is None, h is the 0.9-quantile of the users' row
     counts chosen by the exponential mechanism with 10% of ε. Floating-point safe.
+    {domain}
 
     Examples
     --------
@@ -502,6 +503,7 @@ def sum(
     per record). The entries are released as one vector query (L1 sensitivity summed
     over the entries, i.e. ε shared equally). {user_level_privacy} Released: the noisy
     sums. Floating-point safe (noise on a lattice).
+    {domain}
     """
     call = StatCall(
         epsilon,
@@ -573,6 +575,7 @@ def mean(
     Σ (clip(x) − mid) (sensitivity (upper − lower)/2 per value) with the rest, as one
     vector query; mean = mid + S/N, clipped to the bounds. {user_level_privacy}
     Floating-point safe (noise on a lattice).
+    {domain}
 
     Examples
     --------
@@ -646,6 +649,7 @@ def var(
     upper − lower), with shares 1 : p^(2/3) : p^(2/3) of ε (p entries); var =
     Q/N + B²/8 − (S/N)², clipped to its possible range. {user_level_privacy}
     Floating-point safe (noise on a lattice).
+    {domain}
     """
     call = StatCall(
         epsilon,
@@ -704,6 +708,7 @@ def std(
     -----
     **Privacy.** Exactly that of :func:`var` (the square root is post-processing).
     {user_level_privacy}
+    {domain}
     """
     call = StatCall(
         epsilon,

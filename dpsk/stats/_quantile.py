@@ -365,6 +365,7 @@ def quantile(
     floating-point safe. {user_level_privacy} With ``groups``, the weighted quantile and
     this choice of h are dpsk's design following the paper's §4 trade-off (its quantile
     algorithm is in an appendix dpsk's authors did not have).
+    {domain}
 
     Examples
     --------
@@ -435,6 +436,7 @@ def percentile(
     Notes
     -----
     **Privacy.** That of :func:`quantile`.
+    {domain}
     """
     q = np.asarray(q, dtype=np.float64)
     if not np.all((q >= 0) & (q <= 100)):
@@ -496,6 +498,7 @@ def median(
     Notes
     -----
     **Privacy.** That of :func:`quantile`.
+    {domain}
     """
     call = StatCall(
         epsilon,
