@@ -89,6 +89,19 @@ MAX_THRESHOLD = 2.0**24
 # ---------------------------------------------------------------------------------------
 
 
+def _ids_array(groups, n_samples):
+    """``groups`` as a 1-d array of ``n_samples`` ids (shape checks only: shapes are public)."""
+    try:
+        ids = np.asarray(groups)
+    except ValueError as exc:  # ragged nested sequences
+        raise TypeError("groups must be a 1-d array-like of hashable user ids") from exc
+    if ids.ndim != 1:
+        raise ValueError(f"groups must be 1-dimensional, got shape {ids.shape}")
+    if ids.shape[0] != n_samples:
+        raise ValueError(f"groups has {ids.shape[0]} entries but the data has {n_samples} rows")
+    return ids
+
+
 def group_index(groups, n_samples):
     """Validate user ids and number the users.
 
@@ -113,14 +126,7 @@ def group_index(groups, n_samples):
     TypeError
         Unhashable or unorderable ids.
     """
-    try:
-        ids = np.asarray(groups)
-    except ValueError as exc:  # ragged nested sequences
-        raise TypeError("groups must be a 1-d array-like of hashable user ids") from exc
-    if ids.ndim != 1:
-        raise ValueError(f"groups must be 1-dimensional, got shape {ids.shape}")
-    if ids.shape[0] != n_samples:
-        raise ValueError(f"groups has {ids.shape[0]} entries but the data has {n_samples} rows")
+    ids = _ids_array(groups, n_samples)
     if ids.dtype.kind == "f":
         if not np.all(np.isfinite(ids)):
             raise ValueError("groups contains NaN or infinity; every row needs a user id")
@@ -156,14 +162,7 @@ def present_ids(groups, n_samples):
 
     Shape errors are raised (the shapes are public); missing ids are marked, not refused.
     """
-    try:
-        ids = np.asarray(groups)
-    except ValueError as exc:  # ragged nested sequences
-        raise TypeError("groups must be a 1-d array-like of hashable user ids") from exc
-    if ids.ndim != 1:
-        raise ValueError(f"groups must be 1-dimensional, got shape {ids.shape}")
-    if ids.shape[0] != n_samples:
-        raise ValueError(f"groups has {ids.shape[0]} entries but the data has {n_samples} rows")
+    ids = _ids_array(groups, n_samples)
     if ids.dtype.kind == "f":
         return np.isfinite(ids)
     if ids.dtype.kind == "O":

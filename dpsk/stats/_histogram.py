@@ -230,18 +230,7 @@ def histogram(
     per_record = int(np.prod(arr.shape[1:], dtype=np.int64))
     if per_record == 0:
         raise ValueError(f"a of shape {arr.shape} has no values")
-    call = StatCall(
-        epsilon,
-        0.0,
-        groups,
-        contribution_bound,
-        threshold,
-        public_user_counts,
-        accountant,
-        random_state,
-        on_invalid,
-        "dpsk.stats.histogram",
-    )
+    call = StatCall.of("dpsk.stats.histogram", locals())
     hist, edges = _histogram(call, arr, 1, per_record, bins, range, density, return_error, "dpsk.stats.histogram")
     return hist, edges[0]
 
@@ -300,16 +289,5 @@ def histogramdd(
     arr = as_array(sample, name="sample")
     if arr.ndim != 2 or arr.shape[1] == 0:
         raise ValueError(f"sample must have shape (n_records, n_dims), got {arr.shape}")
-    call = StatCall(
-        epsilon,
-        0.0,
-        groups,
-        contribution_bound,
-        threshold,
-        public_user_counts,
-        accountant,
-        random_state,
-        on_invalid,
-        "dpsk.stats.histogramdd",
-    )
+    call = StatCall.of("dpsk.stats.histogramdd", locals())
     return _histogram(call, arr, arr.shape[1], 1, bins, range, density, return_error, "dpsk.stats.histogramdd")

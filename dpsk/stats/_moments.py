@@ -438,18 +438,7 @@ def count(
     >>> stats.count(np.zeros(1000), epsilon=1.0, random_state=0)  # doctest: +SKIP
     999
     """
-    call = StatCall(
-        epsilon,
-        0.0,
-        groups,
-        contribution_bound,
-        threshold,
-        False,
-        accountant,
-        random_state,
-        on_invalid,
-        "dpsk.stats.count",
-    )
+    call = StatCall.of("dpsk.stats.count", locals())
     return _moments_statistic(
         call, "count", NoisyMoments.count, a, None, axis, keepdims, return_error, "dpsk.stats.count"
     )
@@ -505,18 +494,7 @@ def sum(
     sums. Floating-point safe (noise on a lattice).
     {domain}
     """
-    call = StatCall(
-        epsilon,
-        delta,
-        groups,
-        contribution_bound,
-        threshold,
-        public_user_counts,
-        accountant,
-        random_state,
-        on_invalid,
-        "dpsk.stats.sum",
-    )
+    call = StatCall.of("dpsk.stats.sum", locals())
     return _moments_statistic(
         call, "sum", NoisyMoments.total, a, bounds, axis, keepdims, return_error, "dpsk.stats.sum"
     )
@@ -586,18 +564,7 @@ def mean(
     >>> bool(abs(result.value - x.mean()) < 0.01), bool(result.noise_std > 0)
     (True, True)
     """
-    call = StatCall(
-        epsilon,
-        delta,
-        groups,
-        contribution_bound,
-        threshold,
-        public_user_counts,
-        accountant,
-        random_state,
-        on_invalid,
-        "dpsk.stats.mean",
-    )
+    call = StatCall.of("dpsk.stats.mean", locals())
     return _moments_statistic(
         call, "mean", NoisyMoments.mean, a, bounds, axis, keepdims, return_error, "dpsk.stats.mean"
     )
@@ -651,18 +618,7 @@ def var(
     Floating-point safe (noise on a lattice).
     {domain}
     """
-    call = StatCall(
-        epsilon,
-        delta,
-        groups,
-        contribution_bound,
-        threshold,
-        public_user_counts,
-        accountant,
-        random_state,
-        on_invalid,
-        "dpsk.stats.var",
-    )
+    call = StatCall.of("dpsk.stats.var", locals())
     return _moments_statistic(call, "var", NoisyMoments.var, a, bounds, axis, keepdims, return_error, "dpsk.stats.var")
 
 
@@ -710,16 +666,5 @@ def std(
     {user_level_privacy}
     {domain}
     """
-    call = StatCall(
-        epsilon,
-        delta,
-        groups,
-        contribution_bound,
-        threshold,
-        public_user_counts,
-        accountant,
-        random_state,
-        on_invalid,
-        "dpsk.stats.std",
-    )
+    call = StatCall.of("dpsk.stats.std", locals())
     return _moments_statistic(call, "var", NoisyMoments.std, a, bounds, axis, keepdims, return_error, "dpsk.stats.std")

@@ -90,6 +90,25 @@ class StatCall:
         self.rng = release_generator(random_state, context="dpsk.stats")
         self.cost = None
 
+    @classmethod
+    def of(cls, function, params):
+        """The call of the public ``function`` from its parameters (``locals()`` of its body).
+
+        Statistics without ``delta`` or ``public_user_counts`` get 0 and False.
+        """
+        return cls(
+            params["epsilon"],
+            params.get("delta", 0.0),
+            params["groups"],
+            params["contribution_bound"],
+            params["threshold"],
+            params.get("public_user_counts", False),
+            params["accountant"],
+            params["random_state"],
+            params["on_invalid"],
+            function,
+        )
+
     def require_public(self, given, name):
         """Refuse ``on_invalid="clip"`` when ``name`` (bounds, range) is derived from the data.
 

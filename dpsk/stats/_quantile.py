@@ -376,18 +376,7 @@ def quantile(
     >>> bool(abs(m) < 0.05)
     True
     """
-    call = StatCall(
-        epsilon,
-        0.0,
-        groups,
-        contribution_bound,
-        threshold,
-        public_user_counts,
-        accountant,
-        random_state,
-        on_invalid,
-        "dpsk.stats.quantile",
-    )
+    call = StatCall.of("dpsk.stats.quantile", locals())
     return _quantile_statistic(call, a, q, bounds, axis, keepdims, bins, return_error, "dpsk.stats.quantile")
 
 
@@ -441,18 +430,7 @@ def percentile(
     q = np.asarray(q, dtype=np.float64)
     if not np.all((q >= 0) & (q <= 100)):
         raise ValueError("percentiles must lie in [0, 100]")
-    call = StatCall(
-        epsilon,
-        0.0,
-        groups,
-        contribution_bound,
-        threshold,
-        public_user_counts,
-        accountant,
-        random_state,
-        on_invalid,
-        "dpsk.stats.percentile",
-    )
+    call = StatCall.of("dpsk.stats.percentile", locals())
     return _quantile_statistic(call, a, q / 100.0, bounds, axis, keepdims, bins, return_error, "dpsk.stats.percentile")
 
 
@@ -500,16 +478,5 @@ def median(
     **Privacy.** That of :func:`quantile`.
     {domain}
     """
-    call = StatCall(
-        epsilon,
-        0.0,
-        groups,
-        contribution_bound,
-        threshold,
-        public_user_counts,
-        accountant,
-        random_state,
-        on_invalid,
-        "dpsk.stats.median",
-    )
+    call = StatCall.of("dpsk.stats.median", locals())
     return _quantile_statistic(call, a, 0.5, bounds, axis, keepdims, bins, return_error, "dpsk.stats.median")
