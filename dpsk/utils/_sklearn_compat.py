@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import (
     Options,
     RealNotInt,
     StrOptions,
+    validate_parameter_constraints,
     validate_params,
 )
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -34,5 +35,6 @@ __all__ = [
     "_fit_context",
     "check_is_fitted",
     "validate_data",
+    "validate_parameter_constraints",
     "validate_params",
 ]
