@@ -33,9 +33,9 @@ from dpsk.linear_model import (
 )
 from dpsk.svm import LinearSVC
 from dpsk.utils import all_estimators
-from dpsk.utils._test_common import REFERENCE_ESTIMATORS
 from dpsk.utils._testing import ToyDPMeanClassifier
-from dpsk.utils._testing_family import AUDITS as FAMILY_AUDITS
+from dpsk.utils._testing.common import REFERENCE_ESTIMATORS
+from dpsk.utils._testing.family import AUDITS as FAMILY_AUDITS
 
 
 @dataclass
@@ -137,7 +137,7 @@ ESTIMATOR_AUDITS["SGDRegressor"] = EstimatorAudit(
     lambda est: canary_neighbours(np.zeros((19, 1)), np.zeros(19), canary_X=[100.0], canary_y=-100.0),
 )
 
-# Naive Bayes, PCA, k-means, scalers: configurations in dpsk/utils/_testing_family.py.
+# Naive Bayes, PCA, k-means, scalers: configurations in dpsk/utils/_testing/family.py.
 ESTIMATOR_AUDITS.update(
     {name: EstimatorAudit(a.estimator, a.projection, a.neighbours, a.n_samples) for name, a in FAMILY_AUDITS.items()}
 )

@@ -13,7 +13,7 @@ the noise-free change is largest — and
   far fewer rows show it);
 * the ``slow`` run audits the same pairs statistically (:func:`dpsk.audit.audit_estimator`).
 
-``ToyDPVariance(centring="after")`` (``dpsk/utils/_testing_offset.py``) computes
+``ToyDPVariance(centring="after")`` (``dpsk/utils/_testing/offset.py``) computes
 ``Σc² − 2mΣc + m²n`` and must be rejected by both, while ``centring="before"`` passes:
 the family stays validated whatever the library's own statistics do.
 
@@ -45,7 +45,7 @@ from dpsk.preprocessing import MinMaxScaler, StandardScaler
 from dpsk.svm import LinearSVC
 from dpsk.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from dpsk.utils import all_estimators
-from dpsk.utils._testing_offset import ToyDPVariance
+from dpsk.utils._testing.offset import ToyDPVariance
 
 #: (offset, rows of the base dataset): timestamps in one hour, and a larger offset.
 FAMILIES = {"timestamps": (1.7e9, 20_000), "offset 1e12": (1e12, 1_000)}
