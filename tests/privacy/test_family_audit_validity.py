@@ -11,7 +11,8 @@ audit configured for the correct estimator in ``test_estimator_privacy.py`` must
 import pytest
 
 from dpsk.audit import audit_estimator
-from dpsk.utils._testing.family import AUDITS, BROKEN_VARIANTS
+from dpsk.utils._testing.registry import BROKEN_VARIANTS
+from dpsk.utils._testing.registry import FAMILY_AUDITS as AUDITS
 
 
 def run_audit(name, cls, seed=0, n_samples=None):

@@ -17,119 +17,23 @@ the noise-free change is largest — and
 ``Σc² − 2mΣc + m²n`` and must be rejected by both, while ``centring="before"`` passes:
 the family stays validated whatever the library's own statistics do.
 
-**Adding an estimator**: one ``OFFSET_CASES`` entry (an instance whose public bounds the
-family fills, and a projection for the statistical audit), or a ``NOT_APPLICABLE`` reason.
+**Adding an estimator or statistic**: one ``OFFSET_CASES`` entry in the audit registry
+(``dpsk/utils/_testing/registry.py``: an instance whose public bounds the family fills,
+and a projection for the statistical audit), or an ``OFFSET_NOT_APPLICABLE`` reason.
 """
 
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
-from dpsk import stats
-from dpsk.audit import (
-    audit_estimator,
-    offset_neighbours,
-    project_attribute,
-    rounding_probe,
-    statistic_estimator,
-)
-from dpsk.cluster import KMeans
-from dpsk.decomposition import PCA
-from dpsk.ensemble import RandomForestClassifier, RandomForestRegressor
-from dpsk.linear_model import LinearRegression, LogisticRegression, Ridge
-from dpsk.naive_bayes import GaussianNB
-from dpsk.preprocessing import MinMaxScaler, StandardScaler
-from dpsk.svm import LinearSVC
-from dpsk.tree import DecisionTreeClassifier, DecisionTreeRegressor
-from dpsk.utils import all_estimators
+from dpsk.audit import audit_estimator, offset_neighbours, project_attribute, rounding_probe
 from dpsk.utils._testing.offset import ToyDPVariance
-
-#: (offset, rows of the base dataset): timestamps in one hour, and a larger offset.
-FAMILIES = {"timestamps": (1.7e9, 20_000), "offset 1e12": (1e12, 1_000)}
-WIDTH = 3600.0
-
-
-@dataclass
-class OffsetCase:
-    make: Callable  # bounds -> unfitted estimator
-    projection: Callable  # for the statistical audit
-    n_features: int = 1
-    probe_applies: bool = True  # False: no value release the probe can see
-
-
-def _stat(function, bounds_name="bounds", **params):
-    return lambda bounds: statistic_estimator(function, bounds=bounds, bounds_name=bounds_name, epsilon=1.0, **params)
-
-
-VALUE = project_attribute("value_")
-
-OFFSET_CASES = {
-    "stats.sum": OffsetCase(_stat(stats.sum), VALUE),
-    "stats.mean": OffsetCase(_stat(stats.mean), VALUE),
-    "stats.var": OffsetCase(_stat(stats.var), VALUE),
-    "stats.std": OffsetCase(_stat(stats.std), VALUE),
-    "stats.var, delta": OffsetCase(_stat(stats.var, delta=1e-6), VALUE),
-    "stats.histogram": OffsetCase(_stat(stats.histogram, bounds_name="range", bins=8), VALUE),
-    # The exponential mechanism: no value release for the probe; scores are exact ranks.
-    "stats.quantile": OffsetCase(_stat(stats.quantile, q=0.3), VALUE, probe_applies=False),
-    "StandardScaler": OffsetCase(lambda b: StandardScaler(epsilon=1.0, bounds=b), project_attribute("var_", 0)),
-    "MinMaxScaler": OffsetCase(lambda b: MinMaxScaler(epsilon=1.0, bounds=b), project_attribute("histogram_", (0, -1))),
-    "GaussianNB": OffsetCase(
-        lambda b: GaussianNB(epsilon=1.0, bounds=b, classes=[0, 1]), project_attribute("var_", (1, 0))
-    ),
-    "PCA": OffsetCase(
-        lambda b: PCA(n_components=1, epsilon=1.0, bounds=b), project_attribute("explained_variance_", 0), 2
-    ),
-    "KMeans": OffsetCase(
-        lambda b: KMeans(n_clusters=2, epsilon=1.0, bounds=b, max_iter=2),
-        project_attribute("cluster_centers_", (slice(None), 0), sort=True),
-    ),
-    "LinearRegression": OffsetCase(
-        lambda b: LinearRegression(epsilon=1.0, bounds_X=b, bounds_y=b), project_attribute("coef_", 0)
-    ),
-    "Ridge": OffsetCase(lambda b: Ridge(epsilon=1.0, bounds_X=b, bounds_y=b), project_attribute("coef_", 0)),
-    # Objective perturbation: the noise is in the objective, no value release to probe.
-    "LogisticRegression": OffsetCase(
-        lambda b: LogisticRegression(epsilon=1.0, bounds=b, classes=[0, 1]),
-        project_attribute("coef_", (0, 0)),
-        probe_applies=False,
-    ),
-    "LinearSVC": OffsetCase(
-        lambda b: LinearSVC(epsilon=1.0, bounds=b, classes=[0, 1], method="output"),
-        project_attribute("coef_", (0, 0)),
-        probe_applies=False,
-    ),
-    "DecisionTreeClassifier": OffsetCase(
-        lambda b: DecisionTreeClassifier(epsilon=1.0, bounds=b, classes=[0, 1], max_depth=2),
-        project_attribute("class_count_", 1),
-    ),
-    # One tree: with several, the random partition of the rows is drawn for n rows, so
-    # D and D′ (n + 1 rows) get different partitions and identical noise couples nothing.
-    "RandomForestClassifier": OffsetCase(
-        lambda b: RandomForestClassifier(epsilon=1.0, bounds=b, classes=[0, 1], max_depth=2, n_estimators=1),
-        project_attribute("class_count_", 1),
-    ),
-    "DecisionTreeRegressor": OffsetCase(
-        lambda b: DecisionTreeRegressor(epsilon=1.0, bounds=b, bounds_y=b, max_depth=2), project_attribute("totals_", 1)
-    ),
-    "RandomForestRegressor": OffsetCase(
-        lambda b: RandomForestRegressor(epsilon=1.0, bounds=b, bounds_y=b, max_depth=2, n_estimators=1),
-        project_attribute("totals_", 1),
-    ),
-}
-
-#: Estimators without public value bounds for the family to fill, with the reason.
-NOT_APPLICABLE = {
-    "BernoulliNB": "binary features: counts of 0/1 values, no offset range",
-    "CategoricalNB": "categorical features: integer counts, no offset range",
-    "MultinomialNB": "non-negative counts clipped to a data_norm ball around the origin: no offset range",
-    "LabelPrivateLinearRegression": "public X; its labels' bounds_y offset is not covered by the family yet",
-    "GridSearchCV": "a search over other estimators, each audited on its own",
-    "RandomizedSearchCV": "a search over other estimators, each audited on its own",
-}
+from dpsk.utils._testing.registry import (
+    FAMILIES,
+    OFFSET_CASES,
+    WIDTH,
+)
 
 
 def _bounds(family):
@@ -144,14 +48,6 @@ def _neighbours(name, family, **kwargs):
     return estimator, offset_neighbours(
         estimator, n_features=case.n_features, candidates=17, return_probe=True, **kwargs
     )
-
-
-def test_every_estimator_has_an_offset_case():
-    """Check that a new public estimator cannot skip the offset family."""
-    names = {name for name, _ in all_estimators()}
-    missing = names - set(OFFSET_CASES) - set(NOT_APPLICABLE)
-    assert not missing, f"add an OFFSET_CASES entry (or NOT_APPLICABLE, with a reason) for {sorted(missing)}"
-    assert set(NOT_APPLICABLE) <= names
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
