@@ -374,10 +374,17 @@ WIDTH = 3600.0
 
 @dataclass
 class OffsetCase:
+    """One statistic or estimator on the offset family.
+
+    ``make(bounds)`` builds it from the family's public bounds; the record is tried at
+    ``placements`` in D′ (see :func:`dpsk.audit.offset_neighbours`).
+    """
+
     make: Callable  # bounds -> unfitted estimator
     projection: Callable  # for the statistical audit
     n_features: int = 1
     probe_applies: bool = True  # False: no value release the probe can see
+    placements: tuple = ("first", "last")
 
 
 def _stat(function, bounds_name="bounds", **params):
@@ -439,18 +446,21 @@ OFFSET_CASES = {
         lambda b: DecisionTreeClassifier(epsilon=1.0, bounds=b, classes=[0, 1], max_depth=2),
         project_attribute("class_count_", 1),
     ),
-    # One tree: with several, the random partition of the rows is drawn for n rows, so
-    # D and D′ (n + 1 rows) get different partitions and identical noise couples nothing.
+    # The default number of trees (20). A forest draws each row's tree in row order: with
+    # the record appended last, the other rows keep their trees on D′ and the probe's
+    # identical noise couples the fits (first, every row would change tree).
     "RandomForestClassifier": OffsetCase(
-        lambda b: RandomForestClassifier(epsilon=1.0, bounds=b, classes=[0, 1], max_depth=2, n_estimators=1),
+        lambda b: RandomForestClassifier(epsilon=1.0, bounds=b, classes=[0, 1], max_depth=2),
         project_attribute("class_count_", 1),
+        placements=("last",),
     ),
     "DecisionTreeRegressor": OffsetCase(
         lambda b: DecisionTreeRegressor(epsilon=1.0, bounds=b, bounds_y=b, max_depth=2), project_attribute("totals_", 1)
     ),
     "RandomForestRegressor": OffsetCase(
-        lambda b: RandomForestRegressor(epsilon=1.0, bounds=b, bounds_y=b, max_depth=2, n_estimators=1),
+        lambda b: RandomForestRegressor(epsilon=1.0, bounds=b, bounds_y=b, max_depth=2),
         project_attribute("totals_", 1),
+        placements=("last",),
     ),
 }
 
