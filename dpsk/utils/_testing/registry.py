@@ -363,6 +363,13 @@ NOT_AUDITED = {
     "and its declared cost as an (epsilon, 0) claim (no privacy profile for the exponential mechanism)"
     for name in ("GridSearchCV", "RandomizedSearchCV")
 }
+NOT_AUDITED["SelectKBest"] = (
+    "audited in tests/feature_selection/test_univariate.py (test_selection_privacy_audit: a canary "
+    "that makes one feature's score the largest, with broken variants that must fail)"
+)
+NOT_AUDITED["SelectPercentile"] = (
+    "the fit of SelectKBest (the same base class) with k from the public percentile; SelectKBest's audit covers it"
+)
 
 
 # -- statistics and estimators on the offset family (issue 14, finding 1) ----------------------
@@ -470,6 +477,14 @@ OFFSET_NOT_APPLICABLE = {
     "CategoricalNB": "categorical features: integer counts, no offset range",
     "MultinomialNB": "non-negative counts clipped to a data_norm ball around the origin: no offset range",
     "LabelPrivateLinearRegression": "public X; its labels' bounds_y offset is not covered by the family yet",
+    "SGDClassifier": "no public value range (DP-SGD clips each row's gradient to clip_norm whatever the "
+    "values): a clipped gradient and a batch sum round relative to clip_norm, not to an offset",
+    "SGDRegressor": "no public value range (DP-SGD clips each row's gradient to clip_norm whatever the "
+    "values): a clipped gradient and a batch sum round relative to clip_norm, not to an offset",
+    "SelectKBest": "exact integer scores on a public grid (dpsk.feature_selection._univariate), released "
+    "through the exponential mechanism: no float sum to round",
+    "SelectPercentile": "exact integer scores on a public grid (dpsk.feature_selection._univariate), released "
+    "through the exponential mechanism: no float sum to round",
     "GridSearchCV": "a search over other estimators, each audited on its own",
     "RandomizedSearchCV": "a search over other estimators, each audited on its own",
 }
