@@ -114,37 +114,28 @@ MAX_GAUSSIAN_Q = 2 ** 100
 # nogil cores
 
 
-cdef inline int _pool_bit(BitPool* pool) noexcept nogil:
-    cdef int bit
-    if pool.n_bits == 0:
+cdef inline uint64_t _pool_take(BitPool* pool, int width) noexcept nogil:
+    """The next ``width`` (1, 8 or 32) bits of the pool; fewer left are dropped for a fresh word."""
+    cdef uint64_t value
+    if pool.n_bits < width:
         pool.bits = pool.state.next_uint64(pool.state.state)
         pool.n_bits = 64
-    bit = <int> (pool.bits & 1)
-    pool.bits >>= 1
-    pool.n_bits -= 1
-    return bit
+    value = pool.bits & ((<uint64_t> 1 << width) - 1)
+    pool.bits >>= width
+    pool.n_bits -= width
+    return value
+
+
+cdef inline int _pool_bit(BitPool* pool) noexcept nogil:
+    return <int> _pool_take(pool, 1)
 
 
 cdef inline uint32_t _pool_u32(BitPool* pool) noexcept nogil:
-    cdef uint32_t word
-    if pool.n_bits < 32:
-        pool.bits = pool.state.next_uint64(pool.state.state)
-        pool.n_bits = 64
-    word = <uint32_t> pool.bits
-    pool.bits >>= 32
-    pool.n_bits -= 32
-    return word
+    return <uint32_t> _pool_take(pool, 32)
 
 
 cdef inline uint64_t _pool_byte(BitPool* pool) noexcept nogil:
-    cdef uint64_t byte
-    if pool.n_bits < 8:
-        pool.bits = pool.state.next_uint64(pool.state.state)
-        pool.n_bits = 64
-    byte = pool.bits & 0xFF
-    pool.bits >>= 8
-    pool.n_bits -= 8
-    return byte
+    return _pool_take(pool, 8)
 
 
 cdef inline int _bernoulli_ratio(BitPool* pool, uint64_t num, uint64_t den) noexcept nogil:
