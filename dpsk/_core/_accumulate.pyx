@@ -144,6 +144,17 @@ cdef inline void _flush(double* total, double* partial, Py_ssize_t size) noexcep
         partial[j] = 0.0
 
 
+cdef inline void _clip_row_into(const floating* x, Py_ssize_t d, const double* lo, const double* hi,
+                                double* b, double* flag) noexcept nogil:
+    """b = c(x) in float64; flag[j] turns NaN where x[j] is not finite."""
+    cdef Py_ssize_t j
+    cdef double v
+    for j in range(d):
+        v = x[j]
+        flag[j] += v * 0.0
+        b[j] = clip_value(v, lo[j], hi[j])
+
+
 cdef inline void _add_clipped_row(const floating* x, Py_ssize_t d, const double* lo, const double* hi,
                                   double wi, double* row, double* row_sq, double* flag) noexcept nogil:
     """row += wi·c(x), row_sq += wi·c(x)²; flag[j] turns NaN where x[j] is not finite."""
@@ -268,10 +279,7 @@ cdef int _gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
             b = buf + r * m
             x = X + i * d
             if mode == _CLIP_BOUNDS:
-                for j in range(d):
-                    v = x[j]
-                    flag[j] += v * 0.0
-                    b[j] = clip_value(v, lo[j], hi[j])
+                _clip_row_into(x, d, lo, hi, b, flag)
             else:
                 for j in range(d):
                     b[j] = x[j]
@@ -399,17 +407,11 @@ cdef void _kmeans_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
     cdef double* b
     cdef double* row
     cdef const double* center
-    cdef const floating* x
     cdef const floating* x_next
     while start < n:
         rows = <int> min(block, n - start)
         for r in range(rows):
-            b = buf + r * d
-            x = X + (start + r) * d
-            for j in range(d):
-                v = x[j]
-                flag[j] += v * 0.0
-                b[j] = clip_value(v, lo[j], hi[j])
+            _clip_row_into(X + (start + r) * d, d, lo, hi, buf + r * d, flag)
         # dots (rows x k, row-major) = buf · centersᵀ; in column-major terms
         # (k x rows) = (centers viewed d x k)ᵀ · (buf viewed d x rows).
         dgemm(trans_a, trans_b, &kk, &rows, &dd, &one, <double*> centers, &dd, buf, &dd,
