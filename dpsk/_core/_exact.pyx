@@ -500,20 +500,22 @@ ctypedef fused _OutT:
     int64_t
 
 
-cdef void _fill_bernoulli_exp(BitPool* pool, void* out, Py_ssize_t n, const void* args) noexcept nogil:
-    cdef const _Ratio* r = <const _Ratio*> args
-    cdef uint8_t* values = <uint8_t*> out
+cdef inline void _fill_ratio_law(BitPool* pool, _OutT* values, Py_ssize_t n, const _Ratio* r) noexcept nogil:
+    """The two laws of one ratio: Bernoulli(exp(-num/den)) into bools, geometric into int64."""
     cdef Py_ssize_t i
     for i in range(n):
-        values[i] = <uint8_t> bernoulli_exp_u64(pool, r.num, r.den)
+        if _OutT is uint8_t:
+            values[i] = <uint8_t> bernoulli_exp_u64(pool, r.num, r.den)
+        else:
+            values[i] = <int64_t> sample_geometric(pool, r.num, r.den)
+
+
+cdef void _fill_bernoulli_exp(BitPool* pool, void* out, Py_ssize_t n, const void* args) noexcept nogil:
+    _fill_ratio_law(pool, <uint8_t*> out, n, <const _Ratio*> args)
 
 
 cdef void _fill_geometric(BitPool* pool, void* out, Py_ssize_t n, const void* args) noexcept nogil:
-    cdef const _Ratio* t = <const _Ratio*> args
-    cdef int64_t* values = <int64_t*> out
-    cdef Py_ssize_t i
-    for i in range(n):
-        values[i] = <int64_t> sample_geometric(pool, t.num, t.den)
+    _fill_ratio_law(pool, <int64_t*> out, n, <const _Ratio*> args)
 
 
 cdef void _fill_discrete_laplace(BitPool* pool, void* out, Py_ssize_t n, const void* args) noexcept nogil:
