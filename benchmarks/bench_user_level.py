@@ -266,6 +266,14 @@ def run(quick=False):
     ]
 
 
+def _error_panel(ax, rows, key, xlabel, title):
+    """One log-scale panel: every method's average squared error against ``key``."""
+    for label in METHODS:
+        ax.plot([r[key] for r in rows], [r[label] for r in rows], marker="o", label=label)
+    ax.set(yscale="log", xlabel=xlabel, ylabel="average squared error", title=title)
+    ax.legend()
+
+
 def plot(result, folder):
     """Error vs n (α = 1.5, each ε) and vs α (ε = 1), log scale, as PNG files in ``folder``."""
     import matplotlib
@@ -277,30 +285,15 @@ def plot(result, folder):
     fig, axes = plt.subplots(1, len({r["epsilon"] for r in reg if r["sweep"] == "n"}), figsize=(12, 4), squeeze=False)
     for ax, eps in zip(axes[0], sorted({r["epsilon"] for r in reg if r["sweep"] == "n"})):
         part = [r for r in reg if r["sweep"] == "n" and r["epsilon"] == eps]
-        for label in METHODS:
-            ax.plot([r["n"] for r in part], [r[label] for r in part], marker="o", label=label)
-        ax.set(
-            yscale="log",
-            xlabel="n (rows)",
-            ylabel="average squared error",
-            title=f"error vs n, eps = {eps:g}, alpha = 1.5",
-        )
-        ax.legend()
+        _error_panel(ax, part, "n", "n (rows)", f"error vs n, eps = {eps:g}, alpha = 1.5")
     fig.tight_layout()
     paths = [folder / "bench_user_level_n.png", folder / "bench_user_level_alpha.png"]
     fig.savefig(paths[0], dpi=120)
     plt.close(fig)
     fig, ax = plt.subplots(figsize=(5, 4))
     part = [r for r in reg if r["sweep"] == "alpha"]
-    for label in METHODS:
-        ax.plot([r["alpha"] for r in part], [r[label] for r in part], marker="o", label=label)
-    ax.set(
-        yscale="log",
-        xlabel="Zipf alpha (lower: more uneven users)",
-        ylabel="average squared error",
-        title=f"error vs alpha, eps = 1, n = {part[0]['n'] if part else ''}",
-    )
-    ax.legend()
+    title = f"error vs alpha, eps = 1, n = {part[0]['n'] if part else ''}"
+    _error_panel(ax, part, "alpha", "Zipf alpha (lower: more uneven users)", title)
     fig.tight_layout()
     fig.savefig(paths[1], dpi=120)
     plt.close(fig)

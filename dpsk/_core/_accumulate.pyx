@@ -95,7 +95,7 @@ import numbers
 import numpy as np
 
 from dpsk._core._clip cimport NormBound, clip_row_norm, clip_value, make_norm_bound
-from dpsk._core._common cimport _mat, _prefetch, _row, _sum, _vec, _weights_from
+from dpsk._core._common cimport _mat, _prefetch, _row, _row_class, _sum, _vec, _weights_from
 from dpsk._core._common import (
     _add_in_order,
     _check_array,
@@ -144,6 +144,30 @@ cdef inline void _flush(double* total, double* partial, Py_ssize_t size) noexcep
         partial[j] = 0.0
 
 
+cdef inline void _clip_row_into(const floating* x, Py_ssize_t d, const double* lo, const double* hi,
+                                double* b, double* flag) noexcept nogil:
+    """b = c(x) in float64; flag[j] turns NaN where x[j] is not finite."""
+    cdef Py_ssize_t j
+    cdef double v
+    for j in range(d):
+        v = x[j]
+        flag[j] += v * 0.0
+        b[j] = clip_value(v, lo[j], hi[j])
+
+
+cdef inline void _add_clipped_row(const floating* x, Py_ssize_t d, const double* lo, const double* hi,
+                                  double wi, double* row, double* row_sq, double* flag) noexcept nogil:
+    """row += wi·c(x), row_sq += wi·c(x)²; flag[j] turns NaN where x[j] is not finite."""
+    cdef Py_ssize_t j
+    cdef double v
+    for j in range(d):
+        v = x[j]
+        flag[j] += v * 0.0
+        v = clip_value(v, lo[j], hi[j])
+        row[j] += wi * v
+        row_sq[j] += wi * v * v
+
+
 cdef int _moments_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
                        const Py_ssize_t* y_index, Py_ssize_t n_classes,
                        const double* lo, const double* hi, const double* w,
@@ -151,28 +175,13 @@ cdef int _moments_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
                        double* part_count, double* part, double* part_sq,
                        double* flag) noexcept nogil:
     """Per-class Σw, Σw·c(x), Σw·c(x)² (one class when y_index is NULL). 1: bad y_index."""
-    cdef Py_ssize_t block = max(_BLOCK, 16 * n_classes), i, j, k = 0
-    cdef double wi = 1.0, v
-    cdef double* row
-    cdef double* row_sq
-    cdef const floating* x
+    cdef Py_ssize_t block = max(_BLOCK, 16 * n_classes), i, k = 0
+    cdef double wi = 1.0
     for i in range(n):
-        if y_index != NULL:
-            k = y_index[i]
-            if k < 0 or k >= n_classes:
-                return 1
-        if w != NULL:
-            wi = w[i]
+        if not _row_class(i, y_index, n_classes, w, &k, &wi):
+            return 1
         part_count[k] += wi
-        row = part + k * d
-        row_sq = part_sq + k * d
-        x = X + i * d
-        for j in range(d):
-            v = x[j]
-            flag[j] += v * 0.0
-            v = clip_value(v, lo[j], hi[j])
-            row[j] += wi * v
-            row_sq[j] += wi * v * v
+        _add_clipped_row(X + i * d, d, lo, hi, wi, part + k * d, part_sq + k * d, flag)
         if (i + 1) % block == 0 or i + 1 == n:
             _flush(count, part_count, n_classes)
             _flush(total, part, n_classes * d)
@@ -270,10 +279,7 @@ cdef int _gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
             b = buf + r * m
             x = X + i * d
             if mode == _CLIP_BOUNDS:
-                for j in range(d):
-                    v = x[j]
-                    flag[j] += v * 0.0
-                    b[j] = clip_value(v, lo[j], hi[j])
+                _clip_row_into(x, d, lo, hi, b, flag)
             else:
                 for j in range(d):
                     b[j] = x[j]
@@ -401,17 +407,11 @@ cdef void _kmeans_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
     cdef double* b
     cdef double* row
     cdef const double* center
-    cdef const floating* x
     cdef const floating* x_next
     while start < n:
         rows = <int> min(block, n - start)
         for r in range(rows):
-            b = buf + r * d
-            x = X + (start + r) * d
-            for j in range(d):
-                v = x[j]
-                flag[j] += v * 0.0
-                b[j] = clip_value(v, lo[j], hi[j])
+            _clip_row_into(X + (start + r) * d, d, lo, hi, buf + r * d, flag)
         # dots (rows x k, row-major) = buf · centersᵀ; in column-major terms
         # (k x rows) = (centers viewed d x k)ᵀ · (buf viewed d x rows).
         dgemm(trans_a, trans_b, &kk, &rows, &dd, &one, <double*> centers, &dd, buf, &dd,

@@ -4,7 +4,7 @@
 
 Usage::
 
-    from dpsk._core._common cimport _mat, _out_row, _prefetch, _row, _sum, _vec, _weights_from
+    from dpsk._core._common cimport _mat, _out_row, _prefetch, _row, _row_class, _sum, _vec, _weights_from
 
 The pointer helpers need the GIL (they take memoryviews) and are called before the
 ``nogil`` sections; ``_prefetch`` (a hint) and ``_sum`` (in index order) work anywhere.
@@ -63,3 +63,21 @@ cdef inline double _sum(const double* v, Py_ssize_t size) noexcept nogil:
     for j in range(size):
         s += v[j]
     return s
+
+
+ctypedef fused _weight_t:
+    double      # float weights (the float kernels)
+    long long   # quantised weights (the exact kernels)
+
+
+cdef inline bint _row_class(Py_ssize_t i, const Py_ssize_t* y_index, Py_ssize_t n_classes,
+                            const _weight_t* w, Py_ssize_t* k, _weight_t* wi) noexcept nogil:
+    """Row i's class into ``k`` and weight into ``wi`` (left as they are when ``y_index`` or
+    ``w`` is NULL); False when ``y_index[i]`` is outside [0, n_classes)."""
+    if y_index != NULL:
+        k[0] = y_index[i]
+        if k[0] < 0 or k[0] >= n_classes:
+            return False
+    if w != NULL:
+        wi[0] = w[i]
+    return True

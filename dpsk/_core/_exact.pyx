@@ -114,37 +114,28 @@ MAX_GAUSSIAN_Q = 2 ** 100
 # nogil cores
 
 
-cdef inline int _pool_bit(BitPool* pool) noexcept nogil:
-    cdef int bit
-    if pool.n_bits == 0:
+cdef inline uint64_t _pool_take(BitPool* pool, int width) noexcept nogil:
+    """The next ``width`` (1, 8 or 32) bits of the pool; fewer left are dropped for a fresh word."""
+    cdef uint64_t value
+    if pool.n_bits < width:
         pool.bits = pool.state.next_uint64(pool.state.state)
         pool.n_bits = 64
-    bit = <int> (pool.bits & 1)
-    pool.bits >>= 1
-    pool.n_bits -= 1
-    return bit
+    value = pool.bits & ((<uint64_t> 1 << width) - 1)
+    pool.bits >>= width
+    pool.n_bits -= width
+    return value
+
+
+cdef inline int _pool_bit(BitPool* pool) noexcept nogil:
+    return <int> _pool_take(pool, 1)
 
 
 cdef inline uint32_t _pool_u32(BitPool* pool) noexcept nogil:
-    cdef uint32_t word
-    if pool.n_bits < 32:
-        pool.bits = pool.state.next_uint64(pool.state.state)
-        pool.n_bits = 64
-    word = <uint32_t> pool.bits
-    pool.bits >>= 32
-    pool.n_bits -= 32
-    return word
+    return <uint32_t> _pool_take(pool, 32)
 
 
 cdef inline uint64_t _pool_byte(BitPool* pool) noexcept nogil:
-    cdef uint64_t byte
-    if pool.n_bits < 8:
-        pool.bits = pool.state.next_uint64(pool.state.state)
-        pool.n_bits = 64
-    byte = pool.bits & 0xFF
-    pool.bits >>= 8
-    pool.n_bits -= 8
-    return byte
+    return _pool_take(pool, 8)
 
 
 cdef inline int _bernoulli_ratio(BitPool* pool, uint64_t num, uint64_t den) noexcept nogil:
@@ -495,6 +486,63 @@ def _int64_buffer(out):
 
 
 # ---------------------------------------------------------------------------------------
+# One fill loop for the four samplers (numpy's ``cont()`` pattern): each law is a nogil
+# function filling ``n`` values from a pool; ``_fill`` does the set-up they share.
+
+ctypedef struct _Ratio:
+    uint64_t num
+    uint64_t den
+
+ctypedef void (*_FillLaw)(BitPool* pool, void* out, Py_ssize_t n, const void* args) noexcept nogil
+
+ctypedef fused _OutT:
+    uint8_t
+    int64_t
+
+
+cdef inline void _fill_ratio_law(BitPool* pool, _OutT* values, Py_ssize_t n, const _Ratio* r) noexcept nogil:
+    """The two laws of one ratio: Bernoulli(exp(-num/den)) into bools, geometric into int64."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if _OutT is uint8_t:
+            values[i] = <uint8_t> bernoulli_exp_u64(pool, r.num, r.den)
+        else:
+            values[i] = <int64_t> sample_geometric(pool, r.num, r.den)
+
+
+cdef void _fill_bernoulli_exp(BitPool* pool, void* out, Py_ssize_t n, const void* args) noexcept nogil:
+    _fill_ratio_law(pool, <uint8_t*> out, n, <const _Ratio*> args)
+
+
+cdef void _fill_geometric(BitPool* pool, void* out, Py_ssize_t n, const void* args) noexcept nogil:
+    _fill_ratio_law(pool, <int64_t*> out, n, <const _Ratio*> args)
+
+
+cdef void _fill_discrete_laplace(BitPool* pool, void* out, Py_ssize_t n, const void* args) noexcept nogil:
+    cdef const _Ratio* t = <const _Ratio*> args
+    fill_discrete_laplace(pool, <int64_t*> out, n, t.num, t.den)
+
+
+cdef void _fill_discrete_gaussian(BitPool* pool, void* out, Py_ssize_t n, const void* args) noexcept nogil:
+    fill_discrete_gaussian(pool, <int64_t*> out, n, <const GaussianParams*> args)
+
+
+cdef _fill(_OutT[::1] view, _FillLaw law, const void* args, rng):
+    """Fill ``view`` with ``law`` from ``rng``'s bits (lock held, GIL released).
+
+    The caller has checked ``view`` and ``args`` already; ``rng`` is checked here, also
+    when ``view`` is empty.
+    """
+    cdef Py_ssize_t n = view.shape[0]
+    cdef BitPool pool
+    bit_pool_init(&pool, get_bitgen(rng))
+    if n == 0:
+        return
+    with rng.bit_generator.lock, nogil:
+        law(&pool, &view[0], n, args)
+
+
+# ---------------------------------------------------------------------------------------
 # Public wrappers
 
 
@@ -530,16 +578,10 @@ def bernoulli_exp_fill(out, num, den, rng):
     rng : numpy.random.Generator
     """
     cdef uint8_t[::1] view = _bool_buffer(out)
-    cdef uint64_t c_num = _check_int(num, "num", 0, 2 ** 64 - 1)
-    cdef uint64_t c_den = _check_int(den, "den", 1, 2 ** 63 - 1)
-    cdef Py_ssize_t i, n = view.shape[0]
-    cdef BitPool pool
-    bit_pool_init(&pool, get_bitgen(rng))
-    if n == 0:
-        return
-    with rng.bit_generator.lock, nogil:
-        for i in range(n):
-            view[i] = <uint8_t> bernoulli_exp_u64(&pool, c_num, c_den)
+    cdef _Ratio ratio
+    ratio.num = _check_int(num, "num", 0, 2 ** 64 - 1)
+    ratio.den = _check_int(den, "den", 1, 2 ** 63 - 1)
+    _fill(view, _fill_bernoulli_exp, &ratio, rng)
 
 
 def geometric(out, t_num, t_den, rng):
@@ -556,16 +598,9 @@ def geometric(out, t_num, t_den, rng):
     rng : numpy.random.Generator
     """
     cdef int64_t[::1] view = _int64_buffer(out)
-    cdef uint64_t c_num, c_den
-    c_num, c_den = _check_scale_params(t_num, t_den)
-    cdef Py_ssize_t i, n = view.shape[0]
-    cdef BitPool pool
-    bit_pool_init(&pool, get_bitgen(rng))
-    if n == 0:
-        return
-    with rng.bit_generator.lock, nogil:
-        for i in range(n):
-            view[i] = <int64_t> sample_geometric(&pool, c_num, c_den)
+    cdef _Ratio t
+    t.num, t.den = _check_scale_params(t_num, t_den)
+    _fill(view, _fill_geometric, &t, rng)
 
 
 def discrete_laplace(out, t_num, t_den, rng):
@@ -587,15 +622,9 @@ def discrete_laplace(out, t_num, t_den, rng):
     with t = Δ/ε is ε-DP exactly (the geometric mechanism); floating-point safe.
     """
     cdef int64_t[::1] view = _int64_buffer(out)
-    cdef uint64_t c_num, c_den
-    c_num, c_den = _check_scale_params(t_num, t_den)
-    cdef Py_ssize_t n = view.shape[0]
-    cdef BitPool pool
-    bit_pool_init(&pool, get_bitgen(rng))
-    if n == 0:
-        return
-    with rng.bit_generator.lock, nogil:
-        fill_discrete_laplace(&pool, &view[0], n, c_num, c_den)
+    cdef _Ratio t
+    t.num, t.den = _check_scale_params(t_num, t_den)
+    _fill(view, _fill_discrete_laplace, &t, rng)
 
 
 def discrete_gaussian(out, sigma2_num, sigma2_den, rng):
@@ -618,10 +647,4 @@ def discrete_gaussian(out, sigma2_num, sigma2_den, rng):
     cdef int64_t[::1] view = _int64_buffer(out)
     cdef GaussianParams params
     fill_gaussian_params(&params, sigma2_num, sigma2_den)
-    cdef Py_ssize_t n = view.shape[0]
-    cdef BitPool pool
-    bit_pool_init(&pool, get_bitgen(rng))
-    if n == 0:
-        return
-    with rng.bit_generator.lock, nogil:
-        fill_discrete_gaussian(&pool, &view[0], n, &params)
+    _fill(view, _fill_discrete_gaussian, &params, rng)

@@ -87,7 +87,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from dpsk._core._clip cimport clip_value
-from dpsk._core._common cimport _row, _sum, _vec
+from dpsk._core._common cimport _row, _row_class, _sum, _vec
 from dpsk._core._common import (
     _check_array,
     _check_bounds,
@@ -213,34 +213,32 @@ cdef inline long long _quantise(double v, double lo, double hi, double centre, d
     return <long long> (t + offset) - <long long> qmax
 
 
+cdef inline void _add_quantised_row(const floating* x, Py_ssize_t d, const _Grid* g, long long wi,
+                                    i128* r1, i128* r2, double* flag) noexcept nogil:
+    """r1 += wi·q(x), r2 += wi·q(x)²; flag[j] turns NaN where x[j] is not finite."""
+    cdef Py_ssize_t j
+    cdef long long q
+    cdef double v
+    for j in range(d):
+        v = x[j]
+        flag[j] += v * 0.0
+        q = _quantise(v, g.lo[j], g.hi[j], g.centre[j], g.inverse[j], g.qmax[j], g.offset[j], False)
+        r1[j] += <i128> (wi * q)          # |w q| < 2**59
+        r2[j] += (<i128> wi) * (q * q)    # q² < 2**62, times w_q <= 2**28
+
+
 cdef int _exact_moments_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
                              const Py_ssize_t* y_index, Py_ssize_t n_classes,
                              const _Grid* g, const long long* w, i128* count, i128* s1, i128* s2,
                              double* flag) noexcept nogil:
     """Per-class Σw_q, Σw_q·q, Σw_q·q² in 128-bit integers (w_q = 1 without weights)."""
-    cdef Py_ssize_t i, j, k = 0
-    cdef long long wi = 1, q
-    cdef double v
-    cdef i128* r1
-    cdef i128* r2
-    cdef const floating* x
+    cdef Py_ssize_t i, k = 0
+    cdef long long wi = 1
     for i in range(n):
-        if y_index != NULL:
-            k = y_index[i]
-            if k < 0 or k >= n_classes:
-                return 1
-        if w != NULL:
-            wi = w[i]
+        if not _row_class(i, y_index, n_classes, w, &k, &wi):
+            return 1
         count[k] += wi
-        r1 = s1 + k * d
-        r2 = s2 + k * d
-        x = X + i * d
-        for j in range(d):
-            v = x[j]
-            flag[j] += v * 0.0
-            q = _quantise(v, g.lo[j], g.hi[j], g.centre[j], g.inverse[j], g.qmax[j], g.offset[j], False)
-            r1[j] += <i128> (wi * q)          # |w q| < 2**59
-            r2[j] += (<i128> wi) * (q * q)    # q² < 2**62, times w_q <= 2**28
+        _add_quantised_row(X + i * d, d, g, wi, s1 + k * d, s2 + k * d, flag)
     return 0
 
 

@@ -496,8 +496,19 @@ class RepeatAndSelectEvent(PrivacyEvent):
 # ----------------------------------------------------------------------------------------
 
 
+class _PartsMixin:
+    """What ComposedEvent and ParallelEvent share: a tuple of checked parts, and their leaves."""
+
+    def __post_init__(self):
+        _events_tuple(self)
+
+    def flatten(self):
+        """The leaf mechanism events of the parts, in order (see :meth:`PrivacyEvent.flatten`)."""
+        return tuple(leaf for event in self.events for leaf in event.flatten())
+
+
 @dataclass(frozen=True)
-class ComposedEvent(PrivacyEvent):
+class ComposedEvent(_PartsMixin, PrivacyEvent):
     """Several releases on the same data, in sequence (adaptive composition).
 
     Notes
@@ -509,13 +520,6 @@ class ComposedEvent(PrivacyEvent):
     """
 
     events: tuple = field(default=())
-
-    def __post_init__(self):
-        _events_tuple(self)
-
-    def flatten(self):
-        """The leaf mechanism events of the parts, in order (see :meth:`PrivacyEvent.flatten`)."""
-        return tuple(leaf for event in self.events for leaf in event.flatten())
 
 
 @dataclass(frozen=True)
@@ -544,7 +548,7 @@ class SelfComposedEvent(PrivacyEvent):
 
 
 @dataclass(frozen=True)
-class ParallelEvent(PrivacyEvent):
+class ParallelEvent(_PartsMixin, PrivacyEvent):
     """Releases on *disjoint* partitions of the privacy units (parallel composition).
 
     Each privacy unit (a row, or a user with ``groups=``) falls in at most one partition,
@@ -559,13 +563,6 @@ class ParallelEvent(PrivacyEvent):
     """
 
     events: tuple = field(default=())
-
-    def __post_init__(self):
-        _events_tuple(self)
-
-    def flatten(self):
-        """The leaf mechanism events of the parts, in order (see :meth:`PrivacyEvent.flatten`)."""
-        return tuple(leaf for event in self.events for leaf in event.flatten())
 
 
 @dataclass(frozen=True)

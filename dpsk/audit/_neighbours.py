@@ -108,6 +108,21 @@ def canary_neighbours(X, y=None, *, canary_X, canary_y=None, groups=None, canary
     return without, with_canary
 
 
+def _classifier_labels(params, n_samples):
+    """Labels of the background rows (the public classes in turn) and of the added record (the last)."""
+    if params.get("classes") is None:
+        raise ValueError("set the public `classes` of the classifier under audit")
+    classes = np.asarray(params["classes"])
+    return classes[np.arange(n_samples) % classes.size], classes[-1]
+
+
+def _user_groups(estimator, n_samples, rows_per_user):
+    """``(groups, rows of the added unit)``: users of ``rows_per_user`` rows if ``fit`` takes ``groups``."""
+    if "groups" in inspect.signature(estimator.fit).parameters:
+        return np.arange(n_samples) // rows_per_user, rows_per_user
+    return None, 1
+
+
 def worst_case_neighbours(estimator, *, n_samples=100, n_features=1, rows_per_user=5, overshoot=4.0):
     """Default canary neighbours built from an estimator's public sensitivity parameters.
 
@@ -154,22 +169,14 @@ def worst_case_neighbours(estimator, *, n_samples=100, n_features=1, rows_per_us
     X = np.tile(opposite, (n_samples, 1))
     y = canary_y = None
     if is_classifier(estimator):
-        if params.get("classes") is None:
-            raise ValueError("set the public `classes` of the classifier under audit")
-        classes = np.asarray(params["classes"])
-        y = classes[np.arange(n_samples) % classes.size]
-        canary_y = classes[-1]
+        y, canary_y = _classifier_labels(params, n_samples)
     elif is_regressor(estimator):
         if params.get("bounds_y") is None:
             raise ValueError("set the public `bounds_y` of the regressor under audit")
         low_y, high_y = (float(b) for b in params["bounds_y"])
         y = np.full(n_samples, low_y)
         canary_y = overshoot * high_y
-    groups = None
-    n_canary = 1
-    if "groups" in inspect.signature(estimator.fit).parameters:
-        groups = np.arange(n_samples) // rows_per_user
-        n_canary = rows_per_user
+    groups, n_canary = _user_groups(estimator, n_samples, rows_per_user)
     return canary_neighbours(
         X, y, canary_X=np.tile(overshoot * canary, (n_canary, 1)), canary_y=canary_y, groups=groups
     )

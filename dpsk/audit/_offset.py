@@ -33,13 +33,12 @@ earlier values, so the second fit is replayed the first fit's outputs.
 
 import contextlib
 import contextvars
-import inspect
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import is_classifier, is_regressor
 
-from dpsk.audit._neighbours import canary_neighbours
+from dpsk.audit._neighbours import _classifier_labels, _user_groups, canary_neighbours
 from dpsk.audit._samplers import _detached_clone
 from dpsk.mechanisms import DiscreteGaussian, Gaussian, UnsafeGaussian
 from dpsk.mechanisms._base import DPMechanism
@@ -350,20 +349,12 @@ def offset_neighbours(
     record_y = None
     params = estimator.get_params()
     if is_classifier(estimator):
-        if params.get("classes") is None:
-            raise ValueError("set the public `classes` of the classifier under audit")
-        classes = np.asarray(params["classes"])
-        y = classes[np.arange(n_samples) % classes.size]
-        record_y = classes[-1]
+        y, record_y = _classifier_labels(params, n_samples)
     elif is_regressor(estimator) and params.get("bounds_y") is not None:
         low_y, high_y = (float(b) for b in params["bounds_y"])
         y = low_y + (high_y - low_y) * _golden_fractions(n_samples, start=n_samples)
         record_y = high_y
-    groups = None
-    n_record = 1
-    if "groups" in inspect.signature(estimator.fit).parameters:
-        groups = np.arange(n_samples) // int(rows_per_user)
-        n_record = int(rows_per_user)
+    groups, n_record = _user_groups(estimator, n_samples, int(rows_per_user))
     positions = np.linspace(0.0, 1.0, int(candidates)) if int(candidates) > 1 else np.array([1.0])
 
     best = None

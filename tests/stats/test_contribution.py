@@ -115,35 +115,26 @@ def test_lemma_2_variance_of_the_implementation():
     counts = np.array([1, 1, 2, 5, 20, 100])
     groups = np.repeat(np.arange(counts.size), counts)
     rng = np.random.default_rng(3)
-    first = stats.mean(
-        rng.uniform(0, 1, groups.size),
-        epsilon=5.0,
-        bounds=(0, 1),
-        groups=groups,
-        public_user_counts=True,
-        random_state=rng,
-        return_error=True,
-    )
+
+    def release(**kwargs):  # fresh data, fresh noise
+        return stats.mean(
+            rng.uniform(0, 1, groups.size),
+            epsilon=5.0,
+            bounds=(0, 1),
+            groups=groups,
+            public_user_counts=True,
+            random_state=rng,
+            **kwargs,
+        )
+
+    first = release(return_error=True)
     h = first.threshold
     expected = smooth_variance(counts, h, 1 / 12, 2.0 / 25)
     # the reported noise std is the Laplace part: sqrt(2)·B·h/(ε·n_h), larger by the
     # rounding margin of the exact sums (dpsk._core._exact_sums.ROUNDING_MARGIN)
     n_h = np.minimum(h, counts).sum()
     assert first.noise_std == pytest.approx(np.sqrt(2) * h / (5 * n_h) / (1 - ROUNDING_MARGIN), rel=1e-6)
-    values = np.array(
-        [
-            stats.mean(
-                rng.uniform(0, 1, groups.size),
-                epsilon=5.0,
-                bounds=(0, 1),
-                groups=groups,
-                public_user_counts=True,
-                threshold=h,
-                random_state=rng,
-            )
-            for _ in range(6000)
-        ]
-    )
+    values = np.array([release(threshold=h) for _ in range(6000)])
     centred = values - 0.5
     second, fourth = np.mean(centred**2), np.mean(centred**4)
     se = np.sqrt((fourth - second**2) / values.size)
