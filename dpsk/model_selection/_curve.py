@@ -20,6 +20,7 @@ from sklearn.utils import Bunch, indexable
 from sklearn.utils.validation import check_array, check_consistent_length
 
 from dpsk.accounting import ComposedEvent, SelfComposedEvent
+from dpsk.accounting._context import SpendLabel, spending_as
 from dpsk.model_selection._estimators import candidate_cost, check_private, inner_seed, prepare, search_accountant
 from dpsk.model_selection._search import budget_report, print_charged, print_plan
 from dpsk.model_selection._splits import run_fits
@@ -225,8 +226,12 @@ def privacy_utility_curve(
             f"totalling {n_seeds * epsilons.size} fits",
             budget_report(stages, total, charged),
         )
+    spend_label = SpendLabel(
+        type(estimator).__name__, None, f"privacy_utility_curve ({epsilons.size} budgets x {n_seeds} seeds)"
+    )
     if charged is not None:
-        charged.check_event(total)
+        with spending_as(spend_label):
+            charged.check_event(total)
 
     X_train, y_train = indexable(X_train, y_train)
     X_test, y_test = indexable(X_test, y_test)
@@ -240,7 +245,8 @@ def privacy_utility_curve(
     rng = release_generator(random_state, context=release, data=(X_train, y_train, X_test, y_test))
 
     if charged is not None:
-        charged.record(total)
+        with spending_as(spend_label):
+            charged.record(total)
     if verbose > 0:
         print_charged("privacy_utility_curve", charged)
     tasks, lines = [], []

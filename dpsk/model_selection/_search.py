@@ -49,6 +49,7 @@ from dpsk.accounting import (
     SelfComposedEvent,
     note_release,
 )
+from dpsk.accounting._context import label_of, note_spent, spending_as
 from dpsk.accounting._repeat_and_select import stopping_gamma
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.mechanisms import ExponentialMechanism, Laplace
@@ -401,15 +402,19 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         name = type(self).__name__
         if self.verbose > 0:
             print_plan(name, self._describe(plan), report)
+        label = label_of(self, call=f"fit: {self._describe(plan)}")
         if accountant is not None:
-            accountant.check_event(plan.total)
+            with spending_as(label):
+                accountant.check_event(plan.total)
         groups = params.pop("groups", None)
         X, y, groups = check_search_data(X, y, groups, name)
         rekey_generator(rng, self.random_state, context=self, data=(X, y, groups))
         data = _SearchData(X, y, fit_params_with_groups(self.estimator, groups, params), *privacy_units(len(y), groups))
         splits = self._draw_splits(plan, data, rng)
         if accountant is not None:
-            accountant.record(plan.total)
+            with spending_as(label):
+                accountant.record(plan.total)
+            note_spent(label, plan.total, accountant)
         self.privacy_spent_ = plan.total
         self.budget_report_ = report
         if self.verbose > 0:

@@ -7,6 +7,7 @@ from joblib import delayed
 from sklearn.base import is_classifier
 
 from dpsk.accounting import ComposedEvent, SelfComposedEvent
+from dpsk.accounting._context import SpendLabel, spending_as
 from dpsk.mechanisms import Laplace
 from dpsk.model_selection._estimators import candidate_cost, check_private, inner_seed, prepare, search_accountant
 from dpsk.model_selection._search import budget_report, print_charged, print_plan
@@ -153,8 +154,10 @@ def cross_val_score(
             ("noisy fold scores", scores_event),
         ]
         print_plan("cross_val_score", f"Fitting {cv} folds, totalling {cv} fits", budget_report(stages, total, charged))
+    label = SpendLabel(type(estimator).__name__, None, f"cross_val_score ({cv} folds)")
     if charged is not None:
-        charged.check_event(total)
+        with spending_as(label):
+            charged.check_event(total)
     X, y, groups = check_search_data(X, y, groups, "cross_val_score")
     rekey_generator(rng, random_state, context=release, data=(X, y, groups))
     fit_params = fit_params_with_groups(estimator, groups, params or {})
@@ -163,7 +166,8 @@ def cross_val_score(
     splits = [(np.flatnonzero(folds != f), np.flatnonzero(folds == f)) for f in range(cv)]
     check_training_parts(splits, n_units)
     if charged is not None:
-        charged.record(total)
+        with spending_as(label):
+            charged.record(total)
     if verbose > 0:
         print_charged("cross_val_score", charged)
 
