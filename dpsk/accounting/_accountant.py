@@ -306,14 +306,18 @@ class BudgetAccountant:
         delta_c = self._conversion_delta(state)
         if delta_c is None:
             fixed = state.fixed_delta()
-            return f"its explicit delta would be {fixed:.6g} (plus slack {self._slack:.6g})"
+            return (
+                f"its explicit delta would be {_display._number(fixed, 'up')} "
+                f"(plus slack {_display._number(self._slack)})"
+            )
         if self._epsilon == math.inf:
             return None
         limit = self._epsilon * (1.0 if strict else 1.0 + TOLERANCE)
         eps = state.certify(limit, delta_c, use_pld=use_pld)
         if eps is None:
             return None
-        return f"the ledger would be ({eps:.6g}, {state.total_delta(delta_c):.3g})-DP"
+        together = Budget(eps, state.total_delta(delta_c))
+        return f"the ledger would be ({_display.budget_text(together)})-DP"
 
     def _exceeded(self, event, excess, label):
         """The BudgetExceededError for ``event``: what was asked, what remains, by whom.

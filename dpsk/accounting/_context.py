@@ -177,8 +177,24 @@ class SpendLabel(NamedTuple):
         Its path inside a pipeline, as ``set_params`` spells it
         (``"columntransformer__num__standardscaler"``); None outside a pipeline.
     call : str
-        The call that spent: ``"fit"``, ``"cross_val_score"``, ``"dpsk.stats.mean"``,
-        ``"spend"``...
+        The call that spent: ``"fit"``, ``"cross_val_score (5 folds)"``,
+        ``"dpsk.stats.mean"``, ``"spend"``...
+
+    See Also
+    --------
+    BudgetAccountant.to_frame : The ledger, one labelled row per spend.
+
+    Notes
+    -----
+    **Privacy.** A label names the code that spent (class names, step names, calls):
+    it holds no data. It is set by the spend path of estimators, statistics and
+    searches, never by the released values.
+
+    Examples
+    --------
+    >>> from dpsk.accounting import SpendLabel
+    >>> str(SpendLabel("StandardScaler", "columntransformer__num__standardscaler", "fit"))
+    'columntransformer__num__standardscaler (StandardScaler): fit'
     """
 
     estimator: str | None = None
