@@ -140,8 +140,9 @@ def privacy_utility_curve(
         Number of tasks dispatched ahead (joblib's ``pre_dispatch``).
     verbose : int, default=0
         >= 1: the privacy cost per ε before anything is fitted, then what the
-        accountant has spent. >= 2: one line per fit as it ends. >= 3: joblib's
-        progress messages too.
+        accountant has spent; exactly 1: also a progress bar of the fits on standard
+        error (tqdm's when installed, plain lines otherwise). >= 2: one line per fit as
+        it ends. >= 3: joblib's progress messages too.
     random_state : None, int or numpy.random.Generator, default=None
         Source of every fit's noise: each fit gets its own seed, overriding the
         estimator's ``random_state``. ``None`` (recommended): fresh secure entropy for
@@ -255,7 +256,9 @@ def privacy_utility_curve(
             fitted = prepare(model, {}, inner_seed(random_state, rng), charged=charged)
             tasks.append(delayed(_fit_and_test)(fitted, X_train, y_train, X_test, y_test, scorer, fit_params))
             lines.append(f"[epsilon {i + 1}/{epsilons.size}; seed {s + 1}/{n_seeds}] END epsilon={eps:g}")
-    scores = run_fits(tasks, lines, n_jobs=n_jobs, pre_dispatch=pre_dispatch, verbose=verbose)
+    scores = run_fits(
+        tasks, lines, n_jobs=n_jobs, pre_dispatch=pre_dispatch, verbose=verbose, description="privacy_utility_curve"
+    )
     scores = np.asarray(scores, dtype=np.float64).reshape(epsilons.size, n_seeds)
 
     baseline_score = None

@@ -113,7 +113,9 @@ _SEARCH_DOCS = {
     "verbose": """verbose : int, default=0
         Progress messages, printed by the calling process. >= 1: the plan and its
         privacy cost stage by stage, before the budget is checked and anything is
-        fitted, then what the accountant has spent. >= 2: one line per fit as it ends
+        fitted, then what the accountant has spent; exactly 1: also a progress bar of
+        the fits on standard error (tqdm's when it is installed, the optional
+        ``progress`` extra; a few plain lines otherwise). >= 2: one line per fit as it ends
         (``[CV 1/3; 2/4] END C=0.1``, scikit-learn's style, without score or time: both
         depend on the private data). >= 3: joblib's progress messages too.""",
     "pre_dispatch": """pre_dispatch : int or str, default="2*n_jobs"
@@ -465,6 +467,7 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             n_jobs=self.n_jobs,
             pre_dispatch=self.pre_dispatch,
             verbose=self.verbose,
+            description=type(self).__name__,
         )
         scores = np.zeros(m)
         models = {}

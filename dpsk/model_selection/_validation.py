@@ -80,7 +80,9 @@ def cross_val_score(
     verbose : int, default=0
         Progress messages, printed by the calling process. >= 1: the folds and the
         privacy cost, before the budget is checked and anything is fitted, then what
-        the accountant has spent. >= 2: one line per fit as it ends (``[CV 1/5] END``,
+        the accountant has spent; exactly 1: also a progress bar of the fits on
+        standard error (tqdm's when installed, plain lines otherwise). >= 2: one line
+        per fit as it ends (``[CV 1/5] END``,
         without score or time: both depend on the private data). >= 3: joblib's progress
         messages too.
     params : dict or None, default=None
@@ -184,6 +186,7 @@ def cross_val_score(
         n_jobs=n_jobs,
         pre_dispatch=pre_dispatch,
         verbose=verbose,
+        description="cross_val_score",
     )
     # Units per fold: the fold of each unit is that of its first row.
     unit_folds = folds if units is None else folds[np.unique(units, return_index=True)[1]]
