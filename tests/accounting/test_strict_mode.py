@@ -9,6 +9,7 @@ import pytest
 
 import dpsk
 from dpsk.accounting import BudgetAccountant, record_releases
+from dpsk.accounting._preflight import _Unreadable as _Spy  # raises if anything reads it
 from dpsk.exceptions import AccountantRequiredError
 from dpsk.model_selection import GridSearchCV
 from dpsk.pipeline import make_pipeline
@@ -16,18 +17,6 @@ from dpsk.stats import mean
 from dpsk.utils._test_common import estimators_under_test
 from dpsk.utils._testing import ToyDPMeanClassifier
 from dpsk.utils._testing_accounting import ToyDPCenterer
-
-
-class _Spy:
-    """Placeholder data that fails the test if anything reads it."""
-
-    def _read(self, *args, **kwargs):
-        raise AssertionError("the data was read")
-
-    __array__ = __len__ = __iter__ = __getitem__ = _read
-
-    def __getattr__(self, name):
-        raise AssertionError(f"the data was read (.{name})")
 
 
 @pytest.fixture
