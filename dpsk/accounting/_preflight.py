@@ -672,7 +672,8 @@ def _branches(step, X):
     """
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import FeatureUnion
-    from sklearn.utils import _safe_indexing
+
+    from dpsk.utils._sklearn_compat import _safe_indexing
 
     if isinstance(step, ColumnTransformer):
         for _, transformer, columns in step.transformers:
