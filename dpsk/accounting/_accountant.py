@@ -333,11 +333,15 @@ class BudgetAccountant:
             left = None
         who = "" if label is None or label.estimator is None and label.step is None else f" by {label.model}"
         call = "" if label is None else f" ({label.call})"
-        remains = "" if left is None else f"; remaining: {_display.budget_text(left, rounding='down')}"
+        if self._delta >= 1.0:  # no δ ceiling: only ε can run out
+            ceiling = f"epsilon={_display._number(self._epsilon)} (no delta ceiling)"
+            remains = "" if left is None else f"; remaining: epsilon={_display._number(left.epsilon, 'down')}"
+        else:
+            ceiling = _display.budget_text(Budget(self._epsilon, self._delta), rounding="nearest")
+            remains = "" if left is None else f"; remaining: {_display.budget_text(left, rounding='down')}"
         error = BudgetExceededError(
             f"Spend{who}{call} not permitted: it asks for {_display.budget_text(asked)}{remains}, "
-            f"of the budget {_display.budget_text(Budget(self._epsilon, self._delta))} ({excess}). "
-            "Nothing was spent."
+            f"of the budget {ceiling} ({excess}). Nothing was spent."
         )
         error.requested, error.remaining, error.label = asked, left, label
         return error

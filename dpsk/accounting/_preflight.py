@@ -30,7 +30,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils.metadata_routing import get_routing_for_object
 from sklearn.utils.validation import has_fit_parameter
 
-from dpsk.accounting._context import BOUND_ATTRIBUTE, resolve_accountant
+from dpsk.accounting._context import BOUND_ATTRIBUTE, SpendLabel, resolve_accountant, spending_as
 from dpsk.accounting._events import PrivacyEvent, SelfComposedEvent, compose
 from dpsk.exceptions import BudgetExceededError
 
@@ -492,8 +492,14 @@ class BudgetCheck(NamedTuple):
     totals: list
 
 
-def _exceeded(estimator, accountant, names, steps, error):
-    listed = ", ".join(f"{name!r} ({type(steps[name]).__name__})" for name in names)
+def _exceeded(estimator, accountant, names, steps, costs, error):
+    from dpsk.accounting._accountant import BudgetAccountant
+    from dpsk.accounting._display import budget_text
+
+    reporter = accountant if isinstance(accountant, BudgetAccountant) else BudgetAccountant()
+    listed = ", ".join(
+        f"{name!r} ({type(steps[name]).__name__}, {budget_text(reporter._figures(costs[name]))})" for name in names
+    )
     what = "its DP step" if len(names) == 1 else f"its {len(names)} DP steps"
     return BudgetExceededError(
         f"Fitting {type(estimator).__name__} would exceed the budget of {accountant!r}: {what} "
@@ -522,9 +528,10 @@ def budget_check(estimator, accountant=None, *, skip_unaccounted=False):
     for spends_on, names in groups.values():
         total = compose((costs[name] for name in names), flatten=False)
         try:
-            spends_on.check_event(total)
+            with spending_as(SpendLabel(type(estimator).__name__, None, "pre-flight check of all DP steps")):
+                spends_on.check_event(total)
         except BudgetExceededError as error:
-            raise _exceeded(estimator, spends_on, names, steps, error) from error
+            raise _exceeded(estimator, spends_on, names, steps, costs, error) from error
         totals.append((spends_on, tuple(names), total))
     return BudgetCheck(costs, accountants, totals)
 
