@@ -26,6 +26,7 @@ _submodules = [
     "decomposition",
     "ensemble",
     "exceptions",
+    "feature_selection",
     "linear_model",
     "mechanisms",
     "model_selection",

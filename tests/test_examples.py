@@ -60,6 +60,15 @@ EXPECTED = {
         ["user-level mean", "threshold h =", "user-level mean: epsilon = 0.1 + 0.45 + 0.45", "64 spends"],
         ["user_level_stats.png"],
     ),
+    "plot_feature_selection_sparse_vector.py": (
+        [
+            "selected features:",
+            "BudgetAccountant(epsilon=1.0): 2 spends, epsilon spent 1",
+            "AboveThreshold stopped at k =",
+            "epsilon spent 5 of 10",
+        ],
+        ["feature_selection_sparse_vector.png"],
+    ),
     "plot_walkthrough.py": (
         ["PrivacyLeakWarning:", "neighbours 1 apart: pass", "neighbours 2 apart: fail", "2 spends"],
         ["walkthrough_audit.png"],

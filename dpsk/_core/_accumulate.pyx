@@ -22,7 +22,8 @@ over rows.
     c(x_i)[j]``, ``sum_sq[j] = Σ w_i c(x_i)[j]²`` (shape ``(n_features,)``). DP means,
     variances, scalers.
 
-``clipped_class_sums(X, y_index, n_classes, lower, upper, sample_weight=None, *, n_threads=None) -> (count, sum, sum_sq)``
+``clipped_class_sums(X, y_index, n_classes, lower, upper, sample_weight=None, *, n_threads=None)``
+    ``-> (count, sum, sum_sq)``.
     The same per class. ``y_index``: ``intp`` array of shape ``(n_samples,)``, values in
     ``[0, n_classes)`` (else ``ValueError``, raised after the loop). ``count`` has shape
     ``(n_classes,)``, ``sum`` and ``sum_sq`` ``(n_classes, n_features)``; classes
@@ -35,7 +36,8 @@ over rows.
     ``count`` as above. BLAS ``dgemm`` on blocks of rows clipped into a small reusable
     buffer (about 160 KiB). PCA, linear models.
 
-``clipped_linear_stats(X, y, y_lower, y_upper, *, lower=None, upper=None, max_norm=None, sample_weight=None, n_threads=None) -> (count, sum_x, sum_y, xtx, xty, yty)``
+``clipped_linear_stats(X, y, y_lower, y_upper, *, lower=None, upper=None, max_norm=None,``
+``sample_weight=None, n_threads=None) -> (count, sum_x, sum_y, xtx, xty, yty)``
     Least-squares statistics in one pass: X clipped as in ``clipped_gram``, ``c(y) =
     clip(y, y_lower, y_upper)``; ``xtx = Σ w c(x) c(x)ᵀ``, ``xty = Σ w c(x) c(y)``
     (shape ``(n_features,)``), ``yty = Σ w c(y)²`` (float), ``sum_x``, ``sum_y = Σ w
@@ -76,6 +78,12 @@ bounded by the per-row sensitivity in general: a release that centres after summ
 ``clipped_gram(max_norm=...)`` (linear models) sum rows that are already centred or
 norm-bounded; their remaining error, about ``(block + n/block)·u·n`` per-row bounds, is
 documented in doc/limitations.rst and not yet folded into the calibration.
+
+``clipped_sums``, ``clipped_class_sums`` and ``clipped_linear_stats`` are used by no
+estimator (those release exact sums). They stay as the float baseline: the exact
+kernels' tests compare against them, the shared argument, thread and chunk checks of
+tests/_core/test_clip.py run through them, and benchmarks/bench_clip.py times them
+against numpy. No release may use them where the sums are centred afterwards.
 """
 
 from cython cimport floating

@@ -31,11 +31,12 @@ cdef struct NormBound:
     double inside_sq  # the same two thresholds for the sum of squares (L2, unscaled rows)
     double band_sq
     bint squared    # inside_sq and band_sq are usable (max_norm in [2**-400, 2**400])
-    double inside_m # inside and band divided by 2**exponent, for rescaled rows
+    double inside_m  # inside and band divided by 2**exponent, for rescaled rows
     double band_m
     int exponent    # max_norm = f 2**exponent with f in [0.5, 1)
-    bint tiny       # max_norm < 2**-1000: thresholds near the subnormal range would
-                    # round by more than 1 ulp, so every row is rescaled
+    # tiny: max_norm < 2**-1000: thresholds near the subnormal range would round by more
+    # than 1 ulp, so every row is rescaled
+    bint tiny
     double target   # clipped rows are scaled to this norm
     double shrink   # factor applied if a clipped row fails verification
     bint l2         # L2 (True) or L1 (False) norm

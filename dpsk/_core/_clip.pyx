@@ -343,7 +343,7 @@ cdef int clip_row_norm(const floating* x, floating* y, Py_ssize_t d,
                        const NormBound* b) noexcept nogil:
     """y = x·min(1, C/‖x‖), verified (see the argument above); y may alias x. 1 if non-finite."""
     cdef double total, r, t, s
-    cdef int e, status, attempt
+    cdef int e, status, _attempt
     cdef Py_ssize_t j
     if _verified(x, d, b, &total, &e, &status):
         if y != x:
@@ -370,7 +370,7 @@ cdef int clip_row_norm(const floating* x, floating* y, Py_ssize_t d,
                 t = ldexp(<double> x[j], -e) * r * 2.0
                 y[j] = <floating> (t if fabs(t) <= fabs(<double> x[j]) else x[j])
         s = _sum_terms(<const floating*> y, d, 1.0, b.l2)
-    for attempt in range(_MAX_NUDGES):
+    for _attempt in range(_MAX_NUDGES):
         status = _place(<const floating*> y, d, b, s, &total, &e)
         if status == _INSIDE or (
                 status == _BAND and _exact_norm_le(<const floating*> y, d, b.max_norm, b.l2)):
@@ -409,7 +409,6 @@ def _bounds_in_dtype(lower, upper, dtype):
     return np.ascontiguousarray(lo), np.ascontiguousarray(hi)
 
 
-
 def _prepare_out(out, X):
     """``out``, checked (or allocated): X's dtype and shape, writeable, X itself or disjoint."""
     if out is None:
@@ -421,11 +420,6 @@ def _prepare_out(out, X):
     if not same and np.may_share_memory(out, X):
         raise ValueError("out must be X itself or must not overlap X")
     return out
-
-
-
-
-
 
 
 # ---------------------------------------------------------------------------------------

@@ -57,7 +57,6 @@ cdef inline double* _mat(double[:, ::1] v) noexcept:
     return &v[0, 0]
 
 
-
 cdef inline double _sum(const double* v, Py_ssize_t size) noexcept nogil:
     cdef double s = 0.0
     cdef Py_ssize_t j

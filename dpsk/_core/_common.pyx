@@ -102,13 +102,28 @@ def _check_scalar_bounds(lower, upper):
 
 
 def _check_sample_weight(sample_weight, n_samples):
+    """None, or float64 weights of shape (n_samples,), finite and >= 0 (a scalar is broadcast).
+
+    The one check of what a weight is, for the kernels and for the estimators
+    (``dpsk.utils.validation._check_sample_weight_dp`` adds the clipping to [0, 1]). The
+    messages never show a weight: they reveal only that one left its domain.
+    """
     if sample_weight is None:
         return None
-    w = np.ascontiguousarray(sample_weight, dtype=np.float64)
-    _check_shape("sample_weight", w, (n_samples,))
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError("sample_weight must be finite and >= 0")
-    return w
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim == 0:
+        w = np.full(n_samples, w, dtype=np.float64)
+    if w.ndim != 1:
+        raise ValueError(f"sample_weight must be 1D array or scalar, got an array of shape {w.shape}")
+    if w.shape != (n_samples,):
+        raise ValueError(f"sample_weight.shape == {w.shape}, expected ({n_samples},)")
+    if np.isnan(w).any():
+        raise ValueError("Input sample_weight contains NaN.")
+    if not np.isfinite(w).all():
+        raise ValueError("Input sample_weight contains infinity.")
+    if (w < 0).any():
+        raise ValueError("Negative values in sample_weight: weights must be >= 0")
+    return np.ascontiguousarray(w)
 
 
 def _raise_nonfinite(name="X"):

@@ -589,7 +589,7 @@ def discrete_laplace(out, t_num, t_den, rng):
     cdef int64_t[::1] view = _int64_buffer(out)
     cdef uint64_t c_num, c_den
     c_num, c_den = _check_scale_params(t_num, t_den)
-    cdef Py_ssize_t i, n = view.shape[0]
+    cdef Py_ssize_t n = view.shape[0]
     cdef BitPool pool
     bit_pool_init(&pool, get_bitgen(rng))
     if n == 0:
@@ -618,7 +618,7 @@ def discrete_gaussian(out, sigma2_num, sigma2_den, rng):
     cdef int64_t[::1] view = _int64_buffer(out)
     cdef GaussianParams params
     fill_gaussian_params(&params, sigma2_num, sigma2_den)
-    cdef Py_ssize_t i, n = view.shape[0]
+    cdef Py_ssize_t n = view.shape[0]
     cdef BitPool pool
     bit_pool_init(&pool, get_bitgen(rng))
     if n == 0:

@@ -167,13 +167,33 @@ cdef object _to_ints(const i128* values, Py_ssize_t size):
     """The 128-bit integers as a numpy object array of exact Python ints."""
     hi = np.empty(size, dtype=np.int64)
     lo = np.empty(size, dtype=np.uint64)
-    cdef long long[::1] h = hi
-    cdef unsigned long long[::1] l = lo
+    cdef long long[::1] hv = hi
+    cdef unsigned long long[::1] lv = lo
     cdef Py_ssize_t i
     for i in range(size):
-        h[i] = _i128_hi(values[i])
-        l[i] = _i128_lo(values[i])
+        hv[i] = _i128_hi(values[i])
+        lv[i] = _i128_lo(values[i])
     return hi.astype(object) * (1 << 64) + lo.astype(object)
+
+
+cdef struct _Grid:
+    # The public quantisation grid of every feature (arrays of n_features): clipping
+    # bounds, centre, 1/step, the largest |q| and the offset of the rounding.
+    const double* lo
+    const double* hi
+    const double* centre
+    const double* inverse
+    const double* qmax
+    const double* offset
+
+
+cdef _Grid _grid(double[::1] lo, double[::1] hi, double[::1] centre, double[::1] inverse,
+                 double[::1] qmax, double[::1] offset):
+    """The grid's pointers (valid while the arrays live; NULL for zero features)."""
+    cdef _Grid g
+    g.lo, g.hi, g.centre = _vec(lo), _vec(hi), _vec(centre)
+    g.inverse, g.qmax, g.offset = _vec(inverse), _vec(qmax), _vec(offset)
+    return g
 
 
 cdef inline long long _quantise(double v, double lo, double hi, double centre, double inverse,
@@ -195,9 +215,7 @@ cdef inline long long _quantise(double v, double lo, double hi, double centre, d
 
 cdef int _exact_moments_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
                              const Py_ssize_t* y_index, Py_ssize_t n_classes,
-                             const double* lo, const double* hi, const double* centre,
-                             const double* inverse, const double* qmax, const double* offset,
-                             const long long* w, i128* count, i128* s1, i128* s2,
+                             const _Grid* g, const long long* w, i128* count, i128* s1, i128* s2,
                              double* flag) noexcept nogil:
     """Per-class Σw_q, Σw_q·q, Σw_q·q² in 128-bit integers (w_q = 1 without weights)."""
     cdef Py_ssize_t i, j, k = 0
@@ -220,7 +238,7 @@ cdef int _exact_moments_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
         for j in range(d):
             v = x[j]
             flag[j] += v * 0.0
-            q = _quantise(v, lo[j], hi[j], centre[j], inverse[j], qmax[j], offset[j], False)
+            q = _quantise(v, g.lo[j], g.hi[j], g.centre[j], g.inverse[j], g.qmax[j], g.offset[j], False)
             r1[j] += <i128> (wi * q)          # |w q| < 2**59
             r2[j] += (<i128> wi) * (q * q)    # q² < 2**62, times w_q <= 2**28
     return 0
@@ -230,7 +248,7 @@ def _exact_moments_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t 
                          Py_ssize_t n_classes, double[::1] lo, double[::1] hi,
                          double[::1] centre, double[::1] inverse, double[::1] qmax,
                          double[::1] offset, w_arr):
-    cdef Py_ssize_t d = X.shape[1], size = n_classes * d, i
+    cdef Py_ssize_t d = X.shape[1], size = n_classes * d
     cdef const Py_ssize_t[::1] yi
     cdef const Py_ssize_t* yp = NULL
     cdef const long long[::1] wv
@@ -248,18 +266,13 @@ def _exact_moments_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t 
     cdef i128* s2 = <i128*> calloc(max(size, 1), sizeof(i128))
     cdef int status
     cdef double bad
-    cdef double* lop = _vec(lo)
-    cdef double* hip = _vec(hi)
-    cdef double* cp = _vec(centre)
-    cdef double* ip = _vec(inverse)
-    cdef double* qp = _vec(qmax)
-    cdef double* op = _vec(offset)
+    cdef _Grid g = _grid(lo, hi, centre, inverse, qmax, offset)
     try:
         if cnt == NULL or s1 == NULL or s2 == NULL:
             raise MemoryError()
         with nogil:
-            status = _exact_moments_pass(x, stop - start, d, yp, n_classes, lop, hip, cp, ip, qp,
-                                         op, wp, cnt, s1, s2, &flag[0])
+            status = _exact_moments_pass(x, stop - start, d, yp, n_classes, &g, wp, cnt, s1, s2,
+                                         &flag[0])
             bad = _sum(&flag[0], d)
         return status, bad, _to_ints(cnt, n_classes), _to_ints(s1, size), _to_ints(s2, size)
     finally:
@@ -381,9 +394,7 @@ def exact_moments(X, lower, upper, y_index=None, n_classes=1, sample_weight=None
                         centre, half, step)
 
 
-cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
-                          const double* lo, const double* hi, const double* centre,
-                          const double* inverse, const double* qmax, const double* offset,
+cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _Grid* g,
                           bint toward_zero, double* buf, double* block_gram, Py_ssize_t block,
                           i128* gram, i128* total, double* flag) noexcept nogil:
     """Σq and Σqqᵀ (lower triangle, column-major = upper triangle row-major) exactly."""
@@ -403,7 +414,8 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
             for j in range(d):
                 v = x[j]
                 flag[j] += v * 0.0
-                q = _quantise(v, lo[j], hi[j], centre[j], inverse[j], qmax[j], offset[j], toward_zero)
+                q = _quantise(v, g.lo[j], g.hi[j], g.centre[j], g.inverse[j], g.qmax[j], g.offset[j],
+                              toward_zero)
                 total[j] += q
                 b[j] = <double> q
         # Integers below 2**20, at most 2**12 rows: every partial sum of the product is
@@ -420,7 +432,7 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
 def _exact_gram_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop,
                       double[::1] lo, double[::1] hi, double[::1] centre, double[::1] inverse,
                       double[::1] qmax, double[::1] offset, bint toward_zero):
-    cdef Py_ssize_t d = X.shape[1], n = stop - start, i, j
+    cdef Py_ssize_t d = X.shape[1], n = stop - start
     cdef Py_ssize_t block = min(n, _GRAM_BLOCK)
     cdef double[:, ::1] buf = np.empty((max(block, 1), max(d, 1)))
     cdef double[:, ::1] bg = np.empty((max(d, 1), max(d, 1)))
@@ -429,17 +441,12 @@ def _exact_gram_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t sto
     cdef i128* gram = <i128*> calloc(max(d * d, 1), sizeof(i128))
     cdef i128* total = <i128*> calloc(max(d, 1), sizeof(i128))
     cdef double bad
-    cdef double* lop = _vec(lo)
-    cdef double* hip = _vec(hi)
-    cdef double* cp = _vec(centre)
-    cdef double* ip = _vec(inverse)
-    cdef double* qp = _vec(qmax)
-    cdef double* op = _vec(offset)
+    cdef _Grid g = _grid(lo, hi, centre, inverse, qmax, offset)
     try:
         if gram == NULL or total == NULL:
             raise MemoryError()
         with nogil:
-            _exact_gram_pass(x, n, d, lop, hip, cp, ip, qp, op, toward_zero, &buf[0, 0], &bg[0, 0],
+            _exact_gram_pass(x, n, d, &g, toward_zero, &buf[0, 0], &bg[0, 0],
                              block, gram, total, &flag[0])
             bad = _sum(&flag[0], d)
         return bad, _to_ints(total, d), _to_ints(gram, d * d).reshape(d, d)

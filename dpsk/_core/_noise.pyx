@@ -103,7 +103,6 @@ from dpsk._core._exact cimport (
     fill_discrete_laplace,
     fill_gaussian_params,
     u128_add,
-    u128_ge,
     u128_sub,
 )
 from dpsk._core._exact import MAX_T_DEN, MAX_T_NUM, round_up_sigma2

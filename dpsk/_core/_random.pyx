@@ -65,7 +65,6 @@ of PCG64 (see ``benchmarks/bench_noise.py``).
 
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
-from libc.string cimport memcpy
 from numpy.random cimport BitGenerator, bitgen_t
 
 import numpy as np

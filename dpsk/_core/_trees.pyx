@@ -221,9 +221,9 @@ cdef inline intp_t _leaf(const floating* x, const intp_t* feature, const double*
                          int depth, bint* nan) noexcept nogil:
     """Leaf index (0 .. 2**depth - 1) of row x in one tree; flags NaN (which goes right)."""
     cdef intp_t node = 0
-    cdef int level
+    cdef int _level
     cdef double v
-    for level in range(depth):
+    for _level in range(depth):
         v = x[feature[node]]
         nan[0] |= v != v
         node = 2 * node + 1 + (not (v <= threshold[node]))
@@ -238,12 +238,12 @@ cdef void _route_block(const floating* x, intp_t d, intp_t n_rows, const intp_t*
     overlaps their loads, and the branch-free step avoids mispredicted comparisons.
     """
     cdef intp_t i, k
-    cdef int level
+    cdef int _level
     cdef double v
     cdef bint bad = False
     for i in range(n_rows):
         node[i] = 0
-    for level in range(depth):
+    for _level in range(depth):
         for i in range(n_rows):
             k = node[i]
             v = x[i * d + feature[k]]

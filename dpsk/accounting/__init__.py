@@ -32,7 +32,7 @@ from dpsk.accounting._calibration import (
     split_epsilon,
     zcdp_rho,
 )
-from dpsk.accounting._composition import get_delta, get_epsilon
+from dpsk.accounting._composition import calibrate_noise_multiplier, get_delta, get_epsilon
 from dpsk.accounting._context import SpendLabel, active_accountant, resolve_accountant
 from dpsk.accounting._events import (
     ApproxDPEvent,
@@ -84,6 +84,7 @@ __all__ = [
     "ZCDPEvent",
     "active_accountant",
     "amplified_epsilon",
+    "calibrate_noise_multiplier",
     "check_budget",
     "classic_gaussian_sigma",
     "discrete_gaussian_delta",

@@ -32,6 +32,7 @@ References
 
 import math
 import numbers
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -74,7 +75,7 @@ NUMERIC_MARGIN = 2.0**-40
 CALIBRATION_MARGIN = 2.0**-30
 
 
-def round_up(value):
+def round_up(value: float) -> float:
     """``value`` rounded up by the numeric margin (0 and inf are kept)."""
     value = float(value)
     if value == 0.0 or not math.isfinite(value):
@@ -82,7 +83,7 @@ def round_up(value):
     return math.nextafter(value + abs(value) * NUMERIC_MARGIN, math.inf)
 
 
-def round_down(value):
+def round_down(value: float) -> float:
     """``value`` rounded down by the numeric margin, never below 0."""
     value = float(value)
     if value == 0.0 or not math.isfinite(value):
@@ -106,14 +107,14 @@ def _ratio_up(numerator, denominator):
     return r
 
 
-def delta_compose(a, b):
+def delta_compose(a: float, b: float) -> float:
     """a ⊕ b = 1 - (1 - a)(1 - b): the δ of two releases with δ's a and b (rounded up)."""
     if a == 0.0 or b == 0.0:
         return max(a, b)
     return min(1.0, round_up(a + b - a * b))
 
 
-def delta_remove(a, b):
+def delta_remove(a: float, b: float) -> float | None:
     """a ⊖ b: the δ x with b ⊕ x = a, i.e. (a - b)/(1 - b) (rounded down); None if a < b."""
     if a < b:
         return None
@@ -124,7 +125,7 @@ def delta_remove(a, b):
     return round_down((a - b) / (1.0 - b))
 
 
-def split_epsilon(epsilon, parts):
+def split_epsilon(epsilon: float, parts: int | Sequence[float]) -> float | list[float]:
     """Divide ``epsilon`` between the steps of an algorithm, rounded down.
 
     Parameters
@@ -168,7 +169,7 @@ def split_epsilon(epsilon, parts):
 # ----------------------------------------------------------------------------------------
 
 
-def laplace_epsilon(noise_multiplier):
+def laplace_epsilon(noise_multiplier: float) -> float:
     """ε of Laplace noise with scale ``noise_multiplier × Δ₁``: ε = 1 / noise_multiplier (rounded up).
 
     Notes
@@ -180,7 +181,7 @@ def laplace_epsilon(noise_multiplier):
     return _reciprocal_up(float(noise_multiplier))
 
 
-def laplace_noise_multiplier(epsilon):
+def laplace_noise_multiplier(epsilon: float) -> float:
     """The noise multiplier b = 1/ε, rounded up so that ``laplace_epsilon(b) <= epsilon``.
 
     Notes
@@ -191,7 +192,7 @@ def laplace_noise_multiplier(epsilon):
     return _reciprocal_up(float(epsilon))
 
 
-def discrete_laplace_epsilon(scale, sensitivity=1):
+def discrete_laplace_epsilon(scale: float, sensitivity: int = 1) -> float:
     """ε of discrete Laplace noise ``P(k) ∝ exp(-|k|/scale)`` on an integer query: Δ/scale (rounded up).
 
     Notes
@@ -202,7 +203,7 @@ def discrete_laplace_epsilon(scale, sensitivity=1):
     return _ratio_up(float(sensitivity), float(scale))
 
 
-def discrete_laplace_scale(epsilon, sensitivity=1):
+def discrete_laplace_scale(epsilon: float, sensitivity: int = 1) -> float:
     """The scale Δ/ε, rounded up so that ``discrete_laplace_epsilon(scale, Δ) <= epsilon``.
 
     Notes
@@ -229,7 +230,7 @@ def _log_gaussian_delta(epsilon, mu):
     return log_pa + math.log(-math.expm1(gap))
 
 
-def gaussian_delta(epsilon, mu):
+def gaussian_delta(epsilon: float, mu: float) -> float:
     """δ(ε) of the Gaussian mechanism with μ = Δ₂/σ (equivalently of μ-GDP).
 
     δ(ε) = Φ(μ/2 - ε/μ) - e^ε Φ(-μ/2 - ε/μ), evaluated in log space (exact, not a bound).
@@ -263,6 +264,8 @@ def _largest_root(fn):
     lo = hi / 2.0
     while fn(lo) > 0.0:
         lo /= 2.0
+        if lo < 1e-300:  # fn(x) > 0 for every representable x > 0: there is no root to find
+            raise ValueError("no x > 0 satisfies the condition")
     x = brentq(fn, lo, hi, xtol=1e-15 * hi, rtol=8.9e-16, maxiter=300)
     step = 4e-15 * x
     while fn(x) > 0.0:
@@ -271,7 +274,7 @@ def _largest_root(fn):
     return x
 
 
-def gaussian_epsilon(delta, mu):
+def gaussian_epsilon(delta: float, mu: float) -> float:
     """The smallest ε >= 0 at which a Gaussian release with μ = Δ₂/σ is (ε, δ)-DP (rounded up).
 
     Parameters
@@ -303,7 +306,7 @@ def gaussian_epsilon(delta, mu):
     return round_up(eps)
 
 
-def gaussian_sigma(epsilon, delta, sensitivity=1.0):
+def gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """Analytic Gaussian calibration [BW18]: the smallest σ giving (ε, δ)-DP, rounded up.
 
     Valid for every ε > 0 (unlike the classic bound). ε=1, δ=1e-5, Δ₂=1 gives σ ≈ 3.7306.
@@ -324,7 +327,7 @@ def gaussian_sigma(epsilon, delta, sensitivity=1.0):
     return round_up(sensitivity / mu)
 
 
-def classic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
+def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """The classic bound σ = sqrt(2 ln(1.25/δ)) Δ₂ / ε (Dwork & Roth 2014, Thm A.1), rounded up.
 
     Only valid for ε < 1, and noisier than :func:`gaussian_sigma` everywhere.
@@ -414,7 +417,7 @@ def _log_discrete_gaussian_delta(epsilon, sigma, sensitivity):
     return plus + math.log(-math.expm1(gap))
 
 
-def discrete_gaussian_delta(epsilon, sigma, sensitivity=1):
+def discrete_gaussian_delta(epsilon: float, sigma: float, sensitivity: int = 1) -> float:
     """δ(ε) of discrete Gaussian noise N_Z(0, σ²) on an integer query of L2 sensitivity Δ [CKS20].
 
     δ = P[X > εσ²/Δ - Δ/2] - e^ε P[X > εσ²/Δ + Δ/2] with X ~ N_Z(0, σ²); summed
@@ -431,7 +434,7 @@ def discrete_gaussian_delta(epsilon, sigma, sensitivity=1):
     return math.exp(_log_discrete_gaussian_delta(float(epsilon), float(sigma), float(sensitivity)))
 
 
-def discrete_gaussian_epsilon(delta, sigma, sensitivity=1):
+def discrete_gaussian_epsilon(delta: float, sigma: float, sensitivity: int = 1) -> float:
     """The smallest ε at which discrete Gaussian noise is (ε, δ)-DP (rounded up).
 
     Notes
@@ -458,7 +461,7 @@ def discrete_gaussian_epsilon(delta, sigma, sensitivity=1):
     return round_up(_smallest_root(excess, 0.0, hi))
 
 
-def discrete_gaussian_sigma(epsilon, delta, sensitivity=1):
+def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int = 1) -> float:
     """The smallest σ for which discrete Gaussian noise is (ε, δ)-DP [CKS20, Thm 7], rounded up.
 
     Notes
@@ -490,7 +493,7 @@ def discrete_gaussian_sigma(epsilon, delta, sensitivity=1):
 # ----------------------------------------------------------------------------------------
 
 
-def zcdp_rho(epsilon, delta):
+def zcdp_rho(epsilon: float, delta: float) -> float:
     """The largest ρ such that ρ-zCDP implies (ε, δ)-DP by the accountant's RDP conversion.
 
     Used to calibrate releases accounted in zCDP (e.g. vector-valued discrete Gaussian
@@ -505,9 +508,16 @@ def zcdp_rho(epsilon, delta):
     from dpsk.accounting._rdp import ORDERS, rdp_to_epsilon
 
     target = float(epsilon) * (1.0 - CALIBRATION_MARGIN)
-
-    rho = _largest_root(lambda r: rdp_to_epsilon(r * ORDERS, delta) - target)
-    return rho
+    # At ρ -> 0 the conversion still costs min_α log(1 - 1/α) - (log δ + log α)/(α - 1) > 0
+    # (the orders are finite): below that floor no ρ > 0 qualifies, and a search for the
+    # root would halve ρ forever.
+    floor = rdp_to_epsilon(np.zeros_like(ORDERS), delta)
+    if floor >= target:
+        raise ValueError(
+            f"epsilon={epsilon} is too small for delta={delta} in zCDP: the accountant's RDP conversion "
+            f"costs at least {floor:.3g} at this delta for any rho > 0; increase epsilon or delta"
+        )
+    return _largest_root(lambda r: rdp_to_epsilon(r * ORDERS, delta) - target)
 
 
 # ----------------------------------------------------------------------------------------
@@ -515,7 +525,7 @@ def zcdp_rho(epsilon, delta):
 # ----------------------------------------------------------------------------------------
 
 
-def randomized_response_keep_probability(epsilon, num_categories=2):
+def randomized_response_keep_probability(epsilon: float, num_categories: int = 2) -> float:
     """P(report the true category) of ε-DP k-ary randomized response: e^ε / (e^ε + k - 1).
 
     Notes
@@ -528,7 +538,7 @@ def randomized_response_keep_probability(epsilon, num_categories=2):
     return 1.0 / (1.0 + (num_categories - 1) * math.exp(-float(epsilon)))
 
 
-def amplified_epsilon(epsilon, sampling_probability):
+def amplified_epsilon(epsilon: float, sampling_probability: float) -> float:
     """ε after subsampling with probability q [BBG18]: log(1 + q(e^ε - 1)), rounded up.
 
     Holds for Poisson sampling under add/remove neighbours and for sampling without
@@ -549,7 +559,7 @@ def amplified_epsilon(epsilon, sampling_probability):
     return min(epsilon, round_up(math.log1p(q * math.expm1(epsilon))))
 
 
-def deamplified_epsilon(epsilon, sampling_probability):
+def deamplified_epsilon(epsilon: float, sampling_probability: float) -> float:
     """The inverse of :func:`amplified_epsilon`: log(1 + (e^ε - 1)/q), rounded down.
 
     The largest inner ε whose amplification by sampling with probability q is at most ``epsilon``.
@@ -572,7 +582,7 @@ def deamplified_epsilon(epsilon, sampling_probability):
 # ----------------------------------------------------------------------------------------
 
 
-def laplace_delta(epsilon, noise_multiplier):
+def laplace_delta(epsilon: float, noise_multiplier: float) -> float:
     """δ(ε) of Laplace noise of scale ``noise_multiplier × Δ₁``, exactly.
 
     With ε₀ = 1 / noise_multiplier: δ(ε) = 1 - exp((ε - ε₀)/2) for ε < ε₀, 0 beyond
@@ -585,7 +595,7 @@ def laplace_delta(epsilon, noise_multiplier):
     return -math.expm1(gap / 2.0) if gap < 0.0 else 0.0
 
 
-def discrete_laplace_delta(epsilon, scale, sensitivity=1):
+def discrete_laplace_delta(epsilon: float, scale: float, sensitivity: int = 1) -> float:
     """δ(ε) of discrete Laplace noise P(k) ∝ exp(-|k|/scale) on an integer query of sensitivity s, exactly.
 
     For neighbours at distance s the privacy loss of output k is ε₀ = s/scale for k <= 0,
@@ -611,7 +621,7 @@ def discrete_laplace_delta(epsilon, scale, sensitivity=1):
     return (upper + r * lower) / (1.0 + r)
 
 
-def randomized_response_delta(epsilon, rr_epsilon, num_categories=2):
+def randomized_response_delta(epsilon: float, rr_epsilon: float, num_categories: int = 2) -> float:
     """δ(ε) of ε₀-DP k-ary randomized response (replace one respondent's category), exactly.
 
     Only the reported true category is more likely under one neighbour:
@@ -623,7 +633,7 @@ def randomized_response_delta(epsilon, rr_epsilon, num_categories=2):
     return -math.expm1(epsilon - rr_epsilon) / (1.0 + (num_categories - 1) * math.exp(-rr_epsilon))
 
 
-def bounded_range_delta(epsilon, br_epsilon):
+def bounded_range_delta(epsilon: float, br_epsilon: float) -> float:
     """δ(ε) of an ε₀-bounded-range release (e.g. the exponential mechanism): a tight upper bound.
 
     For each pair of neighbours the privacy loss lies in [t - ε₀, t] for some t in
@@ -640,7 +650,7 @@ def bounded_range_delta(epsilon, br_epsilon):
     return math.expm1((epsilon - br_epsilon) / 2.0) ** 2 / -math.expm1(-br_epsilon)
 
 
-def epsilon_from_delta(delta_of, delta, epsilon_max):
+def epsilon_from_delta(delta_of: Callable[[float], float], delta: float, epsilon_max: float) -> float:
     """The smallest ε >= 0 with ``delta_of(ε) <= delta``, rounded up.
 
     Parameters

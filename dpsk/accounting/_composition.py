@@ -60,10 +60,12 @@ References
    privacy." ICML 2015 / IEEE Trans. Inf. Theory 2017.
 """
 
+import math
 from typing import Literal, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy import optimize
 
 # _composite registers the costs of composite events into _costs' registry.
 from dpsk.accounting import _composite, _pld  # noqa: F401
@@ -71,7 +73,7 @@ from dpsk.accounting._events import PrivacyEvent
 from dpsk.accounting._ledger_state import LedgerState
 from dpsk.accounting._normalize import normalize
 
-__all__ = ["METHODS", "get_delta", "get_epsilon"]
+__all__ = ["METHODS", "calibrate_noise_multiplier", "get_delta", "get_epsilon"]
 
 #: Composition methods that :func:`get_epsilon` can be asked for by name.
 Method = Literal["tightest", "basic", "advanced", "gaussian", "rdp", "pld"]
@@ -189,3 +191,87 @@ def get_delta(event: PrivacyEvent, epsilon: ArrayLike, *, method: Method = "tigh
     state = LedgerState.from_counts(normalize(event))
     deltas = np.array([state.delta(e, method=method) for e in epsilons.ravel()]).reshape(epsilons.shape)
     return float(deltas) if deltas.ndim == 0 else deltas
+
+
+def calibrate_noise_multiplier(make_event, epsilon, delta, *, method: Method = "tightest", rtol=1e-3):
+    """The smallest noise multiplier σ (to within ``rtol``) at which ``make_event(σ)`` is (ε, δ)-DP.
+
+    The inverse of :func:`get_epsilon` along a family of events indexed by their noise
+    multiplier, for releases calibrated by "noise first, then account" (DP-SGD: a
+    Poisson-sampled Gaussian composed over the training steps).
+
+    Parameters
+    ----------
+    make_event : callable
+        σ > 0 -> PrivacyEvent, with ε(δ) non-increasing in σ.
+    epsilon : float
+        Target ε > 0.
+    delta : float
+        Target δ in (0, 1).
+    method : {"tightest", "basic", "advanced", "gaussian", "rdp", "pld"}, default="tightest"
+        The accountant's method the guarantee is checked with (as :func:`get_epsilon`).
+    rtol : float, default=1e-3
+        Relative resolution on σ: the result is at most ``1 + rtol`` times the smallest
+        valid σ found by bisection.
+
+    Returns
+    -------
+    sigma : float
+        ``get_epsilon(make_event(sigma), delta, method=method) <= epsilon`` holds.
+
+    Raises
+    ------
+    ValueError
+        If no σ up to 10⁶ gives (ε, δ)-DP.
+
+    Notes
+    -----
+    **Privacy.** A function of public parameters only: it costs no budget. The
+    returned σ is checked with the same accountant that records the release, so
+    recording ``make_event(sigma)`` never charges more than (ε, δ) by that method
+    (for ``"tightest"``: PLD with the optional dp-accounting package, RDP otherwise).
+
+    Examples
+    --------
+    >>> from dpsk.accounting import GaussianEvent, PoissonSampledEvent, SelfComposedEvent
+    >>> from dpsk.accounting import calibrate_noise_multiplier
+    >>> sigma = calibrate_noise_multiplier(
+    ...     lambda s: SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(s)), 1000), 1.0, 1e-5, method="rdp"
+    ... )
+    >>> round(sigma, 2)  # doctest: +SKIP
+    0.96
+    """
+    epsilon, delta = float(epsilon), float(delta)
+    if not (epsilon > 0.0 and 0.0 < delta < 1.0):
+        raise ValueError(f"need epsilon > 0 and 0 < delta < 1, got ({epsilon}, {delta})")
+
+    log_target = math.log(epsilon)
+
+    def gap(log_sigma):
+        # log ε(σ) - log ε_target, capped so that the root finder sees finite values.
+        try:
+            eps = get_epsilon(make_event(math.exp(log_sigma)), delta, method=method)
+        except OverflowError:  # dp-accounting's PLD at a tiny σ: ε is huge there
+            return 50.0
+        return min(math.log(eps), 50.0) - log_target if eps > 0.0 else -50.0
+
+    # Bracket the root of the (decreasing, nearly linear in log-log) gap: first step with
+    # slope -1, then doubling steps.
+    a, ga = 0.0, gap(0.0)
+    if ga == 0.0:
+        return 1.0
+    step = max(min(ga, 8.0), -8.0) or 1.0
+    b, gb = a + step, gap(a + step)
+    while (ga > 0.0) == (gb > 0.0) and gb != 0.0:
+        if b > math.log(1e6) or b < math.log(1e-8):
+            if gb > 0.0:
+                raise ValueError(f"no noise multiplier up to 1e6 gives ({epsilon}, {delta})-DP")
+            return math.exp(b)
+        step *= 2.0
+        a, ga = b, gb
+        b, gb = a + step, gap(a + step)
+    root = optimize.brentq(gap, min(a, b), max(a, b), xtol=rtol / 4.0) if gb != 0.0 else b
+    sigma = math.exp(root + rtol / 4.0)
+    while gap(math.log(sigma)) > 0.0:  # the accountant's own check, rounded outward
+        sigma *= 1.0 + rtol / 4.0
+    return sigma

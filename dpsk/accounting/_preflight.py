@@ -23,7 +23,7 @@ the search's accountant (or refuses it), so that no release is ever free.
 """
 
 import threading
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from sklearn import get_config
 from sklearn.base import BaseEstimator, clone
@@ -33,6 +33,9 @@ from sklearn.utils.validation import has_fit_parameter
 from dpsk.accounting._context import BOUND_ATTRIBUTE, SpendLabel, resolve_accountant, spending_as
 from dpsk.accounting._events import PrivacyEvent, SelfComposedEvent, compose
 from dpsk.exceptions import BudgetExceededError
+
+if TYPE_CHECKING:
+    from dpsk.accounting._accountant import BudgetAccountant
 
 __all__ = [
     "BudgetCheck",
@@ -292,8 +295,11 @@ def _caps_duplicates(estimator):
 
     The test scikit-learn's bagging makes (``sample_weight`` in ``fit``, or requested
     with metadata routing). dpsk estimators that take ``sample_weight`` clip it to
-    [0, 1], so a row drawn k times counts once.
+    [0, 1], so a row drawn k times counts once; :class:`dpsk.pipeline.Pipeline` passes
+    the weights on to its steps (scikit-learn's Pipeline does not: refused).
     """
+    if hasattr(estimator, "_weights_reach_dp_steps"):  # dpsk.pipeline.Pipeline
+        return estimator._weights_reach_dp_steps()
     if not is_dp_estimator(estimator):
         return False
     if get_config().get("enable_metadata_routing", False):
@@ -317,7 +323,7 @@ def wrapper_rule(obj, key, child):
                 "bootstrap samples repeat rows, and a row present k times in one fit costs k times "
                 f"the step's epsilon; {type(child).__name__}.fit takes no sample_weight through which "
                 "the repetitions could be capped at one. Use bootstrap=False (subsamples without "
-                "repetition)",
+                "repetition), or dpsk.pipeline.Pipeline, whose fit passes the weights on",
             )
         return int(obj.n_estimators)
     for kind, why in non_private.items():
@@ -536,7 +542,7 @@ def budget_check(estimator, accountant=None, *, skip_unaccounted=False):
     return BudgetCheck(costs, accountants, totals)
 
 
-def check_budget(estimator, accountant=None):
+def check_budget(estimator: BaseEstimator, accountant: "BudgetAccountant | None" = None) -> BudgetCheck:
     """Check, before any data is read, that a fit of ``estimator`` fits the privacy budget.
 
     A scikit-learn :class:`~sklearn.pipeline.Pipeline` fits its steps one after the

@@ -4,6 +4,7 @@
 
 from dpsk.linear_model._least_squares import LinearRegression, Ridge
 from dpsk.linear_model._logistic import LogisticRegression
+from dpsk.linear_model._sgd import SGDClassifier, SGDRegressor
 from dpsk.linear_model._user_level import LabelPrivateLinearRegression
 
 __all__ = [
@@ -11,4 +12,6 @@ __all__ = [
     "LinearRegression",
     "LogisticRegression",
     "Ridge",
+    "SGDClassifier",
+    "SGDRegressor",
 ]

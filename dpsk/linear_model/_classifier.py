@@ -84,13 +84,15 @@ CLASSIFIER_DOCS = {
         Certified bound γ on the norm of the gradient of the (perturbed, rows-in-the-
         unit-ball, summed-loss) objective at the returned solution, rounding errors
         included. The privacy guarantee covers the returned solution through it (the
-        output noise of approximate minima perturbation is calibrated to γ). Fits with
-        so many rows that float64 rounding alone could exceed γ/4 are refused before any
-        budget is spent.""",
+        output noise of approximate minima perturbation is calibrated to γ). ``tol``
+        also declares the domain's row limit (float64 rounding alone must stay below
+        γ/4: about 3·10⁷ rows at 1e-6, 3·10⁹ at 1e-4); more rows are refused before any
+        budget is spent, as data outside the domain (:ref:`limitations`).""",
     "max_iter": """max_iter : int, default=100
         Maximum number of Newton steps per binary problem. A fit that does not certify
-        ``tol`` in time raises RuntimeError (after the budget is spent; not observed in
-        practice: the objective is strongly convex and Newton converges quadratically).""",
+        ``tol`` in time raises RuntimeError after the budget is spent (the guarantee
+        needs the certified solution; not observed in practice: the objective is
+        strongly convex and Newton converges quadratically).""",
     "classes": _shared_docs["classes"],
     "fitted": """coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Coefficients (of the positive class ``classes_[1]`` when binary). Same dtype as X.

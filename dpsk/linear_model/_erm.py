@@ -131,6 +131,7 @@ __all__ = [
     "clip_rows",
     "default_regularization",
     "fit_private_linear",
+    "max_certifiable_rows",
     "plan_perturbation",
     "row_bounds",
 ]
@@ -291,13 +292,29 @@ class _Objective:
         return float(np.linalg.norm(grad)) * (1.0 + _gamma(d + 3)) + bound
 
 
-def check_certifiable(n_samples, tol):
-    """Raise ValueError if rounding alone could exceed ``tol`` for this many rows.
+def max_certifiable_rows(tol):
+    """The row limit of the declared domain at ``tol``: more rows and rounding alone could exceed ``tol``/4.
 
-    Called before the budget is spent, on the shape of X only.
+    A public function of ``tol`` (about 3·10⁷ rows at 1e-6, 3·10⁹ at 1e-4).
     """
-    if n_samples * (_gamma(_BLOCK + 3) + 5.0 * _UNIT_ROUNDOFF) > tol / 4.0:
-        raise ValueError(f"tol={tol} is too small to be certified in float64 for n_samples={n_samples}; increase tol")
+    return math.floor(tol / 4.0 / (_gamma(_BLOCK + 3) + 5.0 * _UNIT_ROUNDOFF))
+
+
+def check_certifiable(n_samples, tol):
+    """Raise ValueError if the data has more rows than ``tol`` can certify (outside the declared domain).
+
+    Under the add/remove relation n is not public, so the limit is part of the declared
+    domain, like finite values: it is a public function of ``tol``
+    (:func:`max_certifiable_rows`), and the error reveals only that the data left the
+    domain (n above the limit), nothing about a dataset inside it. Called before the
+    budget is spent, on the shape of X only.
+    """
+    limit = max_certifiable_rows(tol)
+    if n_samples > limit:
+        raise ValueError(
+            f"the data has more rows than tol={tol} can certify in float64 (the declared domain of this "
+            f"tol holds at most {limit} rows); increase tol. Nothing was spent."
+        )
 
 
 def _minimize(objective, n_params, *, tol, max_iter):
@@ -305,6 +322,11 @@ def _minimize(objective, n_params, *, tol, max_iter):
 
     Returns (v, n_iter). Raises RuntimeError if ``max_iter`` Newton steps do not certify
     the tolerance (not observed on strongly convex problems; see ``check_certifiable``).
+
+    The error is raised, not a warning with the uncertified iterate: the guarantee of
+    objective (and output) perturbation holds for a solution within ``tol``/μ of the exact
+    minimiser, so an uncertified iterate has no guarantee at all. Callers record the spend
+    before calling, so the budget is charged whether the fit releases or fails.
     """
     n = objective.X.shape[0]
     v = np.zeros(n_params)

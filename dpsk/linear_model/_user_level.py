@@ -181,14 +181,15 @@ def _full_rank(X):
     With rank r < p, X = U_r S_r V_rᵀ: the problem is solved for the r × n matrices of the
     design U_r S_r, and C = V_r C_r estimates the projection V_r V_rᵀ β (the minimum-norm
     solution, as least squares gives). The noise is calibrated on the final C either way.
+    With X = 0 (rank 0) the design is None and C = 0: the coefficients are 0, no label is read.
     """
     p = X.shape[1]
     if X.shape[0] >= p and np.linalg.matrix_rank(X) == p:
         return X, lambda C: C
     U, s, Vt = np.linalg.svd(X, full_matrices=False)
     r = int(np.sum(s > s[0] * max(X.shape) * np.finfo(np.float64).eps)) if s.size and s[0] > 0 else 0
-    if r == 0:
-        raise ValueError("X (with the intercept column) is zero: there is nothing to regress on")
+    if r == 0:  # X = 0: the minimum-norm solution is 0, whatever the labels (C = 0, nothing released)
+        return None, lambda C: np.zeros((p, X.shape[0]))
     basis = Vt[:r].T
     return U[:, :r] * s[:r], lambda C: basis @ C
 
@@ -480,7 +481,9 @@ class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimat
         # C depends on public inputs only (X, users, bounds, ε, σ²); randomness for the
         # sample-limiting subsample is not privacy noise but comes from the same generator.
         threshold, n_iter = None, 1
-        if self.method == "optimal":
+        if design is None:  # X is zero: back() gives C = 0
+            C = None
+        elif self.method == "optimal":
             kappa = 2.0 * p * (width / epsilon) ** 2 / sigma2 if width > 0 else 1.0
             C, n_iter = gwa_matrix(design, codes, counts.size, kappa, tol=self.tol, max_iter=self.max_iter)
         elif self.method == "ols":

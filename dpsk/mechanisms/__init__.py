@@ -17,6 +17,8 @@ mechanism                      noise                                            
 :class:`ExponentialMechanism`  exact exponential-mechanism selection                 yes
 :class:`ReportNoisyMax`        permute-and-flip selection                            yes
 :class:`RandomizedResponse`    binary / k-ary randomized response                    yes
+:class:`SparseVector`          sparse vector: ⊤/⊥ answers, halts after c ⊤ (ε)       yes
+:class:`AboveThreshold`        sparse vector with c = 1                              yes
 :class:`UnsafeLaplace`         textbook inverse-CDF Laplace (comparison only)        no
 :class:`UnsafeGaussian`        textbook continuous Gaussian (comparison only)        no
 =============================  ====================================================  ====
@@ -33,8 +35,10 @@ from dpsk.mechanisms._gaussian import Gaussian, UnsafeGaussian
 from dpsk.mechanisms._laplace import Laplace, UnsafeLaplace
 from dpsk.mechanisms._randomized_response import RandomizedResponse
 from dpsk.mechanisms._selection import ExponentialMechanism, ReportNoisyMax
+from dpsk.mechanisms._sparse_vector import AboveThreshold, SparseVector, SparseVectorRun
 
 __all__ = [
+    "AboveThreshold",
     "DiscreteGaussian",
     "DiscreteLaplace",
     "ExponentialMechanism",
@@ -43,6 +47,8 @@ __all__ = [
     "Laplace",
     "RandomizedResponse",
     "ReportNoisyMax",
+    "SparseVector",
+    "SparseVectorRun",
     "UnsafeGaussian",
     "UnsafeLaplace",
 ]

@@ -66,6 +66,15 @@ class _Selection(ImmutableMechanism):
 
     def _gamma_numerators(self, scores):
         """Integer numerators of γ_r = (z_max - z_r) / 2⁴⁰ for the scores (a list of ints)."""
+        exact = isinstance(scores, np.ndarray) and scores.dtype == object
+        if exact:  # exact scores (ints, Fractions): quantised without rounding to floats
+            if scores.ndim != 1 or scores.size == 0:
+                raise ValueError(f"scores must be a non-empty 1-d array, got shape {scores.shape}")
+            if not all(isinstance(s, (int, Fraction)) for s in scores):
+                raise TypeError("an object array of scores must hold ints or Fractions")
+            z = [self._quantise(s) for s in scores]
+            top = max(z)
+            return [min(top - zr, _MAX_GAMMA_NUM) for zr in z]
         scores = np.asarray(scores, dtype=np.float64)
         if scores.ndim != 1 or scores.size == 0:
             raise ValueError(f"scores must be a non-empty 1-d array, got shape {scores.shape}")
@@ -91,6 +100,8 @@ class _Selection(ImmutableMechanism):
         ----------
         scores : array-like of shape (n_candidates,)
             Score of each candidate (higher is better), of sensitivity ``sensitivity``.
+            An object array of Python ints or Fractions is used exactly (no rounding
+            to floats), for scores whose sensitivity holds for the exact values.
 
         Returns
         -------

@@ -409,7 +409,7 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             with spending_as(label):
                 accountant.check_event(plan.total)
         groups = params.pop("groups", None)
-        X, y, groups = check_search_data(X, y, groups, name)
+        X, y, groups = check_search_data(X, y, groups, name, self.estimator)
         rekey_generator(rng, self.random_state, context=self, data=(X, y, groups))
         data = _SearchData(X, y, fit_params_with_groups(self.estimator, groups, params), *privacy_units(len(y), groups))
         splits = self._draw_splits(plan, data, rng)
@@ -443,7 +443,9 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             splits = [[(np.flatnonzero(parts == i), np.flatnonzero(parts == m))] for i in range(m)]
         else:
             splits = [[(np.flatnonzero(parts != f), np.flatnonzero(parts == f)) for f in range(cv)]] * m
-        check_training_parts([pair for pairs in splits for pair in pairs], data.n_units)
+        check_training_parts(
+            [pair for pairs in splits for pair in pairs], data.n_units, self.estimator, data.units is not None
+        )
         return splits
 
     def _run_fixed(self, plan, data, splits, rng):
@@ -873,7 +875,7 @@ class RandomizedSearchCV(_BaseSearch):
             return super()._draw_splits(plan, data, rng)
         validation_part = random_parts(rng, self._cv(), data.n_units, data.units) == 0
         split = (np.flatnonzero(~validation_part), np.flatnonzero(validation_part))
-        check_training_parts([split], data.n_units)
+        check_training_parts([split], data.n_units, self.estimator, data.units is not None)
         return split
 
     def _run(self, plan, data, splits, rng):

@@ -44,6 +44,7 @@ __all__ = [
     "run_fits",
     "shared_classes",
     "take_rows",
+    "takes_zero_weight",
     "unit_score",
 ]
 
@@ -78,11 +79,14 @@ def fit_params_for(params, index, n_samples):
     return {k: take_rows(v, index) if _row_aligned(v, n_samples) else v for k, v in params.items()}
 
 
-def check_search_data(X, y, groups, name):
+def check_search_data(X, y, groups, name, estimator=None):
     """Validate the data of a private search before its budget is spent (nothing released yet).
 
-    X must be finite (any dtype the estimator accepts), y a classification target with at
-    least two classes, and X, y, groups of the same length.
+    X must be finite (any dtype the estimator accepts), y a classification target, and X,
+    y, groups of the same length. y must hold two classes only when ``estimator`` would
+    derive its classes from the data (already a :class:`~dpsk.exceptions.PrivacyLeakWarning`
+    path): with public ``classes`` a one-class y is valid data, and whether it has one class
+    can hinge on one record.
     """
     if y is None:
         raise ValueError(f"{name} requires y to be passed, but the target y is None")
@@ -90,7 +94,7 @@ def check_search_data(X, y, groups, name):
     check_array(X, accept_sparse=True, dtype=None, ensure_all_finite=True, ensure_2d=False, allow_nd=True)
     y_array = column_or_1d(y, warn=True)
     check_classification_targets(y_array)
-    if np.unique(y_array).size < 2:
+    if (estimator is None or missing_classes(estimator)) and np.unique(y_array).size < 2:
         raise ValueError(f"y holds one class only; {name} needs at least two classes")
     return X, y_array, groups
 
@@ -111,13 +115,24 @@ def shared_classes(estimator, y, name):
     return np.unique(column_or_1d(y))
 
 
-def check_training_parts(splits, n_units):
-    """Refuse (before anything is spent) if a random training part drew no unit.
+def takes_zero_weight(estimator):
+    """Whether ``estimator.fit`` takes ``sample_weight`` (so that a zero-weight row stands for no row)."""
+    return "sample_weight" in inspect.signature(estimator.fit).parameters
 
-    An estimator refuses empty data outside its privacy guarantee, so an empty part
-    cannot be fitted; with the number of units a search is meant for, this has
-    negligible probability (m parts: about m (1 - 1/m)^n_units).
+
+def check_training_parts(splits, n_units, estimator=None, grouped=False):
+    """Refuse (before anything is spent) if a random training part drew no unit and cannot be fitted.
+
+    A part with no unit is fitted as the mechanism on no data: one placeholder row with
+    weight 0 (:func:`fit_and_score`), which every dpsk estimator with ``sample_weight``
+    treats exactly as an absent row, so the part still releases its noise and whether a
+    part is empty changes nothing observable. Only an ``estimator`` whose ``fit`` takes
+    no ``sample_weight``, or a user-level search (``grouped``: a placeholder would be one
+    more user), is refused here; that refusal depends on the number of units (m parts:
+    probability about m (1 - 1/m)^n_units), see ``doc/limitations.rst``.
     """
+    if estimator is not None and not grouped and takes_zero_weight(estimator):
+        return
     if any(train.size == 0 for train, _ in splits):
         raise ValueError(
             f"a random training part drew none of the {n_units} privacy units; that many units are "
@@ -161,7 +176,12 @@ def fit_and_score(estimator, X, y, fit_params, train, validation, units, keep_mo
         The fitted estimator if ``keep_model``.
     """
     n_samples = n_rows(X)
-    estimator.fit(take_rows(X, train), take_rows(y, train), **fit_params_for(fit_params, train, n_samples))
+    params = fit_params_for(fit_params, train, n_samples)
+    if train.size == 0:
+        # The mechanism on no data: a placeholder row whose weight 0 makes it count for nothing.
+        train = np.zeros(1, dtype=np.intp)
+        params = {**fit_params_for(fit_params, train, n_samples), "sample_weight": np.zeros(1)}
+    estimator.fit(take_rows(X, train), take_rows(y, train), **params)
     score = 0.0
     if validation.size:
         y_pred = estimator.predict(take_rows(X, validation))

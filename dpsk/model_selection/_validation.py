@@ -160,13 +160,13 @@ def cross_val_score(
     if charged is not None:
         with spending_as(label):
             charged.check_event(total)
-    X, y, groups = check_search_data(X, y, groups, "cross_val_score")
+    X, y, groups = check_search_data(X, y, groups, "cross_val_score", estimator)
     rekey_generator(rng, random_state, context=release, data=(X, y, groups))
     fit_params = fit_params_with_groups(estimator, groups, params or {})
     units, n_units = privacy_units(len(y), groups)
     folds = random_parts(rng, cv, n_units, units)
     splits = [(np.flatnonzero(folds != f), np.flatnonzero(folds == f)) for f in range(cv)]
-    check_training_parts(splits, n_units)
+    check_training_parts(splits, n_units, estimator, groups is not None)
     if charged is not None:
         with spending_as(label):
             charged.record(total)

@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """scikit-learn's Pipeline, with the whole budget checked before the first step reads the data."""
 
+from sklearn import get_config
 from sklearn import pipeline as sk_pipeline
 from sklearn.base import BaseEstimator
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import has_fit_parameter
 
 from dpsk.accounting._context import labelled_fit
 from dpsk.accounting._display import budget_text
@@ -23,8 +25,10 @@ __all__ = ["Pipeline", "make_pipeline"]
 def _checked_first(method, summary, returns):
     """scikit-learn's Pipeline ``method``, preceded by the budget check of every DP step."""
 
-    def checked(self, X, y=None, **params):
+    def checked(self, X, y=None, sample_weight=None, **params):
         budget_check(self, skip_unaccounted=True)
+        if sample_weight is not None:
+            params = {**params, **self._weight_params(sample_weight)}
         _preflight(self, X, y)
         snapshot = _snapshot(self)
         with labelled_fit([(step, name) for name, step in named_dp_steps(self)], call=method) as scope:
@@ -47,6 +51,12 @@ def _checked_first(method, summary, returns):
 
         y : iterable, default=None
             Training targets, for the steps that use them.
+
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights, passed to every step whose ``fit`` takes ``sample_weight``
+            (dpsk steps clip them to [0, 1]); with metadata routing enabled, routed to
+            the steps that request them. A DP step that takes no weights is refused
+            (TypeError, before any step reads the data).
 
         **params : dict of str -> object
             Parameters of the steps' ``fit`` methods (``step__param``), or, with
@@ -210,7 +220,10 @@ class Pipeline(sk_pipeline.Pipeline):
     not checked. Each step then records its own spend as it is fitted, so the ledger
     holds the same events as with scikit-learn's pipeline, each labelled with its step
     path (``"columntransformer__num__standardscaler"``, see
-    :meth:`~dpsk.BudgetAccountant.to_frame`).
+    :meth:`~dpsk.BudgetAccountant.to_frame`). ``fit(sample_weight=...)``
+    passes the weights to the steps that take them, so scikit-learn's
+    ``BaggingClassifier(bootstrap=True)`` hands its bootstrap counts to the DP steps as
+    weights (capped at 1: a row drawn k times counts once) instead of repeated rows.
 
     **All or nothing.** Before any step spends, the pipeline also validates what public
     metadata allows: the parameters of every step, the labels of ``y`` against the
@@ -253,6 +266,35 @@ class Pipeline(sk_pipeline.Pipeline):
     ...     print("refused; spends recorded:", len(acc))
     refused; spends recorded: 0
     """
+
+    def _weight_params(self, sample_weight):
+        """``sample_weight`` as ``step__sample_weight`` for every step whose ``fit`` takes it.
+
+        Raises TypeError (before any step reads the data) if a step holding a DP
+        estimator does not take it: its rows would count without their weights.
+        """
+        if get_config().get("enable_metadata_routing", False):
+            return {"sample_weight": sample_weight}
+        params = {}
+        for name, step in self.steps:
+            if step is None or isinstance(step, str):
+                continue
+            if has_fit_parameter(step, "sample_weight"):
+                params[f"{name}__sample_weight"] = sample_weight
+            elif named_dp_steps(step):
+                raise TypeError(
+                    f"step {name!r} holds a DP estimator but its fit takes no sample_weight, so the "
+                    "weights (e.g. the bootstrap counts of BaggingClassifier) cannot reach it. Nothing "
+                    "was read or spent."
+                )
+        return params
+
+    def _weights_reach_dp_steps(self):
+        """Whether ``fit(sample_weight=...)`` hands the weights to every DP step (no routing)."""
+        if get_config().get("enable_metadata_routing", False):
+            return False
+        steps = [step for _, step in self.steps if step is not None and not isinstance(step, str)]
+        return all(has_fit_parameter(step, "sample_weight") for step in steps if named_dp_steps(step))
 
     fit = _checked_first(
         "fit",

@@ -15,6 +15,7 @@ _ESTIMATOR_PACKAGES = (
     "cluster",
     "decomposition",
     "ensemble",
+    "feature_selection",
     "linear_model",
     "model_selection",
     "naive_bayes",

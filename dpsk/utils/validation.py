@@ -26,6 +26,7 @@ import warnings
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
+from dpsk._core._common import _check_sample_weight
 from dpsk.exceptions import PrivacyLeakWarning
 
 __all__ = [
@@ -620,24 +621,11 @@ def _check_sample_weight_dp(sample_weight, X):
     """
     if sample_weight is None:
         return None
-    # Checked here rather than by scikit-learn's private helper, whose keywords change
-    # between releases (all-zero weights must be accepted: refusing them would be an
-    # error that depends on the values).
-    n_samples = X.shape[0]
-    weights = np.array(sample_weight, dtype=np.float64, copy=True)
-    if weights.ndim == 0:
-        weights = np.full(n_samples, weights, dtype=np.float64)
-    if weights.ndim != 1:
-        raise ValueError(f"sample_weight must be 1D array or scalar, got an array of shape {weights.shape}")
-    if weights.shape != (n_samples,):
-        raise ValueError(f"sample_weight.shape == {weights.shape}, expected ({n_samples},)")
-    if np.isnan(weights).any():
-        raise ValueError("Input sample_weight contains NaN.")
-    if not np.isfinite(weights).all():
-        raise ValueError("Input sample_weight contains infinity.")
-    if (weights < 0).any():
-        raise ValueError("Negative values in sample_weight: weights must lie in [0, ∞)")
-    return np.ascontiguousarray(np.minimum(weights, 1.0, out=weights))
+    # Checked by dpsk's kernel check rather than scikit-learn's private helper, whose
+    # keywords change between releases (all-zero weights must be accepted: refusing them
+    # would be an error that depends on the values). A copy: the caller's array is kept.
+    weights = _check_sample_weight(np.array(sample_weight, dtype=np.float64, copy=True), X.shape[0])
+    return np.minimum(weights, 1.0, out=weights)
 
 
 def _combine_weights(*weights):

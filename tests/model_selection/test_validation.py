@@ -62,8 +62,8 @@ def test_budget_checked_first_and_nothing_spent_on_bad_data(data):
     acc = BudgetAccountant(epsilon=1.0)
     with pytest.raises(BudgetExceededError):
         cross_val_score(toy(1.0), X, y, accountant=acc)
-    with acc, pytest.raises(ValueError, match="one class"):
-        cross_val_score(toy(0.1), X, np.ones_like(y), cv=2, epsilon=0.1)
+    with acc, pytest.raises(ValueError, match="scoring"):
+        cross_val_score(toy(0.1), X, y, cv=2, epsilon=0.1, scoring="f1")
     assert len(acc) == 0
     for bad, match in [(dict(cv=1), "cv"), (dict(scoring="f1"), "scoring"), (dict(epsilon=0.0), "epsilon")]:
         with pytest.raises(ValueError, match=match):

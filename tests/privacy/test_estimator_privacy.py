@@ -23,7 +23,14 @@ import numpy as np
 import pytest
 
 from dpsk.audit import audit_estimator, canary_neighbours, project_attribute, worst_case_neighbours
-from dpsk.linear_model import LabelPrivateLinearRegression, LinearRegression, LogisticRegression, Ridge
+from dpsk.linear_model import (
+    LabelPrivateLinearRegression,
+    LinearRegression,
+    LogisticRegression,
+    Ridge,
+    SGDClassifier,
+    SGDRegressor,
+)
 from dpsk.svm import LinearSVC
 from dpsk.utils import all_estimators
 from dpsk.utils._test_common import REFERENCE_ESTIMATORS
@@ -115,6 +122,20 @@ ESTIMATOR_AUDITS = {
         _item_level,
     ),
 }
+
+# DP-SGD (Poisson, q = 0.25, 4 steps): rows at 0 carry no gradient, the canary's is clipped
+# at every step (a tiny η keeps its margin near 0). Broken variants: tests/linear_model/test_sgd.py.
+_DPSGD = dict(n_samples=20, batch_size=5, max_iter=1, fit_intercept=False, eta0=1e-3, alpha=0.0)
+ESTIMATOR_AUDITS["SGDClassifier"] = EstimatorAudit(
+    SGDClassifier(epsilon=1.0, classes=[0, 1], **_DPSGD),
+    project_attribute("coef_", (0, 0)),
+    lambda est: canary_neighbours(np.zeros((19, 1)), np.arange(19) % 2, canary_X=[100.0], canary_y=1),
+)
+ESTIMATOR_AUDITS["SGDRegressor"] = EstimatorAudit(
+    SGDRegressor(epsilon=1.0, **_DPSGD),
+    project_attribute("coef_", 0),
+    lambda est: canary_neighbours(np.zeros((19, 1)), np.zeros(19), canary_X=[100.0], canary_y=-100.0),
+)
 
 # Naive Bayes, PCA, k-means, scalers: configurations in dpsk/utils/_testing_family.py.
 ESTIMATOR_AUDITS.update(

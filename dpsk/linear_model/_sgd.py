@@ -1,0 +1,676 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""DP-SGD and DP-GD for linear models: SGDClassifier and SGDRegressor.
+
+The algorithm (Abadi et al. 2016; Papernot, "Private Deep Learning", eqs. 7.5–7.7; DP-GD
+eqs. 7.11–7.12 of the ML survey when ``batch_size="full"``), one step:
+
+1. Poisson sampling: each row is in the batch independently with probability q
+   (drawn as a Binomial(n, q) batch size and a uniform subset of that size, the same
+   distribution), from the release's Generator (secure by default).
+2. Per-example gradient of the loss at the margin z_i = W x̃_i (x̃_i = [x_i, 1] with an
+   intercept): G_i = r_i x̃_iᵀ with r_i = ∂ℓ/∂z_i (one entry per output), so
+   ‖G_i‖_F = ‖r_i‖·‖x̃_i‖ (the "ghost norm" identity: no batch × parameters tensor).
+3. Clip: G_i ← G_i·min(1, C/‖G_i‖), times the row's weight in [0, 1]; the clipped sum
+   Σ_i c_i r_i x̃_iᵀ is one weighted matrix product.
+4. Noise: N(0, σ²C²) on every entry of the sum (sensitivity C under add/remove).
+5. Update: W ← W − η (noisy sum / b + α W), b = q·n the public expected batch size,
+   α W the (data-independent) L2 penalty's gradient.
+
+Accounting: the whole fit is one event, ``SelfComposedEvent(PoissonSampledEvent(q,
+GaussianEvent(σ)), T)`` (a plain Gaussian composition when q = 1), composed by the
+accountant's tightest method (PLD with dp-accounting, RDP otherwise). σ is calibrated
+from (ε, δ, q, T) with :func:`~dpsk.accounting.calibrate_noise_multiplier`, the same
+accountant in reverse.
+
+What is public: q and T need the number of rows n, which is private under add/remove.
+``n_samples`` (a public size, e.g. from the data's documentation) fixes them before the
+data is read; the guarantee holds whatever the true n is (a wrong hint only changes the
+expected batch size). Without it, n is released first with the geometric mechanism
+(1% of ε), and q, T and σ follow from that noisy count (adaptive composition).
+"""
+
+import functools
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.metaestimators import available_if
+
+from dpsk._core._noise import add_gaussian
+from dpsk.accounting import (
+    ComposedEvent,
+    GaussianEvent,
+    PoissonSampledEvent,
+    SelfComposedEvent,
+    calibrate_noise_multiplier,
+    note_release,
+)
+from dpsk.accounting._calibration import round_down, split_epsilon
+from dpsk.accounting._events import budget_event
+from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.mechanisms import DiscreteLaplace
+from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
+from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_classes
+
+__all__ = ["SGDClassifier", "SGDRegressor"]
+
+#: Share of ε spent on the noisy row count when ``n_samples`` is not given.
+COUNT_SHARE = 0.01
+#: Clipping target relative to ``clip_norm``: covers the rounding of the norm and the scaling.
+_CLIP_MARGIN = 1.0 - 2.0**-30
+
+
+@functools.lru_cache(maxsize=256)
+def _noise_multiplier(epsilon, delta, sampling_probability, steps):
+    """σ of T Poisson-sampled Gaussian steps at (ε, δ) by the tightest method (cached: public inputs)."""
+    return calibrate_noise_multiplier(functools.partial(_steps_event, sampling_probability, steps), epsilon, delta)
+
+
+def _steps_event(sampling_probability, steps, sigma):
+    """The privacy event of the training steps: T Poisson-sampled Gaussian releases."""
+    step = (
+        GaussianEvent(sigma)
+        if sampling_probability >= 1.0
+        else PoissonSampledEvent(sampling_probability, GaussianEvent(sigma))
+    )
+    return SelfComposedEvent(step, steps)
+
+
+def plan_steps(batch_size, max_iter, n_public):
+    """(q, T, expected batch) from the public size: q = min(1, b/n), T = epochs·ceil(1/q)."""
+    if batch_size == "full":
+        return 1.0, int(max_iter), float(n_public)
+    q = min(1.0, float(batch_size) / float(n_public))
+    steps_per_epoch = math.ceil(1.0 / q - 1e-9)
+    return q, int(max_iter) * steps_per_epoch, q * float(n_public)
+
+
+# ---------------------------------------------------------------------------- losses
+# Each returns r = ∂ℓ/∂z for margins z (n, k) and targets t (n, k): ±1 for classifiers.
+
+
+def _log_loss(z, t, _):
+    return -t * expit(-t * z)
+
+
+def _hinge(z, t, _):
+    return np.where(t * z < 1.0, -t, 0.0)
+
+
+def _modified_huber(z, t, _):
+    m = t * z
+    return np.where(m < -1.0, -4.0 * t, np.where(m < 1.0, -2.0 * t * (1.0 - m), 0.0))
+
+
+def _squared_error(z, t, _):
+    return z - t
+
+
+def _huber(z, t, huber_epsilon):
+    return np.clip(z - t, -huber_epsilon, huber_epsilon)
+
+
+LOSSES = {
+    "log_loss": _log_loss,
+    "hinge": _hinge,
+    "modified_huber": _modified_huber,
+    "squared_error": _squared_error,
+    "huber": _huber,
+}
+
+
+def clipped_gradient_sum(rows, targets, coef, loss_grad, clip_norm, weights, huber_epsilon=None):
+    """Σ_i w_i·min(1, C/‖G_i‖)·G_i with G_i = r_i x_iᵀ, and the per-row clipping factors.
+
+    ``rows`` (b, p) already hold the intercept column; ``coef`` (k, p). ‖G_i‖ = ‖r_i‖‖x_i‖,
+    so nothing of shape (b, k, p) is formed.
+    """
+    z = rows @ coef.T
+    r = loss_grad(z, targets, huber_epsilon)
+    norms = np.sqrt(np.einsum("ij,ij->i", r, r)) * np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    target = clip_norm * _CLIP_MARGIN
+    with np.errstate(divide="ignore"):
+        factor = np.where(norms > target, target / norms, 1.0)
+    if weights is not None:
+        factor = factor * weights
+    return (r * factor[:, None]).T @ rows, factor
+
+
+def poisson_batch(n, q, rng):
+    """Indices of a Poisson sample: each of n rows kept independently with probability q.
+
+    Drawn as a Binomial(n, q) size and a uniform subset of that size (the same
+    distribution, O(batch) work for small q); every row when q = 1.
+    """
+    if q >= 1.0:
+        return slice(None)
+    k = int(rng.binomial(n, q))
+    return np.sort(rng.choice(n, size=k, replace=False))
+
+
+def run_dpsgd(rows, targets, n_outputs, *, loss_grad, plan, rng, weights, params):
+    """DP-SGD (Poisson batches) or DP-GD (q = 1) on rows (n, p); returns coef (k, p)."""
+    q, steps, expected_batch, sigma = plan
+    n, p = rows.shape
+    coef = np.zeros((n_outputs, p))
+    C = float(params["clip_norm"])
+    eta, alpha = float(params["eta0"]), float(params["alpha"])
+    penalised = np.ones(p)
+    if params["fit_intercept"]:
+        penalised[-1] = 0.0  # the intercept is not penalised (as scikit-learn's SGD)
+    step_event = _steps_event(q, 1, sigma).event
+    for _ in range(steps):
+        idx = poisson_batch(n, q, rng)
+        w = None if weights is None else weights[idx]
+        total, _ = clipped_gradient_sum(rows[idx], targets[idx], coef, loss_grad, C, w, params.get("huber_epsilon"))
+        noisy = np.ascontiguousarray(total, dtype=np.float64).ravel()
+        add_gaussian(noisy, sigma * C, rng)
+        note_release(step_event)
+        grad = noisy.reshape(coef.shape) / expected_batch + alpha * coef * penalised
+        coef -= eta * grad
+    return coef
+
+
+_SGD_DOCS = {
+    **{k: _shared_docs[k] for k in ("epsilon", "accountant", "random_state", "privacy_spent_", "classes")},
+    "delta": """delta : float, default=1e-5
+        Privacy parameter δ in (0, 1): DP-SGD adds Gaussian noise, so δ > 0. Choose δ
+        well below 1/n_samples.""",
+    "clip_norm": """clip_norm : float, default=1.0
+        Bound C on the L2 norm of each row's gradient (all coefficients and the
+        intercept together); larger gradients are scaled down to it. The noise is
+        proportional to it. No bound on the features is needed.""",
+    "noise_multiplier": """noise_multiplier : float or None, default=None
+        σ: the noise on each step's clipped gradient sum has standard deviation σ·C.
+        ``None`` calibrates it from (ε, δ), the sampling rate and the number of steps,
+        before any data is read, with the accountant's tightest method. When given,
+        ``epsilon`` is ignored for calibration but the fit still records its true cost.""",
+    "batch_size": """batch_size : int or "full", default=256
+        Expected batch size b of Poisson sampling: every step keeps each row
+        independently with probability q = b / n (n the public ``n_samples``, or the
+        noisy count). ``"full"``: every step uses every row (DP-GD, q = 1).""",
+    "n_samples": """n_samples : int or None, default=None
+        Public number of training rows (e.g. from the data's documentation), used for
+        the sampling rate q and the number of steps. It need not be exact: the guarantee
+        holds for any data, a wrong value only changes the batch size. ``None`` counts
+        the rows privately first (geometric mechanism with 1% of ε, charged in the same
+        event); the count is stored in ``n_samples_``.""",
+    "max_iter": """max_iter : int, default=15
+        Number of epochs: T = max_iter·ceil(1/q) steps (``max_iter`` steps with
+        ``batch_size="full"``). Every step costs privacy, so there is no early stopping.""",
+    "eta0": """eta0 : float, default=2.0 (SGDClassifier) or 1.0 (SGDRegressor)
+        Constant learning rate of the steps (on the averaged gradient). A fixed,
+        data-independent default for ``clip_norm=1`` (the classifier's was chosen on the
+        public Adult data among 0.5, 2 and 8); tuning it on private data costs privacy.""",
+    "alpha": """alpha : float, default=1e-4
+        L2 penalty (the intercept is not penalised); its gradient is data-independent.""",
+    "fit_intercept": """fit_intercept : bool, default=True
+        Fit an intercept (its gradient is clipped together with the coefficients').""",
+    "privacy": """**Privacy.** (ε, δ)-DP under the add/remove-one-row relation, whatever
+    the data: every row's gradient is clipped to ``clip_norm`` (its sample weight, clipped
+    to [0, 1], scales it), so one row changes each step's gradient sum by at most C, and
+    that sum gets Gaussian noise of standard deviation σ·C. Batches are Poisson samples
+    (each row independently with probability q, from the release's Generator: secure
+    with ``random_state=None``); the batches are not released. The fit is one event,
+    ``SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(σ)), T)`` (Gaussian steps
+    when q = 1), accounted with privacy loss distributions (optional dp-accounting) or
+    Rényi DP (Mironov, Talwar & Zhang 2019), composed with the geometric count of the
+    rows when ``n_samples`` is None (then q, T and σ are functions of the released count:
+    adaptive composition, the total still within (ε, δ)). Released: ``coef_`` and
+    ``intercept_`` (and ``n_samples_``). The Gaussian noise is the continuous sampler and
+    the sums are float64 matrix products: not floating-point safe.""",
+}
+
+
+def _parameters(names):
+    return "\n\n    ".join(_SGD_DOCS[n].strip("\n") for n in names)
+
+
+class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
+    """Shared fit of the DP-SGD linear models; subclasses give targets and the output count."""
+
+    _parameter_constraints = {
+        **DP_PARAMETER_CONSTRAINTS,
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "clip_norm": [Interval(Real, 0, None, closed="neither")],
+        "noise_multiplier": [Interval(Real, 0, None, closed="neither"), None],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"full"})],
+        "n_samples": [Interval(Integral, 1, None, closed="left"), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "eta0": [Interval(Real, 0, None, closed="neither")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+    }
+
+    def _plan(self, n_public, epsilon):
+        q, steps, expected_batch = plan_steps(self.batch_size, self.max_iter, n_public)
+        if self.noise_multiplier is not None:
+            sigma = float(self.noise_multiplier)
+        else:
+            sigma = _noise_multiplier(float(epsilon), float(self.delta), q, steps)
+        return q, steps, expected_batch, sigma
+
+    def _fit_linear(self, X, y, sample_weight, prepare_targets):
+        """The fit protocol: budget check, validation, count, spend, steps."""
+        if self.n_samples is not None:
+            plan = self._plan(self.n_samples, self.epsilon)
+            cost = _steps_event(*plan[:2], plan[3])
+            self._check_privacy_budget(cost)
+        else:
+            self._check_privacy_budget(budget_event(self.epsilon, self.delta))
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=self._y_numeric)
+        sample_weight = _check_sample_weight_dp(sample_weight, X)
+        targets = prepare_targets(y)
+        rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
+        if self.n_samples is None:
+            count_epsilon = split_epsilon(self.epsilon * COUNT_SHARE, 1)
+            counter = DiscreteLaplace(epsilon=count_epsilon, random_state=rng)
+            steps_epsilon = round_down(self.epsilon - count_epsilon)
+            # The count's event is known before it is drawn: charge everything at once
+            # after the draw would be two spends, so the spend comes after the count
+            # (nothing is released before it: the count stays inside this fit).
+            count_event = counter.privacy_event()
+            noisy_count = float(counter.randomise(float(X.shape[0])))
+            n_public = max(1.0, noisy_count)
+            plan = self._plan(n_public, steps_epsilon)
+            cost = ComposedEvent((count_event, _steps_event(*plan[:2], plan[3])))
+        else:
+            n_public = float(self.n_samples)
+        self._spend_privacy_budget(cost)
+        rows = X.astype(np.float64)
+        if self.fit_intercept:
+            rows = np.hstack([rows, np.ones((rows.shape[0], 1))])
+        coef = run_dpsgd(
+            rows,
+            targets,
+            targets.shape[1],
+            loss_grad=LOSSES[self.loss],
+            plan=plan,
+            rng=rng,
+            weights=sample_weight,
+            params=self.get_params(),
+        )
+        d = X.shape[1]
+        self.coef_ = coef[:, :d].astype(X.dtype)
+        self.intercept_ = (coef[:, d] if self.fit_intercept else np.zeros(coef.shape[0])).astype(X.dtype)
+        self.n_samples_ = n_public
+        self.noise_multiplier_ = plan[3]
+        self.n_iter_ = plan[1]
+        return self
+
+    def _decision(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
+        return X @ self.coef_.T + self.intercept_
+
+
+def _has_log_loss(estimator):
+    if estimator.loss != "log_loss":
+        raise AttributeError("probability estimates are only available for loss='log_loss'")
+    return True
+
+
+_CLASSIFIER_PARAMS = (
+    "epsilon",
+    "delta",
+    "clip_norm",
+    "noise_multiplier",
+    "batch_size",
+    "n_samples",
+    "max_iter",
+    "eta0",
+    "alpha",
+    "fit_intercept",
+    "classes",
+    "accountant",
+    "random_state",
+)
+
+_FITTED = """n_samples_ : float
+        The public row count used for q and T (``n_samples``, or the noisy count).
+    noise_multiplier_ : float
+        σ used (``noise_multiplier`` or the calibrated value).
+    n_iter_ : int
+        Number of steps T.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit, when X has string feature names."""
+
+
+@Substitution(
+    privacy=_SGD_DOCS["privacy"],
+    privacy_spent_=_SGD_DOCS["privacy_spent_"],
+    fitted=_FITTED,
+    rest=_parameters(_CLASSIFIER_PARAMS),
+)
+class SGDClassifier(ClassifierMixin, _BaseDPSGD):
+    """Linear classifier trained by DP-SGD (or DP-GD): per-example clipping, Gaussian noise.
+
+    scikit-learn's ``SGDClassifier`` with differential privacy: minibatches drawn by
+    Poisson sampling, each row's gradient clipped to ``clip_norm``, Gaussian noise on
+    the sum, and the whole training accounted as one event. Binary, or one-vs-rest
+    heads trained jointly (one gradient per row covering every class, clipped once: no
+    split of the budget across classes).
+
+    Parameters
+    ----------
+    loss : {{"log_loss", "hinge", "modified_huber"}}, default="log_loss"
+        The loss; all have a bounded gradient once clipped. ``"log_loss"`` gives
+        ``predict_proba``.
+
+    {rest}
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Coefficients (of ``classes_[1]`` when binary). Same dtype as X.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Intercepts.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    {fitted}
+
+    {privacy_spent_}
+
+    See Also
+    --------
+    dpsk.linear_model.LogisticRegression : objective perturbation, often better for
+        convex problems at small ε when the features are bounded.
+    sklearn.linear_model.SGDClassifier : the non-private estimator.
+
+    Notes
+    -----
+    {privacy}
+
+    Differences from scikit-learn: ``max_iter`` is a fixed number of epochs (no
+    ``tol``, no early stopping: each step costs privacy); constant learning rate
+    ``eta0``; minibatches of expected size ``batch_size``; ``sample_weight`` is clipped
+    to [0, 1]; the penalty is L2 only.
+
+    References
+    ----------
+    M. Abadi, A. Chu, I. Goodfellow, H. B. McMahan, I. Mironov, K. Talwar and L. Zhang,
+    "Deep learning with differential privacy", CCS 2016.
+
+    I. Mironov, K. Talwar and L. Zhang, "Rényi differential privacy of the sampled
+    Gaussian mechanism", 2019.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from dpsk.linear_model import SGDClassifier
+    >>> X, y = make_classification(n_samples=2000, random_state=0)
+    >>> clf = SGDClassifier(epsilon=1.0, n_samples=2000, classes=[0, 1], random_state=0).fit(X, y)
+    >>> clf.score(X, y) > 0.7
+    True
+    """
+
+    _y_numeric = False
+    _parameter_constraints = {
+        **_BaseDPSGD._parameter_constraints,
+        "loss": [StrOptions({"log_loss", "hinge", "modified_huber"})],
+        "classes": ["array-like", None],
+    }
+
+    def __init__(
+        self,
+        loss="log_loss",
+        *,
+        epsilon=1.0,
+        delta=1e-5,
+        clip_norm=1.0,
+        noise_multiplier=None,
+        batch_size=256,
+        n_samples=None,
+        max_iter=15,
+        eta0=2.0,
+        alpha=1e-4,
+        fit_intercept=True,
+        classes=None,
+        accountant=None,
+        random_state=None,
+    ):
+        self.loss = loss
+        self.epsilon = epsilon
+        self.delta = delta
+        self.clip_norm = clip_norm
+        self.noise_multiplier = noise_multiplier
+        self.batch_size = batch_size
+        self.n_samples = n_samples
+        self.max_iter = max_iter
+        self.eta0 = eta0
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.classes = classes
+        self.accountant = accountant
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    @Substitution(sample_weight=_shared_docs["sample_weight"])
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model by DP-SGD: one private release of its coefficients.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (no bounds needed: gradients are clipped).
+        y : array-like of shape (n_samples,)
+            Class labels (in ``classes`` when given).
+        {sample_weight}
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+
+        def targets(y):
+            classes, y_index = resolve_classes(self, self.classes, y)
+            self.classes_ = classes
+            if classes.size == 2:
+                return np.where(y_index == 1, 1.0, -1.0)[:, None]
+            return np.where(y_index[:, None] == np.arange(classes.size), 1.0, -1.0)
+
+        return self._fit_linear(X, y, sample_weight, targets)
+
+    def decision_function(self, X):
+        """Signed score of each class (of ``classes_[1]`` when binary).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        scores = self._decision(X)
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Predicted class of each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)
+        index = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
+        return self.classes_[index]
+
+    @available_if(_has_log_loss)
+    def predict_proba(self, X):
+        """Class probabilities (``loss="log_loss"`` only; one-vs-rest heads normalised).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        scores = self._decision(X)
+        p = expit(scores)
+        if p.shape[1] == 1:
+            return np.hstack([1.0 - p, p])
+        return p / p.sum(axis=1, keepdims=True)
+
+    @available_if(_has_log_loss)
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        return np.log(self.predict_proba(X))
+
+
+@Substitution(
+    privacy=_SGD_DOCS["privacy"],
+    privacy_spent_=_SGD_DOCS["privacy_spent_"],
+    fitted=_FITTED,
+    rest=_parameters(tuple(p for p in _CLASSIFIER_PARAMS if p != "classes")),
+)
+class SGDRegressor(RegressorMixin, _BaseDPSGD):
+    """Linear regression trained by DP-SGD (or DP-GD): per-example clipping, Gaussian noise.
+
+    scikit-learn's ``SGDRegressor`` with differential privacy: minibatches drawn by
+    Poisson sampling, each row's gradient clipped to ``clip_norm``, Gaussian noise on
+    the sum, and the whole training accounted as one event. No bounds on X or y are
+    needed: the clipped gradient bounds every row's influence.
+
+    Parameters
+    ----------
+    loss : {{"squared_error", "huber"}}, default="squared_error"
+        The loss. The squared error's gradient is unbounded before clipping: rows with
+        large residuals are down-weighted by the clip (``"huber"`` does it explicitly).
+    huber_epsilon : float, default=0.1
+        Threshold of the Huber loss (scikit-learn's ``epsilon``, renamed: ``epsilon``
+        is the privacy parameter here).
+
+    {rest}
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        Coefficients. Same dtype as X.
+    intercept_ : ndarray of shape (1,)
+        Intercept.
+    {fitted}
+
+    {privacy_spent_}
+
+    See Also
+    --------
+    dpsk.linear_model.LinearRegression : sufficient statistics with bounded X and y.
+    sklearn.linear_model.SGDRegressor : the non-private estimator.
+
+    Notes
+    -----
+    {privacy}
+
+    Differences from scikit-learn: ``max_iter`` is a fixed number of epochs (no early
+    stopping); constant learning rate ``eta0``; minibatches of expected size
+    ``batch_size``; ``sample_weight`` is clipped to [0, 1]; the penalty is L2 only.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from dpsk.linear_model import SGDRegressor
+    >>> X, y = make_regression(n_samples=2000, n_features=5, noise=1.0, random_state=0)
+    >>> reg = SGDRegressor(epsilon=1.0, n_samples=2000, random_state=0).fit(X, y / y.std())
+    >>> reg.score(X, y / y.std()) > 0.5
+    True
+    """
+
+    _y_numeric = True
+    _parameter_constraints = {
+        **_BaseDPSGD._parameter_constraints,
+        "loss": [StrOptions({"squared_error", "huber"})],
+        "huber_epsilon": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    def __init__(
+        self,
+        loss="squared_error",
+        *,
+        huber_epsilon=0.1,
+        epsilon=1.0,
+        delta=1e-5,
+        clip_norm=1.0,
+        noise_multiplier=None,
+        batch_size=256,
+        n_samples=None,
+        max_iter=15,
+        eta0=1.0,
+        alpha=1e-4,
+        fit_intercept=True,
+        accountant=None,
+        random_state=None,
+    ):
+        self.loss = loss
+        self.huber_epsilon = huber_epsilon
+        self.epsilon = epsilon
+        self.delta = delta
+        self.clip_norm = clip_norm
+        self.noise_multiplier = noise_multiplier
+        self.batch_size = batch_size
+        self.n_samples = n_samples
+        self.max_iter = max_iter
+        self.eta0 = eta0
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.accountant = accountant
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    @Substitution(sample_weight=_shared_docs["sample_weight"])
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model by DP-SGD: one private release of its coefficients.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (no bounds needed: gradients are clipped).
+        y : array-like of shape (n_samples,)
+            Targets.
+        {sample_weight}
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        self._fit_linear(X, y, sample_weight, lambda y: np.asarray(y, dtype=np.float64).reshape(-1, 1))
+        self.coef_ = self.coef_.ravel()
+        return self
+
+    def predict(self, X):
+        """Predicted target of each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
+        return X @ self.coef_ + self.intercept_[0]
