@@ -4,7 +4,7 @@
 
 Estimators are discovered by :func:`dpsk.utils.all_estimators`, so a new estimator is
 tested as soon as it is exported; test instances and expected failures are declared in
-``dpsk/utils/_test_common.py`` (one line each).
+``dpsk/utils/_testing/common.py`` (one line each).
 """
 
 import ast
@@ -19,7 +19,8 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpsk.utils import all_estimators
-from dpsk.utils._test_common import (
+from dpsk.utils._testing import BrokenToyDPMeanClassifier, ToyDPMeanClassifier
+from dpsk.utils._testing.common import (
     EXPECTED_FAILED_CHECKS,
     EXPECTED_FAILED_DP_CHECKS,
     INIT_PARAMS,
@@ -28,7 +29,6 @@ from dpsk.utils._test_common import (
     expected_failed_checks,
     expected_failed_dp_checks,
 )
-from dpsk.utils._testing import BrokenToyDPMeanClassifier, ToyDPMeanClassifier
 from dpsk.utils.discovery import _NOT_DP_ESTIMATOR_PACKAGES, _all_public_modules
 from dpsk.utils.estimator_checks import (
     check_bad_input_releases_nothing,

@@ -128,6 +128,71 @@ def test_privacy_check_fails_without_a_privacy_paragraph():
     assert "**Privacy.**" not in notes_section(undocumented)
 
 
+def releases_on_data():
+    """``{name: object}`` of every public estimator and :mod:`dpsk.stats` function: the
+    releases whose Privacy paragraph must state their declared domain."""
+    import dpsk.stats
+    from dpsk.utils.discovery import all_estimators
+
+    found = {f"{cls.__module__.split('._')[0]}.{name}": cls for name, cls in all_estimators()}
+    found.update(
+        {
+            f"dpsk.stats.{name}": getattr(dpsk.stats, name)
+            for name in dpsk.stats.__all__
+            if inspect.isfunction(getattr(dpsk.stats, name))
+        }
+    )
+    return found
+
+
+RELEASES = releases_on_data()
+
+
+def privacy_states_domain(obj):
+    """Whether the Privacy paragraph (Notes, after **Privacy.**) has a ``Domain:`` sentence
+    linking the one explanation (doc/limitations.rst, ``declared_domain``)."""
+    notes = notes_section(obj)
+    privacy = notes[notes.find("**Privacy.**") :] if "**Privacy.**" in notes else ""
+    start = privacy.find("Domain: ")
+    return start >= 0 and ":ref:`declared_domain`" in privacy[start:]
+
+
+def test_releases_are_found():
+    """Check that the list of releases derives from the public API (estimators and statistics)."""
+    assert {"dpsk.naive_bayes.GaussianNB", "dpsk.model_selection.GridSearchCV", "dpsk.stats.mean"} <= set(RELEASES)
+    assert len(RELEASES) >= 25
+    assert "dpsk.stats.DPResult" not in RELEASES
+
+
+@pytest.mark.parametrize("name", sorted(RELEASES))
+def test_privacy_paragraph_states_the_domain(name):
+    """Check that each estimator's and statistic's Privacy paragraph states its declared domain
+    (issue 14, finding 4): what data it assumes, and that an error outside reveals only that."""
+    assert privacy_states_domain(RELEASES[name]), (
+        f"{name}: the Privacy paragraph must end with 'Domain: ... (:ref:`declared_domain`).'"
+    )
+
+
+def test_domain_check_fails_without_a_domain_sentence():
+    """Check that the check can fail: a Domain sentence outside the Privacy paragraph does not count."""
+
+    def undocumented(x):
+        """Do something.
+
+        Domain: finite values (:ref:`declared_domain`).
+
+        Parameters
+        ----------
+        x : float
+
+        Notes
+        -----
+        **Privacy.** ε-DP.
+        """
+
+    assert not privacy_states_domain(undocumented)
+
+
 # ----------------------------------------------------------------- API reference
 
 

@@ -32,9 +32,9 @@ from dpsk.exceptions import BudgetExceededError
 from dpsk.model_selection import GridSearchCV
 from dpsk.pipeline import Pipeline, make_pipeline
 from dpsk.utils import all_estimators
-from dpsk.utils._test_common import INIT_PARAMS
-from dpsk.utils._testing_accounting import ToyDPCenterer
-from dpsk.utils._testing_selection import ToyShiftedMeanClassifier
+from dpsk.utils._testing.accounting import ToyDPCenterer
+from dpsk.utils._testing.common import INIT_PARAMS
+from dpsk.utils._testing.selection import ToyShiftedMeanClassifier
 
 
 @pytest.fixture

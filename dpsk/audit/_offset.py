@@ -267,6 +267,7 @@ def offset_neighbours(
     candidates=33,
     rows_per_user=5,
     narrow=1e-4,
+    placements=("first", "last"),
     random_state=0,
     return_probe=False,
 ):
@@ -302,6 +303,11 @@ def offset_neighbours(
     rows_per_user : int, default=5
     narrow : float, default=1e-4
         Relative thickness of the shell for ``data_norm`` estimators.
+    placements : tuple of {"first", "last"}, default=("first", "last")
+        Where the record is tried in D′: first (a left-to-right sum then differs in every
+        partial sum) or last. ``("last",)`` for estimators that draw a random value per
+        row in order (a forest's partition of the rows): only then do the other rows
+        keep their draws on D′, which the probe's identical noise needs.
     random_state : int, default=0
         Seed of the common noise of the probe fits.
     return_probe : bool, default=False
@@ -333,6 +339,9 @@ def offset_neighbours(
         raise ValueError(f"dtype must be float32 or float64, got {dtype}")
     if int(candidates) < 1:
         raise ValueError("candidates must be >= 1")
+    placements = tuple(placements)
+    if not placements or not set(placements) <= {"first", "last"}:
+        raise ValueError(f"placements must be a non-empty tuple of 'first' and 'last', got {placements!r}")
     lower, upper, radius = _offset_range(estimator, n_features, narrow)
     n_samples = int(n_samples)
     fractions = _golden_fractions(n_samples)
@@ -360,16 +369,17 @@ def offset_neighbours(
     best = None
     for fraction in positions:
         record = np.tile(_point(lower, upper, fraction, radius).astype(dtype), (n_record, 1))
-        pair = canary_neighbours(X, y, canary_X=record, canary_y=record_y, groups=groups)
+        appended = canary_neighbours(X, y, canary_X=record, canary_y=record_y, groups=groups)
         # canary_neighbours works in float64; keep the family's dtype (float32 rounds differently).
-        for data in pair:
+        for data in appended:
             data["X"] = data["X"].astype(dtype)
-        for placement in ("first", "last"):
+        for placement in placements:
+            pair = appended
             if placement == "first":
                 # The record first: a left-to-right sum then differs in every partial sum,
                 # not only in its last addition.
                 order = np.roll(np.arange(n_samples + n_record), n_record)
-                pair = (pair[0], {key: value[order] for key, value in pair[1].items()})
+                pair = (appended[0], {key: value[order] for key, value in appended[1].items()})
             probe = rounding_probe(estimator, pair, random_state=random_state)
             # Ties (every candidate moves the count by exactly its sensitivity) are broken
             # by the total of the releases' ratios: the most rounding overall.

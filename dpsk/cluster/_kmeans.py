@@ -139,6 +139,9 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
     safe (lattice Laplace noise), up to the rounding of the float64 sums. With
     ``sample_weight`` (clipped to [0, 1]) a row adds its weight to one count and its
     weighted row to one sum: the sensitivities 1 and d′ hold unchanged.
+    Domain: finite X, finite, non-negative ``sample_weight``. Data outside it raise a
+    ``ValueError`` before any noise is drawn, which reveals only that the data left the
+    domain (:ref:`declared_domain`).
 
     Examples
     --------

@@ -209,6 +209,9 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     ``dpsk._core._exact_sums``). With ``sample_weight`` (clipped to [0, 1], then rounded down
     to multiples of 2**-10) the three sums are weighted: one row's terms are scaled by
     w <= 1, so the sensitivities above hold unchanged.
+    Domain: finite X, finite, non-negative ``sample_weight``. Data outside it raise a
+    ``ValueError`` before any noise is drawn, which reveals only that the data left the
+    domain (:ref:`declared_domain`).
 
     Examples
     --------

@@ -123,6 +123,9 @@ class RandomForestClassifier(_ForestMixin, BaseRandomTrees):
     Released: the structure and noisy counts of every tree (``estimators_``),
     ``class_count_`` and predictions, all computed from these two releases.
     {weights}
+    Domain: finite X, labels in ``classes``, finite, non-negative ``sample_weight``.
+    Data outside it raise a ``ValueError`` before any noise is drawn, which reveals only
+    that the data left the domain (:ref:`declared_domain`).
 
     **Prediction.** With ``π`` the class prior from ``class_count_`` and ``p_t`` the
     class probabilities of the leaf a row reaches in tree t (noisy counts clamped at 0,
@@ -254,6 +257,9 @@ class RandomForestRegressor(_ForestMixin, BaseRandomTreesRegressor):
     routed as if clipped to them. Released: the structure, noisy counts and sums of
     every tree (``estimators_``), ``totals_`` and predictions, all computed from the
     one release.
+    Domain: finite X and y, finite, non-negative ``sample_weight``. Data outside it
+    raise a ``ValueError`` before any noise is drawn, which reveals only that the data
+    left the domain (:ref:`declared_domain`).
 
     {prediction}
 

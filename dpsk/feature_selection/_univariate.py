@@ -119,7 +119,10 @@ _DOCS = dict(
     composes as such. Released: which features are selected (``get_support()``), nothing
     else: the scores are not stored. Floating-point safe (integer scores, exact
     samplers). Selecting every feature (``k >= n_features``) reads nothing and costs
-    nothing. The number of features is public.""",
+    nothing. The number of features is public.
+    Domain: finite X; any class labels (a class without rows adds nothing to a score).
+    Data outside it raise a ``ValueError`` before any noise is drawn, which reveals only
+    that the data left the domain (:ref:`declared_domain`).""",
 )
 
 

@@ -151,7 +151,12 @@ CLASSIFIER_DOCS = {
     trace <= h·c, not a rank-one one), default Λ times h; (ε, δ)-DP by output
     perturbation (the minimiser moves by at most (h + 2·tol)/Λ), Gaussian noise,
     default Λ = sqrt(p·h/ε). ``method`` is ignored with ``groups``; the argument is in
-    ``dpsk/linear_model/_user_level.py``.""",
+    ``dpsk/linear_model/_user_level.py``.
+    Domain: finite X, labels in ``classes``, finite, non-negative ``sample_weight``;
+    with ``groups``, a user id for every row; at most tol/(4 (γ₆₇ + 5u)) rows, a public
+    function of ``tol`` (about 3·10⁷ at the default). Data outside it raise a
+    ``ValueError`` before any noise is drawn, which reveals only that the data left the
+    domain (:ref:`declared_domain`).""",
 }
 CLASSIFIER_DOCS["parameters"] = "\n\n    ".join(
     CLASSIFIER_DOCS[name].strip("\n")

@@ -137,7 +137,10 @@ LEAST_SQUARES_DOCS = {
     public grid of about 2**-20 of its half-width, weights rounded down to multiples
     of 2**-10, integer sums), converted with one rounding, and scaled by
     1 − 2**-14 before the noise (``dpsk._core._exact_sums``, "Exact sums"); the noise
-    is 0.006 % larger than the real-number analysis needs.""",
+    is 0.006 % larger than the real-number analysis needs.
+    Domain: finite X and y, finite, non-negative ``sample_weight``; with ``groups``, a
+    user id for every row. Data outside it raise a ``ValueError`` before any noise is
+    drawn, which reveals only that the data left the domain (:ref:`declared_domain`).""",
 }
 
 

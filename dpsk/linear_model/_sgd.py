@@ -222,7 +222,11 @@ _SGD_DOCS = {
     rows when ``n_samples`` is None (then q, T and σ are functions of the released count:
     adaptive composition, the total still within (ε, δ)). Released: ``coef_`` and
     ``intercept_`` (and ``n_samples_``). The Gaussian noise is the continuous sampler and
-    the sums are float64 matrix products: not floating-point safe.""",
+    the sums are float64 matrix products: not floating-point safe.
+    Domain: finite X and y (for the classifier, labels in ``classes``), finite,
+    non-negative ``sample_weight``. Data outside it raise a ``ValueError`` before any
+    noise is drawn, which reveals only that the data left the domain
+    (:ref:`declared_domain`).""",
 }
 
 

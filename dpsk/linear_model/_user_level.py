@@ -378,6 +378,9 @@ class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimat
     k times (e.g. by ``BaggingClassifier(bootstrap=True)``, which passes repeated rows
     to estimators without ``sample_weight``) exposes its label k times at ε each: pass
     ``groups`` so that the copies of a person's rows share one id and count as one user.
+    Domain: finite X and y; with ``groups``, a user id for every row. Data outside it
+    raise a ``ValueError`` before any noise is drawn, which reveals only that the data
+    left the domain (:ref:`declared_domain`).
 
     References
     ----------

@@ -129,6 +129,11 @@ def missing_classes(estimator):
     return any(_param_name(k) == "classes" and v is None for k, v in estimator.get_params(deep=True).items())
 
 
+def public_classes(estimator):
+    """The ``classes`` given to the DP steps of ``estimator`` (public label sets), by parameter name."""
+    return {k: v for k, v in estimator.get_params(deep=True).items() if _param_name(k) == "classes" and v is not None}
+
+
 def prepare(estimator, params, random_state, classes=None, charged=None):
     """A clone with ``params``, a prepaid ticket and ``random_state`` on every step.
 

@@ -619,6 +619,9 @@ class GridSearchCV(_BaseSearch):
     The inner fits run with independent noise. Fits that fail (for example a random
     part with a single class when the estimator derives classes from y) make the search
     fail after the budget was recorded: nothing is released.
+    Domain: that of the searched estimator; with ``groups``, a user id for every row.
+    Data outside it raise a ``ValueError`` before any noise is drawn, which reveals only
+    that the data left the domain (:ref:`declared_domain`).
 
     {not_released}
 
@@ -752,6 +755,9 @@ class RandomizedSearchCV(_BaseSearch):
     ``verbose`` therefore reports no per-trial progress; the running time still grows
     with K (a timing side channel the guarantee does not cover). ``stopping="fixed"``:
     as :class:`GridSearchCV`. The refit (``refit=True``) is charged on top.
+    Domain: that of the searched estimator; with ``groups``, a user id for every row.
+    Data outside it raise a ``ValueError`` before any noise is drawn, which reveals only
+    that the data left the domain (:ref:`declared_domain`).
 
     {not_released}
 

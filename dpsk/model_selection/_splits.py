@@ -27,10 +27,10 @@ from sklearn.utils import indexable
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, column_or_1d
 
-from dpsk.model_selection._estimators import missing_classes
+from dpsk.model_selection._estimators import missing_classes, public_classes
 from dpsk.utils._progress import progress
 from dpsk.utils._units import privacy_units, random_parts
-from dpsk.utils.validation import _warn_leak
+from dpsk.utils.validation import _warn_leak, resolve_classes
 
 __all__ = [
     "check_search_data",
@@ -86,7 +86,8 @@ def check_search_data(X, y, groups, name, estimator=None):
     y, groups of the same length. y must hold two classes only when ``estimator`` would
     derive its classes from the data (already a :class:`~dpsk.exceptions.PrivacyLeakWarning`
     path): with public ``classes`` a one-class y is valid data, and whether it has one class
-    can hinge on one record.
+    can hinge on one record. A label outside a step's public ``classes`` is outside the
+    declared domain: refused here, before the search spends, not by an inner fit after it.
     """
     if y is None:
         raise ValueError(f"{name} requires y to be passed, but the target y is None")
@@ -96,6 +97,9 @@ def check_search_data(X, y, groups, name, estimator=None):
     check_classification_targets(y_array)
     if (estimator is None or missing_classes(estimator)) and np.unique(y_array).size < 2:
         raise ValueError(f"y holds one class only; {name} needs at least two classes")
+    if estimator is not None:
+        for param, classes in public_classes(estimator).items():
+            resolve_classes(estimator, classes, y_array, param=param)
     return X, y_array, groups
 
 

@@ -19,11 +19,10 @@ from dpsk._core._clip import clip_rows_l1
 from dpsk.accounting._events import budget_event
 from dpsk.base import priors_from_counts
 from dpsk.mechanisms import DiscreteLaplace, Laplace
-from dpsk.naive_bayes._base import DISCRETE_NB_CONSTRAINTS, BaseDPNB, check_priors
+from dpsk.naive_bayes._base import DISCRETE_NB_CONSTRAINTS, BaseDPNB, check_priors, on_invalid_doc
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
 from dpsk.utils.validation import (
-    _check_sample_weight_dp,
     _weight_units,
     check_data_norm,
     release_generator,
@@ -90,13 +89,26 @@ class _BaseDiscreteNB(BaseDPNB):
         tags.classifier_tags.poor_score = True
         return tags
 
-    def _prepare(self, X, y, sample_weight=None, **validate_params):
-        """Budget check, validation, weights and classes (the part of ``fit`` before any release)."""
+    def _prepare(self, X, y, sample_weight=None, **screen):
+        """Budget check, validation (with ``on_invalid``), weights and classes (the part of
+        ``fit`` before any release); ``screen`` as for ``_validate_training_data``."""
         self._check_privacy_budget(budget_event(self.epsilon))
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", **validate_params)
-        sample_weight = _check_sample_weight_dp(sample_weight, X)
+        X, y, sample_weight = self._validate_training_data(X, y, sample_weight, **screen)
         classes, y_index = resolve_classes(self, self.classes, y)
-        return X, classes, y_index, sample_weight
+        return X, y, classes, y_index, sample_weight
+
+
+def _valid_codes(X):
+    """Which entries of X are category codes (finite integers >= 0)."""
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(X) & (X >= 0) & (X == np.floor(X))
+
+
+def _unknown_codes(X):
+    """X with every entry that is not a category code (NaN, ±inf, negative, fractional)
+    replaced by −1: a category of no feature, counted nowhere (as codes at or above
+    ``n_categories``)."""
+    return np.where(_valid_codes(X), X, -1.0).astype(X.dtype)
 
 
 def _class_indicator(y_index, n_classes, dtype, weights=None):
@@ -111,6 +123,9 @@ def _class_indicator(y_index, n_classes, dtype, weights=None):
     classes=_shared_docs["classes"],
     accountant=_shared_docs["accountant"],
     random_state=_shared_docs["random_state"],
+    on_invalid=on_invalid_doc(
+        drop=", a negative count", clip="negative counts (and −inf) count as 0 and rows holding NaN or +inf are removed"
+    ),
     privacy_spent_=_shared_docs["privacy_spent_"],
     **_DISCRETE_DOCS,
 )
@@ -141,6 +156,8 @@ class MultinomialNB(_BaseDiscreteNB):
 
     {random_state}
 
+    {on_invalid}
+
     Attributes
     ----------
     {common_attributes}
@@ -167,6 +184,10 @@ class MultinomialNB(_BaseDiscreteNB):
     ``feature_count_`` and what is computed from them. Floating-point safe. With
     ``sample_weight`` (clipped to [0, 1]) the counts and sums are weighted: one row
     still adds at most 1 + R in L1.
+    Domain: finite, non-negative X (counts), labels in ``classes``, finite, non-negative
+    ``sample_weight``. Data outside it raise a ``ValueError`` before any noise is drawn,
+    which reveals only that the data left the domain, or with ``on_invalid`` are dropped
+    or clipped inside the mechanism (:ref:`declared_domain`).
 
     Examples
     --------
@@ -197,6 +218,7 @@ class MultinomialNB(_BaseDiscreteNB):
         classes=None,
         accountant=None,
         random_state=None,
+        on_invalid="raise",
     ):
         self.epsilon = epsilon
         self.data_norm = data_norm
@@ -207,6 +229,7 @@ class MultinomialNB(_BaseDiscreteNB):
         self.classes = classes
         self.accountant = accountant
         self.random_state = random_state
+        self.on_invalid = on_invalid
 
     @_fit_context(prefer_skip_nested_validation=True)
     @Substitution(sample_weight=_shared_docs["sample_weight"])
@@ -224,7 +247,14 @@ class MultinomialNB(_BaseDiscreteNB):
         -------
         self : object
         """
-        X, classes, y_index, sample_weight = self._prepare(X, y, sample_weight)
+        X, y, classes, y_index, sample_weight = self._prepare(
+            X,
+            y,
+            sample_weight,
+            infinite="drop",
+            row_valid=lambda X: np.all(X >= 0, axis=1),
+            clip=lambda X: np.maximum(X, 0),
+        )
         if np.any(X < 0):
             raise ValueError("Negative values in data passed to MultinomialNB (input X)")
         n_classes, n_features = classes.size, X.shape[1]
@@ -276,6 +306,9 @@ class MultinomialNB(_BaseDiscreteNB):
     classes=_shared_docs["classes"],
     accountant=_shared_docs["accountant"],
     random_state=_shared_docs["random_state"],
+    on_invalid=on_invalid_doc(
+        drop="", clip="±inf values are binarized like any value (+inf is on, −inf off) and rows holding NaN removed"
+    ),
     privacy_spent_=_shared_docs["privacy_spent_"],
     **_DISCRETE_DOCS,
 )
@@ -303,6 +336,8 @@ class BernoulliNB(_BaseDiscreteNB):
 
     {random_state}
 
+    {on_invalid}
+
     Attributes
     ----------
     {common_attributes}
@@ -327,6 +362,10 @@ class BernoulliNB(_BaseDiscreteNB):
     (weights clipped to
     [0, 1], rounded down to that grid): one row adds at most 1024 units where it added
     1, and the noise scale is multiplied by 1024 in units — the same in counts.
+    Domain: finite X, labels in ``classes``, finite, non-negative ``sample_weight``.
+    Data outside it raise a ``ValueError`` before any noise is drawn, which reveals only
+    that the data left the domain, or with ``on_invalid`` are dropped or clipped inside
+    the mechanism (:ref:`declared_domain`).
 
     Examples
     --------
@@ -354,6 +393,7 @@ class BernoulliNB(_BaseDiscreteNB):
         classes=None,
         accountant=None,
         random_state=None,
+        on_invalid="raise",
     ):
         self.epsilon = epsilon
         self.alpha = alpha
@@ -364,6 +404,7 @@ class BernoulliNB(_BaseDiscreteNB):
         self.classes = classes
         self.accountant = accountant
         self.random_state = random_state
+        self.on_invalid = on_invalid
 
     @_fit_context(prefer_skip_nested_validation=True)
     @Substitution(sample_weight=_shared_docs["sample_weight_grid"])
@@ -380,7 +421,7 @@ class BernoulliNB(_BaseDiscreteNB):
         -------
         self : object
         """
-        X, classes, y_index, sample_weight = self._prepare(X, y, sample_weight)
+        X, y, classes, y_index, sample_weight = self._prepare(X, y, sample_weight, infinite="keep")
         units, grid = _weight_units(sample_weight)
         n_classes, n_features = classes.size, X.shape[1]
         alpha = self._check_alpha(n_features)
@@ -423,6 +464,11 @@ class BernoulliNB(_BaseDiscreteNB):
     classes=_shared_docs["classes"],
     accountant=_shared_docs["accountant"],
     random_state=_shared_docs["random_state"],
+    on_invalid=on_invalid_doc(
+        drop=", a negative or fractional code",
+        clip="entries that are not category codes (NaN, ±inf, negative, fractional) count in no "
+        "category of their feature, as codes at or above ``n_categories`` do",
+    ),
     privacy_spent_=_shared_docs["privacy_spent_"],
     **_DISCRETE_DOCS,
 )
@@ -455,6 +501,8 @@ class CategoricalNB(_BaseDiscreteNB):
 
     {random_state}
 
+    {on_invalid}
+
     Attributes
     ----------
     {common_attributes}
@@ -481,6 +529,10 @@ class CategoricalNB(_BaseDiscreteNB):
     With ``sample_weight`` the counts are integers in units of 1/1024 (weights clipped to
     [0, 1], rounded down to that grid): one row adds at most 1024 units where it added
     1, and the noise scale is multiplied by 1024 in units — the same in counts.
+    Domain: integer category codes >= 0 in X, labels in ``classes``, finite,
+    non-negative ``sample_weight``. Data outside it raise a ``ValueError`` before any
+    noise is drawn, which reveals only that the data left the domain, or with
+    ``on_invalid`` are dropped or clipped inside the mechanism (:ref:`declared_domain`).
 
     Examples
     --------
@@ -511,6 +563,7 @@ class CategoricalNB(_BaseDiscreteNB):
         classes=None,
         accountant=None,
         random_state=None,
+        on_invalid="raise",
     ):
         self.epsilon = epsilon
         self.n_categories = n_categories
@@ -521,6 +574,7 @@ class CategoricalNB(_BaseDiscreteNB):
         self.classes = classes
         self.accountant = accountant
         self.random_state = random_state
+        self.on_invalid = on_invalid
 
     def _resolve_n_categories(self, X):
         n_features = X.shape[1]
@@ -552,9 +606,11 @@ class CategoricalNB(_BaseDiscreteNB):
         -------
         self : object
         """
-        X, classes, y_index, sample_weight = self._prepare(X, y, sample_weight)
+        X, y, classes, y_index, sample_weight = self._prepare(
+            X, y, sample_weight, row_valid=lambda X: np.all(_valid_codes(X), axis=1), clip=_unknown_codes
+        )
         units, grid = _weight_units(sample_weight)
-        codes = self._codes(X)
+        codes = self._codes(X, unknown=self.on_invalid == "clip")
         n_classes, n_features = classes.size, X.shape[1]
         alpha = np.broadcast_to(self._check_alpha(n_features), (n_features,))
         n_categories = self._resolve_n_categories(codes)
@@ -565,7 +621,7 @@ class CategoricalNB(_BaseDiscreteNB):
 
         tables = []
         for column, size in zip(codes.T, n_categories):
-            known = column < size  # codes outside the public domain count nowhere
+            known = (column >= 0) & (column < size)  # codes outside the public domain count nowhere
             cells = y_index[known] * size + column[known]
             weights = None if units is None else units[known]
             tables.append(np.bincount(cells, weights=weights, minlength=n_classes * size).reshape(n_classes, size))
@@ -584,9 +640,10 @@ class CategoricalNB(_BaseDiscreteNB):
         ]
         return self
 
-    def _codes(self, X):
-        """Category codes as int64; raise (without showing values) unless they are integers >= 0."""
-        if np.any(X < 0):
+    def _codes(self, X, unknown=False):
+        """Category codes as int64; raise (without showing values) unless they are integers >= 0
+        (or, with ``unknown``, the code −1 of ``_unknown_codes``)."""
+        if np.any(X < (-1 if unknown else 0)):
             raise ValueError("Negative values in data passed to CategoricalNB (input X)")
         if np.any(X != np.floor(X)):
             raise ValueError("X must hold integer category codes")

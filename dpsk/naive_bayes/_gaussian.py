@@ -9,10 +9,10 @@ import numpy as np
 from dpsk.accounting._events import budget_event
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, priors_from_counts
 from dpsk.mechanisms._joint import Box, JointRelease
-from dpsk.naive_bayes._base import NB_CONSTRAINTS, BaseDPNB, check_priors
+from dpsk.naive_bayes._base import NB_CONSTRAINTS, BaseDPNB, check_priors, on_invalid_doc
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
-from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_bounds, resolve_classes
+from dpsk.utils.validation import release_generator, resolve_bounds, resolve_classes
 
 __all__ = ["GaussianNB"]
 
@@ -29,6 +29,9 @@ BUDGET_SHARES = (0.05, 0.8, 0.15)
     classes=_shared_docs["classes"],
     accountant=_shared_docs["accountant"],
     random_state=_shared_docs["random_state"],
+    on_invalid=on_invalid_doc(
+        drop="", clip="±inf values are clipped to ``bounds`` (which must then be given) and rows holding NaN removed"
+    ),
     privacy_spent_=_shared_docs["privacy_spent_"],
 )
 class GaussianNB(BaseDPNB):
@@ -58,6 +61,8 @@ class GaussianNB(BaseDPNB):
     {accountant}
 
     {random_state}
+
+    {on_invalid}
 
     Attributes
     ----------
@@ -110,6 +115,10 @@ class GaussianNB(BaseDPNB):
     row still changes them by at most the sensitivities above.
     Floating-point safe: the per-class sums are exact fixed-point sums of the centred,
     clipped values, for up to 2**36 rows (see ``dpsk._core._exact_sums``).
+    Domain: finite X, labels in ``classes``, finite, non-negative ``sample_weight``.
+    Data outside it raise a ``ValueError`` before any noise is drawn, which reveals only
+    that the data left the domain, or with ``on_invalid`` are dropped or clipped inside
+    the mechanism (:ref:`declared_domain`).
 
     Examples
     --------
@@ -142,6 +151,7 @@ class GaussianNB(BaseDPNB):
         classes=None,
         accountant=None,
         random_state=None,
+        on_invalid="raise",
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -151,6 +161,7 @@ class GaussianNB(BaseDPNB):
         self.classes = classes
         self.accountant = accountant
         self.random_state = random_state
+        self.on_invalid = on_invalid
 
     def _release(self, box, rng):
         """The joint release of the fit: class counts, Σz and Σ(z² − 1/2) of every class."""
@@ -178,8 +189,9 @@ class GaussianNB(BaseDPNB):
         self : object
         """
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
-        sample_weight = _check_sample_weight_dp(sample_weight, X)
+        if self.on_invalid == "clip" and self.bounds is None:
+            raise ValueError('on_invalid="clip" clips to the public `bounds`: pass `bounds`, or use "drop"')
+        X, y, sample_weight = self._validate_training_data(X, y, sample_weight)
         lower, upper = resolve_bounds(self, self.bounds, X)
         classes, y_index = resolve_classes(self, self.classes, y)
         n_classes, n_features = classes.size, X.shape[1]

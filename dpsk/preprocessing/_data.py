@@ -119,6 +119,9 @@ class StandardScaler(_BaseScaler):
     (clipped to [0, 1]) every sum is
     weighted: one row still changes the count by at most 1 and the sums by at most
     d′ and d′/2, so the noise and the cost are those of the unweighted fit.
+    Domain: finite X, finite, non-negative ``sample_weight``. Data outside it raise a
+    ``ValueError`` before any noise is drawn, which reveals only that the data left the
+    domain (:ref:`declared_domain`).
 
     Examples
     --------
@@ -348,6 +351,9 @@ class MinMaxScaler(_BaseScaler):
     in units of 1/1024 (weights clipped to [0, 1], rounded down to that grid): one row
     adds at most 1024 units to one bin per feature, and the discrete Laplace noise
     has scale 1024·d/ε in units, the same d/ε in counts.
+    Domain: finite X, finite, non-negative ``sample_weight``. Data outside it raise a
+    ``ValueError`` before any noise is drawn, which reveals only that the data left the
+    domain (:ref:`declared_domain`).
 
     Examples
     --------

@@ -79,10 +79,12 @@ def as_array(a, *, name="a"):
     return arr
 
 
-def layout(arr, axis, *, name="a"):
+def layout(arr, axis, *, name="a", allow_empty=False):
     """Shape-only view of a reduction: ``(n_records, per_record, n_outputs, out_shape, keep_shape)``.
 
     Reads no values (shapes are public), so the cost of a call can be checked first.
+    ``allow_empty``: accept no records (data screened by ``on_invalid``: the release runs
+    on no data rather than raise depending on the values).
     """
     axes = _normalize_axis(axis, arr.ndim)
     kept = [ax for ax in range(arr.ndim) if ax not in axes]
@@ -90,7 +92,7 @@ def layout(arr, axis, *, name="a"):
     per_record = int(np.prod([arr.shape[ax] for ax in axes if ax != 0], dtype=np.int64))
     out_shape = tuple(arr.shape[ax] for ax in kept)
     n_outputs = int(np.prod(out_shape, dtype=np.int64))
-    if n == 0:
+    if n == 0 and not allow_empty:
         raise ValueError(f"{name} has no records (shape {arr.shape}); a statistic needs at least one")
     if per_record == 0 or n_outputs == 0:
         raise ValueError(f"{name} of shape {arr.shape} has no values to reduce over axis {axis}")
@@ -98,16 +100,17 @@ def layout(arr, axis, *, name="a"):
     return axes, kept, per_record, out_shape, keep_shape
 
 
-def as_records(arr, axis, *, name="a"):
+def as_records(arr, axis, *, name="a", allow_empty=False):
     """Validate the values of ``arr`` (finite) and view it as records for a reduction over ``axis``.
 
-    float32 stays float32; every other real dtype becomes float64.
+    float32 stays float32; every other real dtype becomes float64. ``allow_empty`` as
+    for :func:`layout`.
     """
-    axes, kept, per_record, out_shape, keep_shape = layout(arr, axis, name=name)
+    axes, kept, per_record, out_shape, keep_shape = layout(arr, axis, name=name, allow_empty=allow_empty)
     n = arr.shape[0]
     inner = [ax for ax in axes if ax != 0]
     dtype = np.float32 if arr.dtype == np.float32 else np.float64
-    X = np.transpose(arr, [0, *inner, *kept]).reshape(n * per_record, -1)
+    X = np.transpose(arr, [0, *inner, *kept]).reshape(n * per_record, int(np.prod(out_shape, dtype=np.int64)))
     X = np.ascontiguousarray(X, dtype=dtype)
     if not np.all(np.isfinite(X)):
         raise ValueError(f"{name} contains NaN or infinity")
@@ -199,12 +202,27 @@ STATS_DOCS = {
         if the call would exceed its budget) and charged before the release. ``None``
         uses the accountant made active by ``with accountant:``, if any.""",
     "random_state": _shared_docs["random_state"],
+    "on_invalid": """on_invalid : {"raise", "drop", "clip"}, default="raise"
+        What to do with records outside the declared domain (NaN or ±inf values, a
+        missing user id in ``groups``). ``"raise"``: a ``ValueError`` before anything is
+        spent. ``"drop"``: such records are removed inside the mechanism. ``"clip"``:
+        ±inf values are clipped to ``bounds``, which must then be given (:func:`count`
+        counts them; histograms count them in no bin, as any value outside ``range``),
+        and records with NaN or a missing user id are removed. Dropping or clipping is a function of each
+        record alone, so the sensitivity and the guarantee are unchanged (see
+        :ref:`declared_domain`); not with ``public_user_counts=True``, whose counts
+        dropping would change.""",
     "return_error": """return_error : bool, default=False
         Return a :class:`DPResult` holding the value, the standard deviation of the noise,
         a guaranteed confidence interval (``confidence_interval()``) and the privacy
         cost, instead of the bare value. Computed from the release and public parameters
         only: free of privacy cost.""",
     # Used inside Notes paragraphs (4-space indentation): continuation lines match it.
+    # The declared domain, the last sentence of every Privacy paragraph (Notes indentation).
+    "domain": """Domain: finite values; with ``groups``, a user id for every record. Data outside it
+    raise a ``ValueError`` before any noise is drawn, which reveals only that the data
+    left the domain, or with ``on_invalid`` are dropped or clipped inside the mechanism
+    (:ref:`declared_domain`).""",
     "user_level_privacy": """With ``groups``, the unit is one user: neighbours differ in all
     rows of one user (add or remove the user), or, with ``public_user_counts=True``,
     in the values of one user's rows (user counts public, sensitivities doubled for

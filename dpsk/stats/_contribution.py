@@ -89,6 +89,19 @@ MAX_THRESHOLD = 2.0**24
 # ---------------------------------------------------------------------------------------
 
 
+def _ids_array(groups, n_samples):
+    """``groups`` as a 1-d array of ``n_samples`` ids (shape checks only: shapes are public)."""
+    try:
+        ids = np.asarray(groups)
+    except ValueError as exc:  # ragged nested sequences
+        raise TypeError("groups must be a 1-d array-like of hashable user ids") from exc
+    if ids.ndim != 1:
+        raise ValueError(f"groups must be 1-dimensional, got shape {ids.shape}")
+    if ids.shape[0] != n_samples:
+        raise ValueError(f"groups has {ids.shape[0]} entries but the data has {n_samples} rows")
+    return ids
+
+
 def group_index(groups, n_samples):
     """Validate user ids and number the users.
 
@@ -113,14 +126,7 @@ def group_index(groups, n_samples):
     TypeError
         Unhashable or unorderable ids.
     """
-    try:
-        ids = np.asarray(groups)
-    except ValueError as exc:  # ragged nested sequences
-        raise TypeError("groups must be a 1-d array-like of hashable user ids") from exc
-    if ids.ndim != 1:
-        raise ValueError(f"groups must be 1-dimensional, got shape {ids.shape}")
-    if ids.shape[0] != n_samples:
-        raise ValueError(f"groups has {ids.shape[0]} entries but the data has {n_samples} rows")
+    ids = _ids_array(groups, n_samples)
     if ids.dtype.kind == "f":
         if not np.all(np.isfinite(ids)):
             raise ValueError("groups contains NaN or infinity; every row needs a user id")
@@ -149,6 +155,19 @@ def group_index(groups, n_samples):
     # 14, finding 4). A release about one user is as private as any other: the noise is
     # calibrated to remove that user entirely.
     return codes, counts
+
+
+def present_ids(groups, n_samples):
+    """Which rows have a user id (not None, not NaN or infinite): the ``on_invalid`` screen.
+
+    Shape errors are raised (the shapes are public); missing ids are marked, not refused.
+    """
+    ids = _ids_array(groups, n_samples)
+    if ids.dtype.kind == "f":
+        return np.isfinite(ids)
+    if ids.dtype.kind == "O":
+        return np.array([not (g is None or (isinstance(g, float) and not math.isfinite(g))) for g in ids], dtype=bool)
+    return np.ones(n_samples, dtype=bool)
 
 
 # ---------------------------------------------------------------------------------------

@@ -100,7 +100,9 @@ def _histogram(call, arr, n_dims, per_record, bins, value_range, density, return
         mechanism = DiscreteLaplace(epsilon=call.release_epsilon, sensitivity=per_record, random_state=call.rng)
     else:  # weighted counts, normalised by the largest weight of one user's values
         mechanism = Laplace(epsilon=call.release_epsilon, sensitivity=factor, random_state=call.rng)
+    call.require_public(value_range if any(np.ndim(b) == 0 for b in bins) else "edges", "range")
     call.check(mechanism.privacy_event(shape))
+    arr = call.screen(arr)
     if not np.all(np.isfinite(arr)):
         raise ValueError("sample contains NaN or infinity")
     points = np.asarray(arr, dtype=np.float64).reshape(-1, n_dims)
@@ -108,7 +110,11 @@ def _histogram(call, arr, n_dims, per_record, bins, value_range, density, return
     call.spend(arr.shape[0], function=function, params=(bins, value_range, density), data=(arr,))
     contribution = call.contribution(kappa=None)
     norm = 1.0 if integer else contribution.unit * per_record
-    weights = None if contribution.weights is None else np.repeat(contribution.weights, points.shape[0] // arr.shape[0])
+    weights = (
+        None
+        if contribution.weights is None
+        else np.repeat(contribution.weights, points.shape[0] // max(arr.shape[0], 1))
+    )
     if n_dims == 1 and np.ndim(bins[0]) == 0:
         # Equal-width bins given as (count, range): numpy's linear-index path, ~4x faster
         # than its sorted-edges path and with the same counts (it corrects the computed
@@ -170,6 +176,7 @@ def histogram(
     public_user_counts=False,
     accountant=None,
     random_state=None,
+    on_invalid="raise",
     return_error=False,
 ):
     """Differentially private histogram of the values of ``a`` (numpy's ``histogram``).
@@ -190,6 +197,7 @@ def histogram(
         Normalise to a density (post-processing: negative noisy counts count as empty).
     {user_level}
     {call}
+    {on_invalid}
     {return_error}
 
     Returns
@@ -207,6 +215,7 @@ def histogram(
     sensitivity on every bin. {user_level_privacy} For histograms h is, unless given,
     the 0.9-quantile of the users' row counts (chosen privately). Released: the noisy
     counts. Floating-point safe.
+    {domain}
 
     Examples
     --------
@@ -221,7 +230,7 @@ def histogram(
     per_record = int(np.prod(arr.shape[1:], dtype=np.int64))
     if per_record == 0:
         raise ValueError(f"a of shape {arr.shape} has no values")
-    call = StatCall(epsilon, 0.0, groups, contribution_bound, threshold, public_user_counts, accountant, random_state)
+    call = StatCall.of("dpsk.stats.histogram", locals())
     hist, edges = _histogram(call, arr, 1, per_record, bins, range, density, return_error, "dpsk.stats.histogram")
     return hist, edges[0]
 
@@ -240,6 +249,7 @@ def histogramdd(
     public_user_counts=False,
     accountant=None,
     random_state=None,
+    on_invalid="raise",
     return_error=False,
 ):
     """Differentially private multidimensional histogram (numpy's ``histogramdd``).
@@ -258,6 +268,7 @@ def histogramdd(
         Normalise to a density (post-processing).
     {user_level}
     {call}
+    {on_invalid}
     {return_error}
 
     Returns
@@ -273,9 +284,10 @@ def histogramdd(
     1, exact discrete Laplace noise on every bin. {user_level_privacy} For histograms h
     is, unless given, the 0.9-quantile of the users' row counts (chosen privately).
     Floating-point safe.
+    {domain}
     """
     arr = as_array(sample, name="sample")
     if arr.ndim != 2 or arr.shape[1] == 0:
         raise ValueError(f"sample must have shape (n_records, n_dims), got {arr.shape}")
-    call = StatCall(epsilon, 0.0, groups, contribution_bound, threshold, public_user_counts, accountant, random_state)
+    call = StatCall.of("dpsk.stats.histogramdd", locals())
     return _histogram(call, arr, arr.shape[1], 1, bins, range, density, return_error, "dpsk.stats.histogramdd")

@@ -340,8 +340,11 @@ def _moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_
         integer_count=not call.user_level,
         rng=call.rng,
     )
+    if kind != "count":
+        call.require_public(bounds, "bounds")
     call.check(query.event)
-    records = as_records(arr, axis)
+    arr = call.screen(arr)
+    records = as_records(arr, axis, allow_empty=call.on_invalid != "raise")
     if kind != "count":
         lower, upper = resolve_stat_bounds(bounds, records, function)
     else:
@@ -388,6 +391,7 @@ def count(
     threshold=None,
     accountant=None,
     random_state=None,
+    on_invalid="raise",
     return_error=False,
 ):
     """Differentially private number of values reduced over ``axis``.
@@ -406,6 +410,7 @@ def count(
     {threshold}
     {accountant}
     {random_state}
+    {on_invalid}
     {return_error}
 
     Returns
@@ -424,6 +429,7 @@ def count(
     count is released with Laplace noise of sensitivity h (times the values per record)
     on a lattice. When ``threshold`` is None, h is the 0.9-quantile of the users' row
     counts chosen by the exponential mechanism with 10% of ε. Floating-point safe.
+    {domain}
 
     Examples
     --------
@@ -432,7 +438,7 @@ def count(
     >>> stats.count(np.zeros(1000), epsilon=1.0, random_state=0)  # doctest: +SKIP
     999
     """
-    call = StatCall(epsilon, 0.0, groups, contribution_bound, threshold, False, accountant, random_state)
+    call = StatCall.of("dpsk.stats.count", locals())
     return _moments_statistic(
         call, "count", NoisyMoments.count, a, None, axis, keepdims, return_error, "dpsk.stats.count"
     )
@@ -453,6 +459,7 @@ def sum(
     public_user_counts=False,
     accountant=None,
     random_state=None,
+    on_invalid="raise",
     return_error=False,
 ):
     """Differentially private sum of clipped values over ``axis``.
@@ -467,6 +474,7 @@ def sum(
     {keepdims}
     {user_level}
     {call}
+    {on_invalid}
     {return_error}
 
     Returns
@@ -484,8 +492,9 @@ def sum(
     per record). The entries are released as one vector query (L1 sensitivity summed
     over the entries, i.e. ε shared equally). {user_level_privacy} Released: the noisy
     sums. Floating-point safe (noise on a lattice).
+    {domain}
     """
-    call = StatCall(epsilon, delta, groups, contribution_bound, threshold, public_user_counts, accountant, random_state)
+    call = StatCall.of("dpsk.stats.sum", locals())
     return _moments_statistic(
         call, "sum", NoisyMoments.total, a, bounds, axis, keepdims, return_error, "dpsk.stats.sum"
     )
@@ -506,6 +515,7 @@ def mean(
     public_user_counts=False,
     accountant=None,
     random_state=None,
+    on_invalid="raise",
     return_error=False,
 ):
     """Differentially private mean of clipped values over ``axis``.
@@ -527,6 +537,7 @@ def mean(
     {keepdims}
     {user_level}
     {call}
+    {on_invalid}
     {return_error}
 
     Returns
@@ -542,6 +553,7 @@ def mean(
     Σ (clip(x) − mid) (sensitivity (upper − lower)/2 per value) with the rest, as one
     vector query; mean = mid + S/N, clipped to the bounds. {user_level_privacy}
     Floating-point safe (noise on a lattice).
+    {domain}
 
     Examples
     --------
@@ -552,7 +564,7 @@ def mean(
     >>> bool(abs(result.value - x.mean()) < 0.01), bool(result.noise_std > 0)
     (True, True)
     """
-    call = StatCall(epsilon, delta, groups, contribution_bound, threshold, public_user_counts, accountant, random_state)
+    call = StatCall.of("dpsk.stats.mean", locals())
     return _moments_statistic(
         call, "mean", NoisyMoments.mean, a, bounds, axis, keepdims, return_error, "dpsk.stats.mean"
     )
@@ -573,6 +585,7 @@ def var(
     public_user_counts=False,
     accountant=None,
     random_state=None,
+    on_invalid="raise",
     return_error=False,
 ):
     """Differentially private variance (``ddof=0``) of clipped values over ``axis``.
@@ -587,6 +600,7 @@ def var(
     {keepdims}
     {user_level}
     {call}
+    {on_invalid}
     {return_error}
 
     Returns
@@ -602,8 +616,9 @@ def var(
     upper − lower), with shares 1 : p^(2/3) : p^(2/3) of ε (p entries); var =
     Q/N + B²/8 − (S/N)², clipped to its possible range. {user_level_privacy}
     Floating-point safe (noise on a lattice).
+    {domain}
     """
-    call = StatCall(epsilon, delta, groups, contribution_bound, threshold, public_user_counts, accountant, random_state)
+    call = StatCall.of("dpsk.stats.var", locals())
     return _moments_statistic(call, "var", NoisyMoments.var, a, bounds, axis, keepdims, return_error, "dpsk.stats.var")
 
 
@@ -622,6 +637,7 @@ def std(
     public_user_counts=False,
     accountant=None,
     random_state=None,
+    on_invalid="raise",
     return_error=False,
 ):
     """Differentially private standard deviation (``ddof=0``): the square root of :func:`var`.
@@ -636,6 +652,7 @@ def std(
     {keepdims}
     {user_level}
     {call}
+    {on_invalid}
     {return_error}
 
     Returns
@@ -647,6 +664,7 @@ def std(
     -----
     **Privacy.** Exactly that of :func:`var` (the square root is post-processing).
     {user_level_privacy}
+    {domain}
     """
-    call = StatCall(epsilon, delta, groups, contribution_bound, threshold, public_user_counts, accountant, random_state)
+    call = StatCall.of("dpsk.stats.std", locals())
     return _moments_statistic(call, "var", NoisyMoments.std, a, bounds, axis, keepdims, return_error, "dpsk.stats.std")

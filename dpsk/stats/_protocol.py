@@ -8,11 +8,20 @@ recorded before the first release; all noise comes from one Generator that is ne
 stored.
 """
 
+import numpy as np
+
 from dpsk.accounting._context import SpendLabel, spending_as
 from dpsk.accounting._events import compose
 from dpsk.stats._common import check_accountant
-from dpsk.stats._contribution import ContributionPlan
-from dpsk.utils.validation import check_privacy_params, rekey_generator, release_generator
+from dpsk.stats._contribution import ContributionPlan, present_ids
+from dpsk.utils.validation import (
+    check_on_invalid,
+    check_privacy_params,
+    rekey_generator,
+    release_generator,
+    screen_invalid,
+    take_records,
+)
 
 __all__ = ["StatCall"]
 
@@ -28,6 +37,10 @@ class StatCall:
         See ``dpsk.stats._contribution.ContributionPlan``.
     accountant : BudgetAccountant or None
     random_state : None, int or Generator
+    on_invalid : {"raise", "drop", "clip"}, default="raise"
+        What :meth:`screen` does with records outside the domain.
+    function : str, default="dpsk.stats"
+        The public name of the function (error messages).
 
     Attributes
     ----------
@@ -42,9 +55,25 @@ class StatCall:
     """
 
     def __init__(
-        self, epsilon, delta, groups, contribution_bound, threshold, public_user_counts, accountant, random_state
+        self,
+        epsilon,
+        delta,
+        groups,
+        contribution_bound,
+        threshold,
+        public_user_counts,
+        accountant,
+        random_state,
+        on_invalid="raise",
+        function="dpsk.stats",
     ):
         self.epsilon, self.delta = check_privacy_params(epsilon, delta)
+        self.on_invalid = check_on_invalid(on_invalid, function)
+        if on_invalid != "raise" and public_user_counts:
+            raise ValueError(
+                f"on_invalid={on_invalid!r} cannot be used with public_user_counts=True: dropping a "
+                "user's invalid rows would change a row count declared public. Clean the data first."
+            )
         self.groups = groups
         self.plan_params = (contribution_bound, threshold, public_user_counts)
         self.plan = ContributionPlan(
@@ -61,6 +90,52 @@ class StatCall:
         self.random_state = random_state
         self.rng = release_generator(random_state, context="dpsk.stats")
         self.cost = None
+
+    @classmethod
+    def of(cls, function, params):
+        """The call of the public ``function`` from its parameters (``locals()`` of its body).
+
+        Statistics without ``delta`` or ``public_user_counts`` get 0 and False.
+        """
+        return cls(
+            params["epsilon"],
+            params.get("delta", 0.0),
+            params["groups"],
+            params["contribution_bound"],
+            params["threshold"],
+            params.get("public_user_counts", False),
+            params["accountant"],
+            params["random_state"],
+            params["on_invalid"],
+            function,
+        )
+
+    def require_public(self, given, name):
+        """Refuse ``on_invalid="clip"`` when ``name`` (bounds, range) is derived from the data.
+
+        Clipping maps infinities to the public bounds; without them there is nothing to
+        clip to. Decided from the parameters alone.
+        """
+        if self.on_invalid == "clip" and given is None:
+            raise ValueError(f'on_invalid="clip" clips to the public `{name}`: pass `{name}`, or use "drop"')
+
+    def screen(self, arr, *, infinite="clip"):
+        """``arr`` and the user ids with the ``on_invalid`` policy applied (after :meth:`check`).
+
+        ``"raise"``: unchanged (invalid values raise later, before the spend). ``"drop"``
+        and ``"clip"``: records (``arr[i]``) holding NaN (or, for ``"drop"``, ±inf), or
+        whose user id is missing, are removed; under ``"clip"`` ±inf become the extreme
+        finite values, which the release clips to its bounds (``infinite`` as in
+        :func:`dpsk.utils.validation.screen_invalid`). May return no records at all:
+        the release then runs on no data.
+        """
+        if self.on_invalid == "raise":
+            return arr
+        valid = None if self.groups is None else present_ids(self.groups, arr.shape[0])
+        values, keep = screen_invalid(self.on_invalid, arr, valid=valid, infinite=infinite)
+        values, groups = take_records(keep, values, self.groups)
+        self.groups = groups
+        return np.asarray(values)
 
     def check(self, *events):
         """The call's cost (threshold selection and ``events``), checked on the accountant.

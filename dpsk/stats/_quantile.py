@@ -279,8 +279,10 @@ def _quantile_statistic(call, a, q, bounds, axis, keepdims, bins, return_error, 
     _, _, per_record, out_shape, _ = layout(arr, axis)
     n_outputs = int(np.prod(out_shape, dtype=np.int64))
     query = QuantileQuery(q.reshape(-1), epsilon=call.release_epsilon, n_outputs=n_outputs, bins=bins, rng=call.rng)
+    call.require_public(bounds, "bounds")
     call.check(query.event)
-    records = as_records(arr, axis)
+    arr = call.screen(arr)
+    records = as_records(arr, axis, allow_empty=call.on_invalid != "raise")
     lower, upper = resolve_stat_bounds(bounds, records, function)
     call.spend(records.n_records, function=function, params=(q, bounds, axis, keepdims, bins), data=(arr,))
     contribution = call.contribution(kappa=query.kappa(per_record))
@@ -317,6 +319,7 @@ def quantile(
     public_user_counts=False,
     accountant=None,
     random_state=None,
+    on_invalid="raise",
     return_error=False,
 ):
     """Differentially private quantiles of clipped values over ``axis``.
@@ -340,6 +343,7 @@ def quantile(
         slightly smaller worst-case rank error (logarithmic in ``bins``).
     {user_level}
     {call}
+    {on_invalid}
     return_error : bool, default=False
         Return a :class:`DPResult`; its ``rank_error(confidence)`` bounds how many values
         (weight, with ``groups``) lie between the release and the exact quantile. Free of
@@ -361,6 +365,7 @@ def quantile(
     floating-point safe. {user_level_privacy} With ``groups``, the weighted quantile and
     this choice of h are dpsk's design following the paper's §4 trade-off (its quantile
     algorithm is in an appendix dpsk's authors did not have).
+    {domain}
 
     Examples
     --------
@@ -371,7 +376,7 @@ def quantile(
     >>> bool(abs(m) < 0.05)
     True
     """
-    call = StatCall(epsilon, 0.0, groups, contribution_bound, threshold, public_user_counts, accountant, random_state)
+    call = StatCall.of("dpsk.stats.quantile", locals())
     return _quantile_statistic(call, a, q, bounds, axis, keepdims, bins, return_error, "dpsk.stats.quantile")
 
 
@@ -391,6 +396,7 @@ def percentile(
     public_user_counts=False,
     accountant=None,
     random_state=None,
+    on_invalid="raise",
     return_error=False,
 ):
     """Differentially private percentiles: :func:`quantile` with ``q`` in [0, 100].
@@ -408,6 +414,7 @@ def percentile(
         See :func:`quantile`.
     {user_level}
     {call}
+    {on_invalid}
     return_error : bool, default=False
         See :func:`quantile`.
 
@@ -418,11 +425,12 @@ def percentile(
     Notes
     -----
     **Privacy.** That of :func:`quantile`.
+    {domain}
     """
     q = np.asarray(q, dtype=np.float64)
     if not np.all((q >= 0) & (q <= 100)):
         raise ValueError("percentiles must lie in [0, 100]")
-    call = StatCall(epsilon, 0.0, groups, contribution_bound, threshold, public_user_counts, accountant, random_state)
+    call = StatCall.of("dpsk.stats.percentile", locals())
     return _quantile_statistic(call, a, q / 100.0, bounds, axis, keepdims, bins, return_error, "dpsk.stats.percentile")
 
 
@@ -441,6 +449,7 @@ def median(
     public_user_counts=False,
     accountant=None,
     random_state=None,
+    on_invalid="raise",
     return_error=False,
 ):
     """Differentially private median: :func:`quantile` at 0.5.
@@ -456,6 +465,7 @@ def median(
         See :func:`quantile`.
     {user_level}
     {call}
+    {on_invalid}
     return_error : bool, default=False
         See :func:`quantile`.
 
@@ -466,6 +476,7 @@ def median(
     Notes
     -----
     **Privacy.** That of :func:`quantile`.
+    {domain}
     """
-    call = StatCall(epsilon, 0.0, groups, contribution_bound, threshold, public_user_counts, accountant, random_state)
+    call = StatCall.of("dpsk.stats.median", locals())
     return _quantile_statistic(call, a, 0.5, bounds, axis, keepdims, bins, return_error, "dpsk.stats.median")

@@ -514,6 +514,9 @@ class DecisionTreeClassifier(SingleTreeMixin, BaseRandomTrees):
     bounds are routed as if clipped to them. Released: ``tree_`` (structure and noisy
     counts), ``class_count_`` and predictions, all computed from these two releases.
     {weights}
+    Domain: finite X, labels in ``classes``, finite, non-negative ``sample_weight``.
+    Data outside it raise a ``ValueError`` before any noise is drawn, which reveals only
+    that the data left the domain (:ref:`declared_domain`).
 
     Examples
     --------
@@ -767,6 +770,9 @@ class DecisionTreeRegressor(SingleTreeMixin, BaseRandomTreesRegressor):
     exactly one leaf. {privacy} Rows outside ``bounds`` are routed as if clipped to
     them. Released: ``tree_``, ``totals_`` and predictions, all computed from the one
     release.
+    Domain: finite X and y, finite, non-negative ``sample_weight``. Data outside it
+    raise a ``ValueError`` before any noise is drawn, which reveals only that the data
+    left the domain (:ref:`declared_domain`).
 
     {prediction}
 

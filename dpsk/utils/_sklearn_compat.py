@@ -17,6 +17,7 @@ from sklearn.utils._param_validation import (
     Options,
     RealNotInt,
     StrOptions,
+    validate_parameter_constraints,
     validate_params,
 )
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -36,5 +37,6 @@ __all__ = [
     "_safe_indexing",
     "check_is_fitted",
     "validate_data",
+    "validate_parameter_constraints",
     "validate_params",
 ]

@@ -13,7 +13,9 @@ One place for each policy:
   :func:`warn_data_derived` for the (leaky) case where they come from the data;
 * :func:`_check_sample_weight_dp` — what a ``sample_weight`` is (clipped to [0, 1], so
   that a row never counts more than once), with ``_combine_weights`` and
-  ``_weight_units`` for the estimators that weight user-level rows or integer counts.
+  ``_weight_units`` for the estimators that weight user-level rows or integer counts;
+* :func:`screen_invalid` — the ``on_invalid`` policy: what a release does with records
+  outside its declared domain (raise, or drop or clip them inside the mechanism).
 
 Error messages name parameters and shapes, never data values.
 """
@@ -28,6 +30,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from dpsk._core._common import _check_sample_weight
 from dpsk.exceptions import PrivacyLeakWarning
+from dpsk.utils._sklearn_compat import StrOptions, validate_parameter_constraints
 
 __all__ = [
     "check_bounds",
@@ -655,3 +658,151 @@ def _weight_units(sample_weight):
     if sample_weight is None:
         return None, 1
     return np.floor(sample_weight * WEIGHT_GRID), WEIGHT_GRID
+
+
+# ---------------------------------------------------------------------------------------
+# Data outside the declared domain: the ``on_invalid`` policy
+# ---------------------------------------------------------------------------------------
+#
+# A release assumes its data lie in a declared domain (finite values, labels in the
+# public ``classes``, non-negative counts, present user ids). ``on_invalid="raise"`` (the
+# default) refuses other data with an error that reveals only that some record left the
+# domain. ``"drop"`` and ``"clip"`` make the release total instead: a fixed, per-record
+# map f sends each record to a valid record (clip) or to nothing (drop), and the
+# mechanism runs on f(D). Under add/remove-one-record, f(D) and f(D') of neighbours D'
+# = D + {x} are equal (x dropped) or neighbours (f(x) added): the sensitivity of every
+# release is unchanged and M∘f is as private as M. With ``groups`` the same holds for
+# add/remove one user (f removes or maps some of that user's rows only). It does not
+# hold when the records' number is public (``public_user_counts=True``): dropping changes
+# a public count, so that combination is refused.
+
+#: The values of every ``on_invalid`` parameter.
+ON_INVALID_OPTIONS = ("raise", "drop", "clip")
+
+#: Its ``_parameter_constraints`` entry.
+ON_INVALID_CONSTRAINT = [StrOptions(set(ON_INVALID_OPTIONS))]
+
+
+def check_on_invalid(on_invalid, caller):
+    """Validate ``on_invalid`` for a function (estimators use ``_parameter_constraints``).
+
+    Raises scikit-learn's ``InvalidParameterError`` (a ``ValueError``), as the
+    estimators' constraint does, naming ``caller``.
+    """
+    validate_parameter_constraints({"on_invalid": ON_INVALID_CONSTRAINT}, {"on_invalid": on_invalid}, caller)
+    return on_invalid
+
+
+def screen_invalid(on_invalid, values, *, valid=None, infinite="clip"):
+    """Apply the ``on_invalid`` policy to records: which to keep, with which values.
+
+    Parameters
+    ----------
+    on_invalid : {"raise", "drop", "clip"}
+        ``"raise"``: nothing is done here (the caller's checks raise as before).
+        ``"drop"``: records holding NaN or ±inf, or marked invalid by ``valid``, are
+        removed. ``"clip"``: records holding NaN, or marked invalid by ``valid``, are
+        removed; infinite values are treated as ``infinite`` says.
+    values : ndarray of shape (n_records, ...)
+        The values of every record (record ``i`` is ``values[i]``). Not modified.
+    valid : ndarray of bool of shape (n_records,) or None
+        The caller's other checks (label in ``classes``, user id present, weight valid,
+        a count non-negative...). Ignored under ``"raise"``.
+    infinite : {"clip", "drop", "keep"}, default="clip"
+        Under ``"clip"``: ``"clip"`` replaces ±inf by the largest finite value of the
+        dtype with that sign, which the release's own clipping then takes to its public
+        bound; ``"drop"`` removes records holding ±inf (where the domain has no bound
+        to clip to); ``"keep"`` leaves them (where the release handles them, e.g. a
+        threshold).
+
+    Returns
+    -------
+    values : ndarray
+        ``values``, or a copy with the infinities replaced; all records, the dropped ones
+        included (select with ``keep``).
+    keep : ndarray of bool of shape (n_records,) or None
+        The records to keep; None when all are kept.
+
+    Notes
+    -----
+    **Privacy.** Each record is kept, dropped or mapped by a function of that record
+    alone, fixed before the data is read. A release run on the screened data is as
+    private as on valid data: for add/remove neighbours D and D + {x}, the screened
+    datasets are equal (x dropped) or neighbours (x mapped), so the sensitivity holds.
+    How many records were dropped is not released (it is part of the data the noise
+    covers, like the count of the valid ones).
+    """
+    if on_invalid == "raise":
+        return values, None
+    if on_invalid not in ON_INVALID_OPTIONS:
+        raise ValueError(f"on_invalid must be one of {ON_INVALID_OPTIONS}, got {on_invalid!r}")
+    values = np.asarray(values)
+    n = values.shape[0]
+    keep = np.ones(n, dtype=bool) if valid is None else np.array(valid, dtype=bool, copy=True).reshape(n)
+    if values.dtype.kind in "fc":
+        rows = values.reshape(n, -1)
+        if on_invalid == "drop" or infinite == "drop":
+            keep &= np.isfinite(rows).all(axis=1)
+        else:
+            keep &= ~np.isnan(rows).any(axis=1)
+            if infinite == "clip":
+                infinities = np.isinf(values)
+                if infinities.any():
+                    largest = np.finfo(values.dtype).max
+                    values = np.where(infinities, np.copysign(largest, values), values).astype(values.dtype)
+    return values, (None if keep.all() else keep)
+
+
+def take_records(keep, *arrays):
+    """``arrays`` restricted to the records ``keep`` (None entries and ``keep=None`` pass through)."""
+    if keep is None:
+        return arrays
+    return tuple(None if a is None else np.asarray(a)[keep] for a in arrays)
+
+
+def screen_sample_weight(on_invalid, sample_weight, n_samples):
+    """Invalid sample weights under ``on_invalid``: ``(weights, valid)``.
+
+    ``"raise"``: ``(sample_weight, None)`` unchanged (:func:`_check_sample_weight_dp`
+    raises on NaN, infinite or negative weights). ``"drop"``: rows whose weight is NaN,
+    infinite or negative are marked invalid. ``"clip"``: weights are clipped to [0, 1]
+    (−inf and negative weights count 0, +inf counts 1), NaN weights marked invalid.
+    Weights of the wrong shape are returned as given (the shape error is public).
+    """
+    if on_invalid == "raise" or sample_weight is None:
+        return sample_weight, None
+    weights = np.array(sample_weight, dtype=np.float64, copy=True)
+    if weights.ndim == 0:
+        weights = np.full(n_samples, weights, dtype=np.float64)
+    if weights.shape != (n_samples,):
+        return sample_weight, None
+    if on_invalid == "drop":
+        valid = np.isfinite(weights) & (weights >= 0)
+    else:
+        valid = ~np.isnan(weights)
+        np.clip(weights, 0.0, 1.0, out=weights)
+    weights[~valid] = 0.0  # placeholders: these rows are dropped
+    return weights, valid
+
+
+def labels_in(classes, y):
+    """Which labels of y are among the public ``classes`` (all, when ``classes`` is None).
+
+    NaN and None are never among them. Used by ``on_invalid`` to find the rows whose
+    label lies outside the declared domain, without raising.
+    """
+    y = np.asarray(y)
+    if classes is None:
+        if y.dtype.kind == "f":
+            return ~np.isnan(y)
+        if y.dtype.kind == "O":
+            return np.array([not (v is None or (isinstance(v, float) and math.isnan(v))) for v in y], dtype=bool)
+        return np.ones(y.shape[0], dtype=bool)
+    classes = np.asarray(classes)
+    if y.dtype.kind == "O" or classes.dtype.kind == "O":
+        known = set(classes.tolist())
+        return np.array([v in known for v in y.tolist()], dtype=bool)
+    try:
+        return np.isin(y, classes)
+    except TypeError:  # incomparable types: no label is a class
+        return np.zeros(y.shape[0], dtype=bool)

@@ -20,7 +20,7 @@ from dpsk.accounting._context import BOUND_ATTRIBUTE
 from dpsk.exceptions import BudgetExceededError, DetachedAccountantError, PrivacyLeakWarning
 from dpsk.linear_model import LogisticRegression
 from dpsk.utils._testing import ToyDPMeanClassifier
-from dpsk.utils._testing_accounting import ToyDPCenterer
+from dpsk.utils._testing.accounting import ToyDPCenterer
 
 GRID = {"epsilon": [0.5, 1.0, 2.0, 4.0]}
 

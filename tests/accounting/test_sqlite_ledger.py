@@ -11,7 +11,7 @@ import pytest
 from dpsk.accounting import BudgetAccountant, GaussianEvent, LaplaceEvent, PoissonSampledEvent, SelfComposedEvent
 from dpsk.exceptions import BudgetExceededError
 from dpsk.utils._testing import run_python
-from dpsk.utils._testing_accounting import spend_repeatedly
+from dpsk.utils._testing.accounting import spend_repeatedly
 
 
 def test_survives_a_restart(tmp_path):

@@ -16,7 +16,7 @@ from dpsk.audit import audit, estimator_sampler
 from dpsk.decomposition import PCA
 from dpsk.decomposition._pca import _Geometry
 from dpsk.exceptions import PrivacyLeakWarning
-from dpsk.utils._testing_family import AUDITS, PCAEpsilonX2
+from dpsk.utils._testing.family import AUDITS, PCAEpsilonX2
 
 
 @pytest.fixture(scope="module")

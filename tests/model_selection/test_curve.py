@@ -13,8 +13,8 @@ import dpsk.model_selection._curve as curve_module
 from dpsk.accounting import BudgetAccountant, get_epsilon, record_releases
 from dpsk.exceptions import BudgetExceededError
 from dpsk.model_selection import privacy_utility_curve
-from dpsk.utils._testing_accounting import ToyDPCenterer
-from dpsk.utils._testing_selection import ToyShiftedMeanClassifier
+from dpsk.utils._testing.accounting import ToyDPCenterer
+from dpsk.utils._testing.selection import ToyShiftedMeanClassifier
 
 
 @pytest.fixture

@@ -23,8 +23,8 @@ from dpsk.model_selection._estimators import (
     restore_user_params,
     search_accountant,
 )
-from dpsk.utils._testing_accounting import ToyDPCenterer
-from dpsk.utils._testing_selection import ToyShiftedMeanClassifier
+from dpsk.utils._testing.accounting import ToyDPCenterer
+from dpsk.utils._testing.selection import ToyShiftedMeanClassifier
 
 
 def toy_cost(epsilon):

@@ -25,8 +25,8 @@ from dpsk.accounting._preflight import PrepaidTicket, check_budget
 from dpsk.exceptions import BudgetExceededError
 from dpsk.model_selection import GridSearchCV, RandomizedSearchCV, cross_val_score
 from dpsk.pipeline import make_pipeline as dp_make_pipeline
-from dpsk.utils._testing_accounting import ToyDPCenterer
-from dpsk.utils._testing_selection import ToyShiftedMeanClassifier
+from dpsk.utils._testing.accounting import ToyDPCenterer
+from dpsk.utils._testing.selection import ToyShiftedMeanClassifier
 
 pytestmark = pytest.mark.filterwarnings("ignore:When fitting BaggingClassifier with sample_weight")
 

@@ -33,8 +33,8 @@ from dpsk.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpsk.model_selection import GridSearchCV, RandomizedSearchCV
 from dpsk.model_selection._search import _draw_trials, _sample_candidate
 from dpsk.utils._testing import ALPHA, chisquare_pvalue
-from dpsk.utils._testing_accounting import ToyDPCenterer
-from dpsk.utils._testing_selection import ToyShiftedMeanClassifier
+from dpsk.utils._testing.accounting import ToyDPCenterer
+from dpsk.utils._testing.selection import ToyShiftedMeanClassifier
 
 GRID = {"shift": [0.0, 0.1]}
 

@@ -13,7 +13,7 @@ from dpsk.model_selection._splits import (
     unit_score,
 )
 from dpsk.utils._testing import ALPHA, chisquare_pvalue
-from dpsk.utils._testing_selection import ToyShiftedMeanClassifier
+from dpsk.utils._testing.selection import ToyShiftedMeanClassifier
 
 
 def test_units_are_assigned_whole_and_uniformly():

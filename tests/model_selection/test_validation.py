@@ -11,7 +11,7 @@ import dpsk.model_selection._validation as validation_module
 from dpsk.accounting import BudgetAccountant, ComposedEvent, SelfComposedEvent, get_epsilon, record_releases
 from dpsk.exceptions import BudgetExceededError
 from dpsk.model_selection import cross_val_score
-from dpsk.utils._testing_selection import ToyShiftedMeanClassifier
+from dpsk.utils._testing.selection import ToyShiftedMeanClassifier
 
 
 @pytest.fixture

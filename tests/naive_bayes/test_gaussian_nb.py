@@ -17,7 +17,7 @@ from dpsk.mechanisms._joint import Box
 from dpsk.naive_bayes import GaussianNB
 from dpsk.naive_bayes._gaussian import BUDGET_SHARES
 from dpsk.utils._testing import assert_fit_with_power, ks_pvalue
-from dpsk.utils._testing_family import AUDITS, GaussianNBEpsilonX2
+from dpsk.utils._testing.family import AUDITS, GaussianNBEpsilonX2
 
 
 @pytest.fixture(scope="module")

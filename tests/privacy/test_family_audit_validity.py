@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The privacy audits of naive Bayes, PCA and k-means reject deliberately broken variants.
 
-Each broken variant (``dpsk/utils/_testing_family.py``) declares the correct cost but adds
+Each broken variant (``dpsk/utils/_testing/family.py``) declares the correct cost but adds
 too little noise for it (ε × 2, no clipping, a sensitivity that forgets part of a row); the
 audit configured for the correct estimator in ``test_estimator_privacy.py`` must reject it
 (α = 1e-6, fixed seeds, so deterministic), while it accepts the correct estimator there.
@@ -11,7 +11,8 @@ audit configured for the correct estimator in ``test_estimator_privacy.py`` must
 import pytest
 
 from dpsk.audit import audit_estimator
-from dpsk.utils._testing_family import AUDITS, BROKEN_VARIANTS
+from dpsk.utils._testing.registry import BROKEN_VARIANTS
+from dpsk.utils._testing.registry import FAMILY_AUDITS as AUDITS
 
 
 def run_audit(name, cls, seed=0, n_samples=None):

@@ -12,8 +12,8 @@ d, and declare a cost that changes with ε (so the check compares real events).
 import pytest
 
 from dpsk.accounting import get_epsilon, record_releases
-from dpsk.utils._test_common import estimators_under_test
-from dpsk.utils._testing_family import AUDITS
+from dpsk.utils._testing.common import estimators_under_test
+from dpsk.utils._testing.registry import FAMILY_AUDITS as AUDITS
 from dpsk.utils.estimator_checks import _prepared, make_check_data
 
 FAMILY = {type(est).__name__: est for est in estimators_under_test() if type(est).__name__ in AUDITS}

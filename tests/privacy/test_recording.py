@@ -13,8 +13,8 @@ import threading
 import pytest
 
 from dpsk.accounting import LaplaceEvent, note_release, record_releases
-from dpsk.utils._test_common import estimators_under_test
 from dpsk.utils._testing import BrokenToyDPMeanClassifier
+from dpsk.utils._testing.common import estimators_under_test
 from dpsk.utils.estimator_checks import check_releases_match_declared_cost
 
 N_FEATURES = [1, 2, 5, 20, 50]

@@ -26,7 +26,7 @@ import pytest
 from dpsk.accounting import get_epsilon
 from dpsk.audit import audit, canary_neighbours, declared_cost, estimator_sampler
 from dpsk.model_selection import GridSearchCV, RandomizedSearchCV
-from dpsk.utils._testing_selection import BrokenGridSearchCV, ToyShiftedMeanClassifier, project_best_param
+from dpsk.utils._testing.selection import BrokenGridSearchCV, ToyShiftedMeanClassifier, project_best_param
 
 N_PER_CLASS = 2000
 CANDIDATES = {"shift": [0.25, 0.0]}  # the raw argmax takes the first on ties

@@ -14,7 +14,7 @@
 
 from dpsk.utils._sklearn_compat import SKLEARN_VERSION
 from dpsk.utils._testing import ToyDPMeanClassifier
-from dpsk.utils._testing_selection import ToyShiftedMeanClassifier
+from dpsk.utils._testing.selection import ToyShiftedMeanClassifier
 from dpsk.utils.discovery import all_estimators
 
 __all__ = [

@@ -2,6 +2,20 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Helpers shared by the test suite (tests cannot import each other).
 
+The package, as scikit-learn keeps ``utils/_testing``: this module holds the statistical
+protocol and the reference toys; its submodules
+
+* :mod:`~dpsk.utils._testing.registry` — the audit registry: which mechanisms,
+  statistics and estimators are audited, on which neighbours (every privacy test
+  parametrizes from it);
+* :mod:`~dpsk.utils._testing.family` — audit configurations and broken variants of
+  naive Bayes, PCA, k-means, the scalers and the trees;
+* :mod:`~dpsk.utils._testing.offset` — ``ToyDPVariance``, the broken variant of the
+  offset family;
+* :mod:`~dpsk.utils._testing.common` — which estimators the common tests run, and how;
+* :mod:`~dpsk.utils._testing.accounting`, :mod:`~dpsk.utils._testing.selection` — toys
+  for the accounting and model-selection tests (importable by worker processes).
+
 :func:`assert_fit_with_power`, :func:`ks_pvalue` and :func:`chisquare_pvalue` are the
 goodness-of-fit protocol of every sampler test: the sample must fit the intended
 distribution at level ``ALPHA`` and the same test must reject it when the hypothesised
