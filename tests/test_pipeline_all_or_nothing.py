@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from dpsk.accounting import BudgetAccountant
 from dpsk.pipeline import make_pipeline
 from dpsk.utils._testing import ToyDPMeanClassifier
-from dpsk.utils._testing_accounting import ToyDPCenterer
+from dpsk.utils._testing.accounting import ToyDPCenterer
 
 
 def _centerer(acc, epsilon=1.0):

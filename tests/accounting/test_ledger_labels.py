@@ -22,7 +22,7 @@ from dpsk.model_selection import GridSearchCV, cross_val_score
 from dpsk.pipeline import make_pipeline
 from dpsk.stats import mean
 from dpsk.utils._testing import ToyDPMeanClassifier
-from dpsk.utils._testing_accounting import ToyDPCenterer
+from dpsk.utils._testing.accounting import ToyDPCenterer
 
 
 @pytest.fixture

@@ -14,9 +14,9 @@ from dpsk.exceptions import AccountantRequiredError
 from dpsk.model_selection import GridSearchCV
 from dpsk.pipeline import make_pipeline
 from dpsk.stats import mean
-from dpsk.utils._test_common import estimators_under_test
 from dpsk.utils._testing import ToyDPMeanClassifier
-from dpsk.utils._testing_accounting import ToyDPCenterer
+from dpsk.utils._testing.accounting import ToyDPCenterer
+from dpsk.utils._testing.common import estimators_under_test
 
 
 @pytest.fixture
