@@ -44,6 +44,9 @@ _reexports = {
     "BudgetAccountant": "accounting",
     "BudgetExceededError": "exceptions",
     "PrivacyLeakWarning": "exceptions",
+    "config_context": "_config",
+    "get_config": "_config",
+    "set_config": "_config",
 }
 
 __all__ = [*_submodules, *_reexports, "__version__"]

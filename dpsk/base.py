@@ -25,7 +25,16 @@ import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from dpsk.accounting._context import BOUND_ATTRIBUTE, accountant_for_clone, resolve_accountant
+from dpsk.accounting._context import (
+    BOUND_ATTRIBUTE,
+    PATH_ATTRIBUTE,
+    accountant_for_clone,
+    label_of,
+    note_spent,
+    resolve_accountant,
+    spending_as,
+    step_path,
+)
 from dpsk.utils._sklearn_compat import HasMethods, Interval, check_is_fitted
 
 # The bases of the naive Bayes and tree classifiers are importable but internal: only the
@@ -80,6 +89,9 @@ class DPEstimatorMixin:
             accountant = getattr(self, BOUND_ATTRIBUTE, None)
         if accountant is not None and getattr(clone, "accountant", None) is None:
             setattr(clone, BOUND_ATTRIBUTE, accountant)
+        path = step_path(self)
+        if path is not None:  # a column transformer fits clones: they keep the step's label
+            setattr(clone, PATH_ATTRIBUTE, path)
         return clone
 
     def _accountant_in_play(self):
@@ -98,7 +110,8 @@ class DPEstimatorMixin:
         """
         accountant = self._accountant_in_play()
         if accountant is not None:
-            accountant.check_event(cost)
+            with spending_as(label_of(self)):
+                accountant.check_event(cost)
         return accountant
 
     def _spend_privacy_budget(self, cost):
@@ -110,7 +123,10 @@ class DPEstimatorMixin:
         """
         accountant = self._accountant_in_play()
         if accountant is not None:
-            accountant.record(cost)
+            # The ledger labels the spend with the class, step path and call (one place).
+            with spending_as(label_of(self)) as label:
+                accountant.record(cost)
+            note_spent(label, cost, accountant)
         self.privacy_spent_ = cost
 
 

@@ -9,6 +9,7 @@ and shapes.
 """
 
 __all__ = [
+    "AccountantRequiredError",
     "BudgetExceededError",
     "DetachedAccountantError",
     "PrivacyLeakWarning",
@@ -19,6 +20,15 @@ class BudgetExceededError(ValueError):
     """A release would exceed the privacy budget of a :class:`~dpsk.BudgetAccountant`.
 
     Raised *before* any data is read: nothing was released and nothing was spent.
+    """
+
+
+class AccountantRequiredError(RuntimeError):
+    """A release found no accountant while strict mode is on.
+
+    Raised before any data is read when ``dpsk.set_config(require_accountant=True)`` (or
+    ``dpsk.config_context``) is in effect and a fit or statistic would spend on no
+    accountant: pass ``accountant=`` or use ``with accountant:``.
     """
 
 

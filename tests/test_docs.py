@@ -35,6 +35,7 @@ DOC = REPO / "doc"
 NO_PRIVACY_SECTION = {
     "dpsk.exceptions.BudgetExceededError": "an exception: raised before anything is released",
     "dpsk.exceptions.DetachedAccountantError": "an exception: raised instead of a spend",
+    "dpsk.exceptions.AccountantRequiredError": "an exception: raised before anything is read",
     "dpsk.exceptions.PrivacyLeakWarning": "a warning class; the estimators that emit it say when",
     "dpsk.accounting.Budget": "a plain (epsilon, delta) pair returned by the accountant",
     "dpsk.utils.all_estimators": "introspection of the package: no data involved",

@@ -79,7 +79,9 @@ def _pipe(make=make_pipeline, accountant=None):
 def test_refused_before_any_step_reads_the_data():
     acc = BudgetAccountant(epsilon=2.0)  # the first step fits, both together do not
     pipe = _pipe(accountant=acc)
-    with pytest.raises(BudgetExceededError, match="'toydpcenterer' .ToyDPCenterer., 'toyshiftedmeanclassifier'"):
+    with pytest.raises(
+        BudgetExceededError, match="'toydpcenterer' .ToyDPCenterer, epsilon=1, delta=0., 'toyshiftedmeanclassifier'"
+    ):
         pipe.fit(_Spy(), _Spy())
     assert len(acc) == 0
     assert not hasattr(pipe[0], "mean_")  # the first step was not fitted

@@ -33,7 +33,7 @@ from dpsk.accounting._calibration import (
     zcdp_rho,
 )
 from dpsk.accounting._composition import calibrate_noise_multiplier, get_delta, get_epsilon
-from dpsk.accounting._context import active_accountant, resolve_accountant
+from dpsk.accounting._context import SpendLabel, active_accountant, resolve_accountant
 from dpsk.accounting._events import (
     ApproxDPEvent,
     CalibratedEvent,
@@ -80,6 +80,7 @@ __all__ = [
     "RepeatAndSelectEvent",
     "SampledWithoutReplacementEvent",
     "SelfComposedEvent",
+    "SpendLabel",
     "ZCDPEvent",
     "active_accountant",
     "amplified_epsilon",

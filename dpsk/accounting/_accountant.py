@@ -12,10 +12,11 @@ from collections.abc import Iterable
 from dpsk.accounting import _calibration as cal
 from dpsk.accounting import _display
 from dpsk.accounting._budget import TOLERANCE, Budget, check_budget_values
-from dpsk.accounting._context import _pop, _push
+from dpsk.accounting._context import SpendLabel, _pop, _push, current_label
 from dpsk.accounting._events import PrivacyEvent, SelfComposedEvent, budget_event
 from dpsk.accounting._ledger import DetachedLedger, MemoryLedger, SQLiteLedger
 from dpsk.accounting._ledger_state import LedgerState
+from dpsk.accounting._normalize import calibrated_delta
 from dpsk.exceptions import BudgetExceededError, DetachedAccountantError
 
 __all__ = ["Budget", "BudgetAccountant"]
@@ -211,7 +212,7 @@ class BudgetAccountant:
                 raise ValueError(f"the ledger {path} already holds spends; pass spent_budget only when creating it")
         self._epsilon, self._delta, self._slack = epsilon, delta, slack
         for entry in spent_budget or ():
-            self.record(_as_event(entry))
+            self.record(_as_event(entry), label=SpendLabel(call="spent_budget"))
 
     # -- handle semantics ---------------------------------------------------------------
 
@@ -305,21 +306,45 @@ class BudgetAccountant:
         delta_c = self._conversion_delta(state)
         if delta_c is None:
             fixed = state.fixed_delta()
-            return f"its explicit delta would be {fixed:.6g} (plus slack {self._slack:.6g})"
+            return (
+                f"its explicit delta would be {_display._number(fixed, 'up')} "
+                f"(plus slack {_display._number(self._slack)})"
+            )
         if self._epsilon == math.inf:
             return None
         limit = self._epsilon * (1.0 if strict else 1.0 + TOLERANCE)
         eps = state.certify(limit, delta_c, use_pld=use_pld)
         if eps is None:
             return None
-        return f"the ledger would be ({eps:.6g}, {state.total_delta(delta_c):.3g})-DP"
+        together = Budget(eps, state.total_delta(delta_c))
+        return f"the ledger would be ({_display.budget_text(together)})-DP"
 
-    def _exceeded(self, event, excess):
-        return BudgetExceededError(
-            f"Privacy spend of {event!r} not permissible: {excess}, exceeding the budget "
-            f"(epsilon={self._epsilon}, delta={self._delta}). Nothing was spent. Use "
-            "BudgetAccountant.remaining() to see what is left."
+    def _exceeded(self, event, excess, label):
+        """The BudgetExceededError for ``event``: what was asked, what remains, by whom.
+
+        Call outside any ledger transaction (it asks :meth:`remaining`). The message
+        gives figures rounded for reading, never the event's nested repr; the error
+        carries the exact ones as ``requested`` and ``remaining``.
+        """
+        asked = self._figures(event)
+        try:
+            left = self.remaining()
+        except DetachedAccountantError:  # pragma: no cover - a detached ledger raises before
+            left = None
+        who = "" if label is None or label.estimator is None and label.step is None else f" by {label.model}"
+        call = "" if label is None else f" ({label.call})"
+        if self._delta >= 1.0:  # no δ ceiling: only ε can run out
+            ceiling = f"epsilon={_display._number(self._epsilon)} (no delta ceiling)"
+            remains = "" if left is None else f"; remaining: epsilon={_display._number(left.epsilon, 'down')}"
+        else:
+            ceiling = _display.budget_text(Budget(self._epsilon, self._delta), rounding="nearest")
+            remains = "" if left is None else f"; remaining: {_display.budget_text(left, rounding='down')}"
+        error = BudgetExceededError(
+            f"Spend{who}{call} not permitted: it asks for {_display.budget_text(asked)}{remains}, "
+            f"of the budget {ceiling} ({excess}). Nothing was spent."
         )
+        error.requested, error.remaining, error.label = asked, left, label
+        return error
 
     def check_event(self, event: PrivacyEvent) -> bool:
         """Check that ``event`` fits the remaining budget, without spending it.
@@ -344,14 +369,23 @@ class BudgetAccountant:
             finally:
                 ledger.state.undo(token)
         if excess is not None:
-            raise self._exceeded(event, excess)
+            raise self._exceeded(event, excess, current_label())
         return True
 
-    def record(self, event: PrivacyEvent) -> "BudgetAccountant":
+    def record(self, event: PrivacyEvent, *, label: SpendLabel | None = None) -> "BudgetAccountant":
         """Spend ``event``: check it against the budget and record it, atomically.
 
         Between two processes or threads sharing the budget, at most one of two
         competing spends that do not both fit is recorded; the other raises.
+
+        Parameters
+        ----------
+        event : PrivacyEvent
+            The spend.
+        label : SpendLabel, default=None
+            What the ledger calls the spend. By default the label of the estimator,
+            statistic or search spending now (class, step path in a pipeline and call),
+            or ``"spend"`` for a direct call.
 
         Returns
         -------
@@ -366,20 +400,25 @@ class BudgetAccountant:
         """
         if not isinstance(event, PrivacyEvent):
             raise TypeError(f"event must be a PrivacyEvent, got {type(event).__name__}")
+        if label is None:
+            label = current_label()
         if self._epsilon == math.inf and self._delta >= 1.0 and isinstance(self._ledger, MemoryLedger):
-            self._ledger.append_unchecked(event)  # nothing to check: folded in when asked
+            self._ledger.append_unchecked(event, label)  # nothing to check: folded in when asked
             return self
         with self._ledger.transaction(write=True) as ledger:
             state = ledger.state
             token = state.apply(event)
             try:
                 excess = self._excess(state)
-                if excess is not None:
-                    raise self._exceeded(event, excess)
-                ledger.append(event)
+                if excess is None:
+                    ledger.append(event, label)
             except BaseException:
                 state.undo(token)
                 raise
+            if excess is not None:
+                state.undo(token)
+        if excess is not None:
+            raise self._exceeded(event, excess, label)
         return self
 
     def check(self, epsilon: float, delta: float) -> bool:
@@ -526,6 +565,112 @@ class BudgetAccountant:
                 hi = mid
         return lo
 
+    # -- the ledger, spend by spend ---------------------------------------------------
+
+    def _figures(self, event, state=None):
+        """One (ε, δ) for ``event`` (or for ``state``, several events) alone, for display.
+
+        Its pure-ε sum and explicit δ when they are finite; else ε at the δ its releases
+        were calibrated for (a Gaussian fit with ``delta=1e-6``); else the point
+        :meth:`total` would report for it alone. Rounded up, like every report.
+        """
+        if state is None:
+            state = LedgerState()
+            state.add_event(event)
+            hint = float(calibrated_delta(event))
+        else:
+            hint = float(state.calibrated_delta)
+        if not state.counts:
+            return Budget(0.0, 0.0)
+        fixed = state.fixed_delta()
+        plain = state.conversion_epsilon(0.0)
+        if plain < math.inf:
+            return Budget(plain, fixed)
+        if hint > 0:
+            return Budget(state.conversion_epsilon(hint), state.total_delta(hint))
+        return self._total(state)[0]
+
+    def _entries(self):
+        """``[(label, time, event), ...]`` of everything recorded, in order."""
+        with self._ledger.transaction() as ledger:
+            return [(label, when, event) for (label, when), event in zip(ledger.entries, ledger.events)]
+
+    def to_frame(self):
+        """The ledger as a table: one row per spend, in the order recorded.
+
+        Requires pandas (``pip install "dpsk[pandas]"``).
+
+        Returns
+        -------
+        frame : pandas.DataFrame
+            Columns ``label`` (as :meth:`summary` prints it), ``estimator`` (class name),
+            ``step`` (path inside a pipeline, or None), ``call`` (``"fit"``,
+            ``"cross_val_score"``, ``"spend"``...), ``epsilon`` and ``delta`` (the spend
+            on its own: its pure ε and explicit δ, or for a Gaussian-type release its ε
+            at the δ it was calibrated for; exact, not rounded), ``event`` (the type of
+            the privacy event) and ``time`` (when it was recorded, UTC).
+
+        Raises
+        ------
+        ImportError
+            If pandas is not installed.
+
+        Notes
+        -----
+        **Privacy.** The table describes the spends (hyper-parameters only); it reads no
+        data. The per-spend figures do not add up to :meth:`total` when the ledger is
+        composed more tightly than by adding (see the class docstring).
+
+        Examples
+        --------
+        >>> from dpsk import BudgetAccountant
+        >>> acc = BudgetAccountant(epsilon=1.0).spend(0.25, 0).spend(0.5, 0)
+        >>> acc.to_frame()[["label", "epsilon", "delta", "event"]]  # doctest: +SKIP
+           label  epsilon  delta        event
+        0  spend     0.25    0.0  PureDPEvent
+        1  spend     0.50    0.0  PureDPEvent
+        """
+        try:
+            import pandas as pd
+        except ImportError as error:
+            raise ImportError(
+                "BudgetAccountant.to_frame() needs pandas, an optional dependency of dpsk: install it with "
+                'pip install "dpsk[pandas]" (or pip install pandas). summary() shows the ledger without it.'
+            ) from error
+        entries = self._entries()
+        figures = [self._figures(event) for _, _, event in entries]
+
+        def text(values):  # None stays None (not NaN) in a column of names
+            return pd.Series(values, dtype=object)
+
+        return pd.DataFrame(
+            {
+                "label": text([str(label) for label, _, _ in entries]),
+                "estimator": text([label.estimator for label, _, _ in entries]),
+                "step": text([label.step for label, _, _ in entries]),
+                "call": text([label.call for label, _, _ in entries]),
+                "epsilon": pd.Series([f.epsilon for f in figures], dtype="float64"),
+                "delta": pd.Series([f.delta for f in figures], dtype="float64"),
+                "event": text([type(event).__name__ for _, _, event in entries]),
+                "time": pd.to_datetime(
+                    pd.Series([when for _, when, _ in entries], dtype="float64"), unit="s", utc=True
+                ),
+            }
+        )
+
+    def _breakdown(self, entries):
+        """Per model (step and class): ``[(name, n_spends, Budget), ...]`` in order of first spend."""
+        groups = {}
+        for label, _, event in entries:
+            groups.setdefault(label.model, []).append(event)
+        breakdown = []
+        for name, events in groups.items():
+            state = LedgerState()
+            for event in events:
+                state.add_event(event)
+            breakdown.append((name, len(events), self._figures(None, state)))
+        return breakdown
+
     # -- display ------------------------------------------------------------------------
 
     def _certifying_method(self, state, spent, converted):
@@ -550,10 +695,15 @@ class BudgetAccountant:
                 n_spends = len(ledger.events)
                 spent, converted = self._reported_total(ledger)
                 method = self._certifying_method(ledger.state, spent, converted)
+                counts = ledger.state.family_counts
+                pure = ledger.state.conversion_epsilon(0.0) if counts["pure"] == sum(counts.values()) else None
             remaining = self.remaining()
+            breakdown = self._breakdown(self._entries())
         except DetachedAccountantError:
             return None
-        return _display.Report(n_spends, Budget(self._epsilon, self._delta), spent, remaining, converted, method)
+        return _display.Report(
+            n_spends, Budget(self._epsilon, self._delta), spent, remaining, converted, method, breakdown, pure
+        )
 
     def summary(self) -> str:
         """A readable account of the budget: spent, remaining, and the composition used.
@@ -562,8 +712,12 @@ class BudgetAccountant:
         -------
         str
             Several lines: the budget, the number of spends, the (ε, δ) spent and
-            remaining (as :meth:`total` and :meth:`remaining` report them), and which
-            composition theorem certifies the total.
+            remaining (as :meth:`total` and :meth:`remaining` report them, rounded to 4
+            significant digits: spent up, remaining down), which composition theorem
+            certifies the total, and the spends of each model (estimator class and step
+            path, see :meth:`to_frame`). When the total is the converted point (its δ is
+            used by the composition), the remaining ε is shown as the ceiling minus the
+            spent ε, with what one further spend can take if that is less.
 
         Examples
         --------
@@ -574,6 +728,8 @@ class BudgetAccountant:
           epsilon: spent 1.5 of 2 (75%), remaining 0.5
           delta:   spent 0 of 0 (no delta allowed)
           composition: basic composition (the epsilons add up, and so do explicit deltas)
+          by model (each alone; composed together they give the total):
+            direct spends: 2 spends, epsilon 1.5
         """
         return _display.summary_text(repr(self), self._report())
 

@@ -7,13 +7,35 @@ Order: the estimator's ``accountant`` parameter; else the accountant made active
 accountants into each other); else the accountant that was active when the estimator
 was *cloned* (so that clones sent to worker processes by ``n_jobs > 1``, where context
 variables do not travel, still spend on it, or fail loudly if they cannot); else none
-(the cost is still kept in ``privacy_spent_``).
+(the cost is still kept in ``privacy_spent_``, unless strict mode,
+``dpsk.set_config(require_accountant=True)``, refuses the release).
+
+Also what a spend is called in the ledger (:class:`SpendLabel`): the estimator's class,
+its step path inside a :class:`dpsk.pipeline.Pipeline` (``"columntransformer__num__scaler"``)
+and the call that made it (``"fit"``, ``"cross_val_score"``). A pipeline opens a
+:func:`labelled_fit` scope naming its DP steps; the spend path of estimators
+(``DPEstimatorMixin``), statistics and searches sets the label with :func:`spending_as`
+around the accountant's ``check_event``/``record``, which reads it with :func:`current_label`.
 """
 
+import contextlib
 import contextvars
 import threading
+from typing import NamedTuple
 
-__all__ = ["accountant_for_clone", "active_accountant", "resolve_accountant"]
+from dpsk._config import get_config
+from dpsk.exceptions import AccountantRequiredError
+
+__all__ = [
+    "SpendLabel",
+    "accountant_for_clone",
+    "active_accountant",
+    "current_label",
+    "label_of",
+    "labelled_fit",
+    "resolve_accountant",
+    "spending_as",
+]
 
 _ACTIVE = contextvars.ContextVar("dpsk_active_accountant", default=None)
 # Accountants shadowed by nested ``with`` blocks, innermost last (per context).
@@ -97,16 +119,26 @@ def accountant_for_clone():
     return next(iter(candidates.values()), None)
 
 
-def accountant_in_play(accountant, bound=None):
+def accountant_in_play(accountant, bound=None, *, who="this release"):
     """``accountant`` if given, else the accountant of the innermost ``with`` block, else ``bound``.
 
-    The one resolution order of estimators (:func:`resolve_accountant`) and of the
-    functions of :mod:`dpsk.stats` (which have no bound accountant).
+    The one resolution order of estimators (:func:`resolve_accountant`), of the functions
+    of :mod:`dpsk.stats` (which have no bound accountant) and of private searches, and
+    the one place that enforces strict mode: with ``require_accountant=True`` (see
+    :func:`dpsk.set_config`), finding no accountant raises
+    :class:`~dpsk.exceptions.AccountantRequiredError`. Callers resolve their accountant
+    before reading any data, so the refusal comes before any read.
     """
-    if accountant is not None:
-        return accountant
-    active = _ACTIVE.get()
-    return active if active is not None else bound
+    if accountant is None:
+        active = _ACTIVE.get()
+        accountant = active if active is not None else bound
+    if accountant is None and get_config()["require_accountant"]:
+        raise AccountantRequiredError(
+            f"Strict mode (dpsk.set_config(require_accountant=True)) is on and {who} has no "
+            "accountant to spend on: pass accountant=... or fit inside `with accountant:`. "
+            "Nothing was read or spent."
+        )
+    return accountant
 
 
 def resolve_accountant(estimator):
@@ -119,4 +151,142 @@ def resolve_accountant(estimator):
     ``None`` means no budget is enforced: the fit's cost is kept only in
     ``privacy_spent_``, for the caller to compose.
     """
-    return accountant_in_play(getattr(estimator, "accountant", None), getattr(estimator, BOUND_ATTRIBUTE, None))
+    return accountant_in_play(
+        getattr(estimator, "accountant", None),
+        getattr(estimator, BOUND_ATTRIBUTE, None),
+        who=f"{type(estimator).__name__}.fit",
+    )
+
+
+# -- labels of spends ------------------------------------------------------------------
+
+#: Private attribute under which a clone made inside a :func:`labelled_fit` scope keeps
+#: its step path (a column transformer fits clones of its transformers).
+PATH_ATTRIBUTE = "_dpsk_step_path"
+
+
+class SpendLabel(NamedTuple):
+    """What a spend is called in the ledger.
+
+    Attributes
+    ----------
+    estimator : str or None
+        Class name of the estimator (or search) that spent; None for a direct
+        :meth:`BudgetAccountant.spend` or ``record``.
+    step : str or None
+        Its path inside a pipeline, as ``set_params`` spells it
+        (``"columntransformer__num__standardscaler"``); None outside a pipeline.
+    call : str
+        The call that spent: ``"fit"``, ``"cross_val_score (5 folds)"``,
+        ``"dpsk.stats.mean"``, ``"spend"``...
+
+    See Also
+    --------
+    BudgetAccountant.to_frame : The ledger, one labelled row per spend.
+
+    Notes
+    -----
+    **Privacy.** A label names the code that spent (class names, step names, calls):
+    it holds no data. It is set by the spend path of estimators, statistics and
+    searches, never by the released values.
+
+    Examples
+    --------
+    >>> from dpsk.accounting import SpendLabel
+    >>> str(SpendLabel("StandardScaler", "columntransformer__num__standardscaler", "fit"))
+    'columntransformer__num__standardscaler (StandardScaler): fit'
+    """
+
+    estimator: str | None = None
+    step: str | None = None
+    call: str = "spend"
+
+    def __str__(self):
+        if self.step and self.estimator:
+            who = f"{self.step} ({self.estimator})"
+        else:
+            who = self.step or self.estimator
+        return f"{who}: {self.call}" if who else self.call
+
+    @property
+    def model(self):
+        """The part that names the model (step and class), for per-model breakdowns."""
+        if self.step and self.estimator:
+            return f"{self.step} ({self.estimator})"
+        return self.step or self.estimator or "direct spends"
+
+
+class _Scope:
+    """A labelled fit in progress: step paths by object id, the call, and what was spent."""
+
+    def __init__(self, paths, call):
+        self.paths = dict(paths)
+        self.call = call
+        self.spent = []
+
+
+_SCOPE = contextvars.ContextVar("dpsk_spend_scope", default=None)
+_LABEL = contextvars.ContextVar("dpsk_spend_label", default=None)
+
+
+@contextlib.contextmanager
+def labelled_fit(paths, call="fit"):
+    """Name the DP steps of a composite fit: ``paths`` maps estimators to step paths.
+
+    Yields the scope, whose ``spent`` lists ``(label, event, accountant)`` of every spend
+    recorded inside it. Nested scopes (a pipeline inside a pipeline) keep the outer
+    scope's paths and call: they are the full ones.
+    """
+    outer = _SCOPE.get()
+    if outer is not None:
+        for estimator, path in paths:
+            outer.paths.setdefault(id(estimator), path)
+        yield outer
+        return
+    token = _SCOPE.set(_Scope({id(estimator): path for estimator, path in paths}, call))
+    try:
+        yield _SCOPE.get()
+    finally:
+        _SCOPE.reset(token)
+
+
+def step_path(estimator):
+    """The step path of ``estimator`` in the labelled fit in progress (or kept by its clone)."""
+    scope = _SCOPE.get()
+    if scope is not None and id(estimator) in scope.paths:
+        return scope.paths[id(estimator)]
+    return vars(estimator).get(PATH_ATTRIBUTE) if hasattr(estimator, "__dict__") else None
+
+
+def label_of(estimator, call=None):
+    """The :class:`SpendLabel` of a spend by ``estimator`` now (``call`` default: the scope's, or "fit")."""
+    scope = _SCOPE.get()
+    if call is None:
+        call = scope.call if scope is not None else "fit"
+    return SpendLabel(type(estimator).__name__, step_path(estimator), call)
+
+
+@contextlib.contextmanager
+def spending_as(label):
+    """Label the accountant checks and spends made inside the block with ``label``."""
+    token = _LABEL.set(label)
+    try:
+        yield label
+    finally:
+        _LABEL.reset(token)
+
+
+def current_label():
+    """The label of a spend made now: set by :func:`spending_as`, else a direct spend."""
+    label = _LABEL.get()
+    if label is not None:
+        return label
+    scope = _SCOPE.get()
+    return SpendLabel(call=scope.call if scope is not None else "spend")
+
+
+def note_spent(label, event, accountant):
+    """Tell the labelled fit in progress (if any) that ``event`` was recorded on ``accountant``."""
+    scope = _SCOPE.get()
+    if scope is not None:
+        scope.spent.append((label, event, accountant))

@@ -11,7 +11,9 @@
   concurrent spends can never jointly exceed the budget.
 * :class:`DetachedLedger` — what an in-memory accountant becomes in another process.
 
-Each ledger keeps the events in order and a :class:`~dpsk.accounting._composition.LedgerState`
+Each ledger keeps the events in order, with what each spend is called and when it was
+recorded (``entries``: a :class:`~dpsk.accounting._context.SpendLabel` and a UNIX time
+per event), and a :class:`~dpsk.accounting._composition.LedgerState`
 of running aggregates, so a spend costs O(1) whatever the ledger's length.
 """
 
@@ -27,6 +29,7 @@ import time
 
 from dpsk.accounting import _events
 from dpsk.accounting._composition import LedgerState
+from dpsk.accounting._context import SpendLabel
 from dpsk.accounting._events import SelfComposedEvent
 from dpsk.exceptions import DetachedAccountantError
 
@@ -74,6 +77,19 @@ def event_from_json(text):
     return _from_plain(json.loads(text))
 
 
+def label_to_json(label):
+    """The JSON text of a :class:`SpendLabel`."""
+    return json.dumps(label._asdict(), separators=(",", ":"))
+
+
+def label_from_json(text):
+    """The label stored by :func:`label_to_json`; a row written before labels existed: unlabelled."""
+    if text is None:
+        return SpendLabel(call="(not recorded)")
+    fields = json.loads(text)
+    return SpendLabel(**{name: fields.get(name) for name in SpendLabel._fields if name in fields})
+
+
 # ----------------------------------------------------------------------------------------
 # Ledgers
 # ----------------------------------------------------------------------------------------
@@ -86,6 +102,7 @@ class MemoryLedger:
 
     def __init__(self):
         self.events = []
+        self.entries = []
         self._state = LedgerState()
         self._pending = []
         self._lock = threading.RLock()
@@ -109,11 +126,12 @@ class MemoryLedger:
         with self._lock:
             yield self
 
-    def append(self, event):
+    def append(self, event, label):
         """Record ``event`` (already applied to ``state``); call inside a write transaction."""
         self.events.append(event)
+        self.entries.append((label, time.time()))
 
-    def append_unchecked(self, event):
+    def append_unchecked(self, event, label):
         """Record ``event`` without checking it (no budget to check against): O(1).
 
         It is folded into ``state`` the next time the state is needed.
@@ -122,6 +140,7 @@ class MemoryLedger:
             raise DetachedAccountantError(_detached_message("was inherited by a forked process"))
         with self._lock:
             self.events.append(event)
+            self.entries.append((label, time.time()))
             self._pending.append(event)
 
 
@@ -187,8 +206,13 @@ class SQLiteLedger:
             )
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS dpsk_spends (id INTEGER PRIMARY KEY AUTOINCREMENT, "
-                "event TEXT NOT NULL, recorded_at REAL NOT NULL)"
+                "event TEXT NOT NULL, recorded_at REAL NOT NULL, label TEXT)"
             )
+            # Files written before spends had labels: add the (nullable) column. Older dpsk
+            # versions still read and write such a file (they name the columns they use).
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(dpsk_spends)")}
+            if "label" not in columns:
+                conn.execute("ALTER TABLE dpsk_spends ADD COLUMN label TEXT")
             row = conn.execute("SELECT epsilon, delta, slack, format FROM dpsk_budget WHERE id = 1").fetchone()
             if row is None:
                 if budget is None:
@@ -247,25 +271,32 @@ class SQLiteLedger:
 
     def _sync(self, conn):
         """Apply the spends committed (by any process) since the last look."""
-        rows = conn.execute("SELECT id, event FROM dpsk_spends WHERE id > ? ORDER BY id", (self._last_id,)).fetchall()
-        for row_id, text in rows:
+        rows = conn.execute(
+            "SELECT id, event, label, recorded_at FROM dpsk_spends WHERE id > ? ORDER BY id", (self._last_id,)
+        ).fetchall()
+        for row_id, text, label, recorded_at in rows:
             event = event_from_json(text)
             self.state.apply(event)
             self.events.append(event)
+            self.entries.append((label_from_json(label), recorded_at))
             self._last_id = row_id
 
     def _reset(self):
         self.events = []
+        self.entries = []
         self.state = LedgerState()
         self._last_id = 0
 
-    def append(self, event):
+    def append(self, event, label):
         """Record ``event`` (already applied to ``state``); call inside a write transaction."""
         self._dirty = True
+        now = time.time()
         cursor = self._conn.execute(
-            "INSERT INTO dpsk_spends (event, recorded_at) VALUES (?, ?)", (event_to_json(event), time.time())
+            "INSERT INTO dpsk_spends (event, recorded_at, label) VALUES (?, ?, ?)",
+            (event_to_json(event), now, label_to_json(label)),
         )
         self.events.append(event)
+        self.entries.append((label, now))
         self._last_id = cursor.lastrowid
 
     def has_spends(self):

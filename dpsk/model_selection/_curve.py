@@ -20,6 +20,7 @@ from sklearn.utils import Bunch, indexable
 from sklearn.utils.validation import check_array, check_consistent_length
 
 from dpsk.accounting import ComposedEvent, SelfComposedEvent
+from dpsk.accounting._context import SpendLabel, spending_as
 from dpsk.model_selection._estimators import candidate_cost, check_private, inner_seed, prepare, search_accountant
 from dpsk.model_selection._search import budget_report, print_charged, print_plan
 from dpsk.model_selection._splits import run_fits
@@ -139,8 +140,9 @@ def privacy_utility_curve(
         Number of tasks dispatched ahead (joblib's ``pre_dispatch``).
     verbose : int, default=0
         >= 1: the privacy cost per ε before anything is fitted, then what the
-        accountant has spent. >= 2: one line per fit as it ends. >= 3: joblib's
-        progress messages too.
+        accountant has spent; exactly 1: also a progress bar of the fits on standard
+        error (tqdm's when installed, plain lines otherwise). >= 2: one line per fit as
+        it ends. >= 3: joblib's progress messages too.
     random_state : None, int or numpy.random.Generator, default=None
         Source of every fit's noise: each fit gets its own seed, overriding the
         estimator's ``random_state``. ``None`` (recommended): fresh secure entropy for
@@ -225,8 +227,12 @@ def privacy_utility_curve(
             f"totalling {n_seeds * epsilons.size} fits",
             budget_report(stages, total, charged),
         )
+    spend_label = SpendLabel(
+        type(estimator).__name__, None, f"privacy_utility_curve ({epsilons.size} budgets x {n_seeds} seeds)"
+    )
     if charged is not None:
-        charged.check_event(total)
+        with spending_as(spend_label):
+            charged.check_event(total)
 
     X_train, y_train = indexable(X_train, y_train)
     X_test, y_test = indexable(X_test, y_test)
@@ -240,7 +246,8 @@ def privacy_utility_curve(
     rng = release_generator(random_state, context=release, data=(X_train, y_train, X_test, y_test))
 
     if charged is not None:
-        charged.record(total)
+        with spending_as(spend_label):
+            charged.record(total)
     if verbose > 0:
         print_charged("privacy_utility_curve", charged)
     tasks, lines = [], []
@@ -249,7 +256,9 @@ def privacy_utility_curve(
             fitted = prepare(model, {}, inner_seed(random_state, rng), charged=charged)
             tasks.append(delayed(_fit_and_test)(fitted, X_train, y_train, X_test, y_test, scorer, fit_params))
             lines.append(f"[epsilon {i + 1}/{epsilons.size}; seed {s + 1}/{n_seeds}] END epsilon={eps:g}")
-    scores = run_fits(tasks, lines, n_jobs=n_jobs, pre_dispatch=pre_dispatch, verbose=verbose)
+    scores = run_fits(
+        tasks, lines, n_jobs=n_jobs, pre_dispatch=pre_dispatch, verbose=verbose, description="privacy_utility_curve"
+    )
     scores = np.asarray(scores, dtype=np.float64).reshape(epsilons.size, n_seeds)
 
     baseline_score = None

@@ -27,7 +27,7 @@ from sklearn.base import clone
 from sklearn.utils import get_tags
 
 from dpsk.accounting import ParallelEvent
-from dpsk.accounting._context import BOUND_ATTRIBUTE, active_accountant
+from dpsk.accounting._context import BOUND_ATTRIBUTE, accountant_in_play
 from dpsk.accounting._events import compose
 from dpsk.accounting._preflight import (
     PrepaidTicket,
@@ -211,11 +211,6 @@ def search_accountant(search, estimator):
         )
     if given:
         return given[0]
-    active = active_accountant()
-    if active is not None:
-        return active
-    for holder in (search, *steps):
-        bound = getattr(holder, BOUND_ATTRIBUTE, None)
-        if bound is not None:
-            return bound
-    return None
+    bound = next((b for b in (getattr(h, BOUND_ATTRIBUTE, None) for h in (search, *steps)) if b is not None), None)
+    # The active accountant, else the bound one; strict mode refuses none (one place).
+    return accountant_in_play(None, bound, who=f"this search over {type(estimator).__name__}")

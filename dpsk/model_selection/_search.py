@@ -49,6 +49,7 @@ from dpsk.accounting import (
     SelfComposedEvent,
     note_release,
 )
+from dpsk.accounting._context import label_of, note_spent, spending_as
 from dpsk.accounting._repeat_and_select import stopping_gamma
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.mechanisms import ExponentialMechanism, Laplace
@@ -112,7 +113,9 @@ _SEARCH_DOCS = {
     "verbose": """verbose : int, default=0
         Progress messages, printed by the calling process. >= 1: the plan and its
         privacy cost stage by stage, before the budget is checked and anything is
-        fitted, then what the accountant has spent. >= 2: one line per fit as it ends
+        fitted, then what the accountant has spent; exactly 1: also a progress bar of
+        the fits on standard error (tqdm's when it is installed, the optional
+        ``progress`` extra; a few plain lines otherwise). >= 2: one line per fit as it ends
         (``[CV 1/3; 2/4] END C=0.1``, scikit-learn's style, without score or time: both
         depend on the private data). >= 3: joblib's progress messages too.""",
     "pre_dispatch": """pre_dispatch : int or str, default="2*n_jobs"
@@ -401,15 +404,19 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
         name = type(self).__name__
         if self.verbose > 0:
             print_plan(name, self._describe(plan), report)
+        label = label_of(self, call=f"fit: {self._describe(plan)}")
         if accountant is not None:
-            accountant.check_event(plan.total)
+            with spending_as(label):
+                accountant.check_event(plan.total)
         groups = params.pop("groups", None)
         X, y, groups = check_search_data(X, y, groups, name, self.estimator)
         rekey_generator(rng, self.random_state, context=self, data=(X, y, groups))
         data = _SearchData(X, y, fit_params_with_groups(self.estimator, groups, params), *privacy_units(len(y), groups))
         splits = self._draw_splits(plan, data, rng)
         if accountant is not None:
-            accountant.record(plan.total)
+            with spending_as(label):
+                accountant.record(plan.total)
+            note_spent(label, plan.total, accountant)
         self.privacy_spent_ = plan.total
         self.budget_report_ = report
         if self.verbose > 0:
@@ -462,6 +469,7 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
             n_jobs=self.n_jobs,
             pre_dispatch=self.pre_dispatch,
             verbose=self.verbose,
+            description=type(self).__name__,
         )
         scores = np.zeros(m)
         models = {}

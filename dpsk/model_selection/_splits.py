@@ -28,6 +28,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, column_or_1d
 
 from dpsk.model_selection._estimators import missing_classes, public_classes
+from dpsk.utils._progress import progress
 from dpsk.utils._units import privacy_units, random_parts
 from dpsk.utils.validation import _warn_leak, resolve_classes
 
@@ -192,9 +193,11 @@ def fit_and_score(estimator, X, y, fit_params, train, validation, units, keep_mo
     return score, (estimator if keep_model else None)
 
 
-def run_fits(tasks, lines, *, n_jobs, pre_dispatch, verbose):
+def run_fits(tasks, lines, *, n_jobs, pre_dispatch, verbose, description="fits"):
     """Run the :func:`fit_and_score` ``tasks`` with joblib and return their results in order.
 
+    At ``verbose == 1`` a progress bar counts the finished fits (``description`` names
+    it; ``dpsk.utils._progress``: tqdm when installed, plain lines otherwise).
     At ``verbose >= 2`` ``lines[i]`` is printed when task i has finished, by this process
     (so it also appears in notebooks with process workers). Lines follow scikit-learn's
     ``[CV i/k; j/m] END params`` style but carry no score or time: both depend on the
@@ -207,7 +210,10 @@ def run_fits(tasks, lines, *, n_jobs, pre_dispatch, verbose):
     except TypeError:  # joblib < 1.3: all results at the end
         parallel = Parallel(**options)
     results = []
-    for line, result in zip(lines, parallel(tasks), strict=True):
+    done = parallel(tasks)
+    if verbose == 1:
+        done = progress(done, len(lines), description)
+    for line, result in zip(lines, done, strict=True):
         if verbose >= 2:
             print(line, flush=True)
         results.append(result)

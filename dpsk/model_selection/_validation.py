@@ -7,6 +7,7 @@ from joblib import delayed
 from sklearn.base import is_classifier
 
 from dpsk.accounting import ComposedEvent, SelfComposedEvent
+from dpsk.accounting._context import SpendLabel, spending_as
 from dpsk.mechanisms import Laplace
 from dpsk.model_selection._estimators import candidate_cost, check_private, inner_seed, prepare, search_accountant
 from dpsk.model_selection._search import budget_report, print_charged, print_plan
@@ -79,7 +80,9 @@ def cross_val_score(
     verbose : int, default=0
         Progress messages, printed by the calling process. >= 1: the folds and the
         privacy cost, before the budget is checked and anything is fitted, then what
-        the accountant has spent. >= 2: one line per fit as it ends (``[CV 1/5] END``,
+        the accountant has spent; exactly 1: also a progress bar of the fits on
+        standard error (tqdm's when installed, plain lines otherwise). >= 2: one line
+        per fit as it ends (``[CV 1/5] END``,
         without score or time: both depend on the private data). >= 3: joblib's progress
         messages too.
     params : dict or None, default=None
@@ -153,8 +156,10 @@ def cross_val_score(
             ("noisy fold scores", scores_event),
         ]
         print_plan("cross_val_score", f"Fitting {cv} folds, totalling {cv} fits", budget_report(stages, total, charged))
+    label = SpendLabel(type(estimator).__name__, None, f"cross_val_score ({cv} folds)")
     if charged is not None:
-        charged.check_event(total)
+        with spending_as(label):
+            charged.check_event(total)
     X, y, groups = check_search_data(X, y, groups, "cross_val_score", estimator)
     rekey_generator(rng, random_state, context=release, data=(X, y, groups))
     fit_params = fit_params_with_groups(estimator, groups, params or {})
@@ -163,7 +168,8 @@ def cross_val_score(
     splits = [(np.flatnonzero(folds != f), np.flatnonzero(folds == f)) for f in range(cv)]
     check_training_parts(splits, n_units, estimator, groups is not None)
     if charged is not None:
-        charged.record(total)
+        with spending_as(label):
+            charged.record(total)
     if verbose > 0:
         print_charged("cross_val_score", charged)
 
@@ -180,6 +186,7 @@ def cross_val_score(
         n_jobs=n_jobs,
         pre_dispatch=pre_dispatch,
         verbose=verbose,
+        description="cross_val_score",
     )
     # Units per fold: the fold of each unit is that of its first row.
     unit_folds = folds if units is None else folds[np.unique(units, return_index=True)[1]]

@@ -4,10 +4,20 @@
 
 from sklearn import get_config
 from sklearn import pipeline as sk_pipeline
+from sklearn.base import BaseEstimator
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import has_fit_parameter
 
-from dpsk.accounting._preflight import budget_check, named_dp_steps
+from dpsk.accounting._context import labelled_fit
+from dpsk.accounting._display import budget_text
+from dpsk.accounting._preflight import (
+    budget_check,
+    named_dp_steps,
+    validate_classes,
+    validate_input,
+    validate_sparsity,
+    validate_steps,
+)
 
 __all__ = ["Pipeline", "make_pipeline"]
 
@@ -19,7 +29,16 @@ def _checked_first(method, summary, returns):
         budget_check(self, skip_unaccounted=True)
         if sample_weight is not None:
             params = {**params, **self._weight_params(sample_weight)}
-        return getattr(super(Pipeline, self), method)(X, y, **params)
+        _preflight(self, X, y)
+        snapshot = _snapshot(self)
+        with labelled_fit([(step, name) for name, step in named_dp_steps(self)], call=method) as scope:
+            before = len(scope.spent)
+            try:
+                return getattr(super(Pipeline, self), method)(X, y, **params)
+            except Exception as error:
+                _restore(snapshot)
+                _report_spends(error, f"{type(self).__name__}.{method}", scope.spent[before:])
+                raise
 
     checked.__name__ = method
     checked.__qualname__ = f"Pipeline.{method}"
@@ -53,12 +72,78 @@ def _checked_first(method, summary, returns):
         BudgetExceededError
             Before any step reads the data, if the DP steps that spend on one
             accountant cannot afford their composed cost.
+        ValueError
+            Before any step spends, for invalid parameters of any step, labels of ``y``
+            outside the final classifier's ``classes``, or data the first step rejects.
+            An error raised later leaves the pipeline as it was before the call and
+            says (in a note) what the DP steps had spent.
         TypeError
             Before any step reads the data, if a meta-estimator around a DP step fits
             it a number of times its parameters do not tell (see
             :func:`dpsk.accounting.check_budget`).
         """
     return checked
+
+
+def _preflight(pipeline, X, y):
+    """Everything that can fail on public metadata, checked before any step spends.
+
+    The parameters of every step; ``y`` against the final step's ``classes``; sparse
+    matrices reaching a step that cannot take them (as far as public parameters tell);
+    the input validation of the first step (dtype, sparsity, number of features against
+    its ``bounds``), run up to its spend on a clone (see
+    :func:`~dpsk.accounting._preflight.validate_input`).
+    """
+    validate_steps(pipeline)
+    steps = [step for _, step in pipeline.steps if step is not None and step != "passthrough"]
+    if not steps:
+        return
+    validate_classes(steps[-1], y)
+    validate_sparsity(pipeline.steps, X)
+    validate_input(steps[0], X, y)
+
+
+def _snapshot(pipeline):
+    """The state of the pipeline and of every estimator in it, to restore after a failed fit."""
+    objects = [pipeline, *(v for v in pipeline.get_params(deep=True).values() if isinstance(v, BaseEstimator))]
+    unique = {id(obj): obj for obj in objects}
+    return list(pipeline.steps), [(obj, dict(vars(obj))) for obj in unique.values()]
+
+
+def _restore(snapshot):
+    steps, states = snapshot
+    for obj, state in states:
+        vars(obj).clear()
+        vars(obj).update(state)
+    states[0][0].steps[:] = steps  # scikit-learn replaces fitted steps in this list
+
+
+def _report_spends(error, call, spent):
+    """Add to ``error`` what the DP steps spent before it (the ledger keeps those spends)."""
+    if spent:
+        lines = [
+            f"  {label.model}: {budget_text(_figures(accountant, event))} on {accountant!r}"
+            for label, event, accountant in spent
+        ]
+        note = (
+            f"dpsk: {call} failed after {len(spent)} DP step(s) had spent; the pipeline was left as it was "
+            "before the call (unfitted), and these spends stay on the ledger:\n" + "\n".join(lines)
+        )
+    else:
+        note = f"dpsk: {call} failed before any DP step spent: nothing was spent."
+    error.privacy_spent = [(label, event) for label, event, _ in spent]
+    if hasattr(error, "add_note"):
+        error.add_note(note)
+    elif error.args and isinstance(error.args[0], str):  # Python 3.10
+        error.args = (f"{error.args[0]}\n{note}", *error.args[1:])
+
+
+def _figures(accountant, event):
+    """(ε, δ) of one spend as ``accountant`` reports it (a search's ticket: as a default accountant)."""
+    from dpsk.accounting import BudgetAccountant
+
+    reporter = accountant if isinstance(accountant, BudgetAccountant) else BudgetAccountant()
+    return reporter._figures(event)
 
 
 def _offered_by_sklearn(method):
@@ -133,10 +218,25 @@ class Pipeline(sk_pipeline.Pipeline):
     step spends on: its ``accountant``, else the one of the enclosing ``with
     accountant:`` block, else the one bound at clone time. Steps with no accountant are
     not checked. Each step then records its own spend as it is fitted, so the ledger
-    holds the same events as with scikit-learn's pipeline. ``fit(sample_weight=...)``
+    holds the same events as with scikit-learn's pipeline, each labelled with its step
+    path (``"columntransformer__num__standardscaler"``, see
+    :meth:`~dpsk.BudgetAccountant.to_frame`). ``fit(sample_weight=...)``
     passes the weights to the steps that take them, so scikit-learn's
     ``BaggingClassifier(bootstrap=True)`` hands its bootstrap counts to the DP steps as
     weights (capped at 1: a row drawn k times counts once) instead of repeated rows.
+
+    **All or nothing.** Before any step spends, the pipeline also validates what public
+    metadata allows: the parameters of every step, the labels of ``y`` against the
+    final classifier's ``classes``, sparse matrices reaching a step that cannot take
+    them (as far as the steps' parameters tell, such as an encoder's
+    ``sparse_output``), and the input validation of the first step (of each branch of a
+    first column transformer or feature union, on its columns), run on a clone up to its
+    spend: its DP estimators read the data there but release nothing and spend nothing.
+    A failure that only the data can reveal later (after an earlier step's release)
+    leaves the pipeline and its steps as they were before the call (unfitted), and the
+    exception carries a note listing what was spent, step by step (ε, δ, accountant),
+    and an attribute ``privacy_spent`` with the (label, event) pairs. Those spends stay
+    on the ledger: their releases happened.
 
     Inside :class:`dpsk.model_selection.GridSearchCV`, whose inner fits are prepaid,
     the check has nothing to do. Inside scikit-learn's searches, each fit of the

@@ -151,7 +151,7 @@ def check_accountant(accountant):
     """
     if accountant is not None and not (hasattr(accountant, "check_event") and hasattr(accountant, "record")):
         raise TypeError(f"accountant must be a BudgetAccountant or None, got {type(accountant).__name__}")
-    return accountant_in_play(accountant)
+    return accountant_in_play(accountant, who="this dpsk.stats call")
 
 
 #: Parameter text shared by the docstrings of dpsk.stats (``dpsk.utils._docstring.Substitution``).

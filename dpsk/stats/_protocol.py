@@ -10,6 +10,7 @@ stored.
 
 import numpy as np
 
+from dpsk.accounting._context import SpendLabel, spending_as
 from dpsk.accounting._events import compose
 from dpsk.stats._common import check_accountant
 from dpsk.stats._contribution import ContributionPlan, present_ids
@@ -143,7 +144,8 @@ class StatCall:
         """
         self.cost = compose([self.plan.event, *events])
         if self.accountant is not None:
-            self.accountant.check_event(self.cost)
+            with spending_as(SpendLabel(call="dpsk.stats")):
+                self.accountant.check_event(self.cost)
         return self.cost
 
     def spend(self, n_records, *, function, params, data):
@@ -158,7 +160,8 @@ class StatCall:
         release = (function, self.epsilon, self.delta, self.plan_params, params)
         rekey_generator(self.rng, self.random_state, context=release, data=(*data, self.groups))
         if self.accountant is not None:
-            self.accountant.record(self.cost)
+            with spending_as(SpendLabel(call=function if "." in function else f"dpsk.stats.{function}")):
+                self.accountant.record(self.cost)
 
     def contribution(self, **target):
         """The records' weights (may release the threshold: call after :meth:`spend`)."""

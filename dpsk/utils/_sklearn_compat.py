@@ -8,6 +8,7 @@ release means editing one file. Supported: scikit-learn >= 1.6 (see pyproject.to
 
 import sklearn
 from sklearn.base import _fit_context
+from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import (
     HasMethods,
     Hidden,
@@ -33,6 +34,7 @@ __all__ = [
     "SKLEARN_VERSION",
     "StrOptions",
     "_fit_context",
+    "_safe_indexing",
     "check_is_fitted",
     "validate_data",
     "validate_parameter_constraints",
