@@ -69,6 +69,15 @@ EXPECTED = {
         ],
         ["feature_selection_sparse_vector.png"],
     ),
+    "plot_local_frequencies.py": (
+        [
+            "protocol chosen for d = 64, epsilon = 1.0: olh",
+            "the user's own budget: spent 1 of 2",
+            "apps within 2 standard deviations of the truth:",
+            "mean screen time:",
+        ],
+        ["local_frequencies.png"],
+    ),
     "plot_walkthrough.py": (
         ["PrivacyLeakWarning:", "neighbours 1 apart: pass", "neighbours 2 apart: fail", "2 spends"],
         ["walkthrough_audit.png"],

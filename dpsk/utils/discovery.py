@@ -39,6 +39,11 @@ _NOT_DP_ESTIMATOR_PACKAGES = {
     # dpsk.audit.StatisticEstimator wraps a dpsk.stats function so that the audits can fit
     # it like an estimator; the statistic is the mechanism, tested in tests/stats.
     "audit": "test adapters around dpsk.stats functions, not DP estimators of their own",
+    # dpsk.local's estimators aggregate reports that users randomized themselves: fitting
+    # is post-processing (no ε spent, no noise, no privacy_spent_), so the DP contract
+    # checks do not apply; the randomizers are the mechanisms, audited in
+    # tests/privacy/test_mechanism_privacy.py. tests/local runs scikit-learn's checks.
+    "local": "server-side aggregation of local-DP reports: post-processing, not a DP release",
 }
 
 

@@ -30,6 +30,7 @@ from functools import partial
 
 import numpy as np
 
+import dpsk.local as local
 import dpsk.mechanisms as mechanisms
 from dpsk import stats
 from dpsk.accounting import GaussianEvent, LaplaceEvent
@@ -45,6 +46,8 @@ from dpsk.linear_model import (
     SGDClassifier,
     SGDRegressor,
 )
+from dpsk.local._randomizers import hash_buckets
+from dpsk.mechanisms._base import ImmutableMechanism
 from dpsk.naive_bayes import GaussianNB
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
 from dpsk.svm import LinearSVC
@@ -114,6 +117,58 @@ class BrokenSparseVector(mechanisms.SparseVector):
         if self.bug == "no_halting":  # answers every query (Chen et al. 2015, their Alg. 6)
             return np.where(noisy >= noisy_thresholds[:, None], 1, 0).astype(np.int8)
         return super()._answers(noisy, noisy_thresholds)
+
+
+class BrokenDirectEncoding(local.DirectEncoding):
+    """GRR keeping the true category with probability e^2ε/(e^2ε + d - 1): p computed with e^{2ε}."""
+
+    def _keep_parameters(self):
+        return self.n_categories, 2 * self.epsilon
+
+
+class BrokenUnaryEncoding(local.UnaryEncoding):
+    """Unary encoding whose two bit probabilities do not share ε: each gets all of it.
+
+    SUE: every bit is randomized response with ε (basic RAPPOR without the split: a
+    change of value flips two bits, 2ε). OUE: the true bit with SUE's p = e^ε/(e^ε + 1)
+    instead of 1/2, next to OUE's q = 1/(e^ε + 1) (odds ratio e^2ε).
+    """
+
+    def _bit_gammas(self):
+        return self.epsilon, self.epsilon
+
+
+class BrokenLocalHashing(local.LocalHashing):
+    """Local hashing to g buckets keeping the bucket with binary RR's e^ε/(e^ε + 1) (computed for g = 2)."""
+
+    def _keep_parameters(self):
+        return 2, self.epsilon
+
+
+class BrokenOneBitMean(local.OneBitMean):
+    """One-bit mean whose randomized response uses 2ε."""
+
+    def _keep_gamma(self):
+        return 2 * self.epsilon
+
+
+def bits_of_neighbours(reports, first=0, last=-1):
+    """Unary-encoding reports -> 2 bit_a + bit_b, the bits of the two neighbouring values.
+
+    The other bits have the same distribution under both values, independently: the pair
+    is all the audit needs to see.
+    """
+    return 2 * reports[:, first] + reports[:, last]
+
+
+def supports_of_neighbours(reports, *, values=(0, 15), n_buckets):
+    """Local-hashing reports (a, b, y) -> 2 [y = h(v0)] + [y = h(v1)] for the neighbours v0, v1.
+
+    A post-processing of each report: what it says about the two values (a fixed
+    function, so a violation on it is one of the report).
+    """
+    v0, v1 = (hash_buckets(reports[:, 0], reports[:, 1], v, n_buckets) for v in values)
+    return 2 * (reports[:, 2] == v0) + (reports[:, 2] == v1)
 
 
 def answer_pattern(answers):
@@ -232,6 +287,50 @@ MECHANISM_AUDITS = {
         neighbours=(0, 1),
         n_samples=100_000,
     ),
+    # Local DP (dpsk.local): one report per user, a batch is many users. Neighbours are
+    # two values of one user; the protocols treat every pair alike (GRR and UE by
+    # symmetry, LH through a hash drawn per report), so the first and last categories
+    # are as bad as any. ε = ln 3, as for RandomizedResponse.
+    "local.DirectEncoding": MechanismAudit(
+        partial(local.DirectEncoding, epsilon=EPS, n_categories=4),
+        partial(BrokenDirectEncoding, epsilon=EPS, n_categories=4),
+        "keep probability with e^(2 epsilon)",
+        neighbours=(0, 3),
+        n_samples=100_000,
+    ),
+    "local.UnaryEncoding": MechanismAudit(
+        partial(local.UnaryEncoding, epsilon=EPS, n_categories=8),
+        partial(BrokenUnaryEncoding, epsilon=EPS, n_categories=8),
+        "true bit with SUE's p next to OUE's q (odds e^(2 epsilon))",
+        neighbours=(0, 7),
+        n_samples=100_000,
+        projection=bits_of_neighbours,
+    ),
+    "local.UnaryEncoding, symmetric": MechanismAudit(
+        partial(local.UnaryEncoding, epsilon=EPS, n_categories=8, variant="symmetric"),
+        partial(BrokenUnaryEncoding, epsilon=EPS, n_categories=8, variant="symmetric"),
+        "epsilon per bit instead of epsilon/2 (two bits change)",
+        neighbours=(0, 7),
+        n_samples=100_000,
+        projection=bits_of_neighbours,
+    ),
+    # OLH at ε = ln 3: g = 4 buckets. The broken variant hashes to these 4 buckets but
+    # keeps the bucket with the probability computed for 2 (odds 3 e^ε).
+    "local.LocalHashing": MechanismAudit(
+        partial(local.LocalHashing, epsilon=EPS, n_categories=16),
+        partial(BrokenLocalHashing, epsilon=EPS, n_categories=16),
+        "4 buckets, keep probability computed for 2",
+        neighbours=(0, 15),
+        n_samples=100_000,
+        projection=partial(supports_of_neighbours, n_buckets=4),
+    ),
+    "local.OneBitMean": MechanismAudit(
+        partial(local.OneBitMean, epsilon=EPS, bounds=(0.0, 1.0)),
+        partial(BrokenOneBitMean, epsilon=EPS, bounds=(0.0, 1.0)),
+        "randomized response with 2 epsilon",
+        neighbours=(0.0, 1.0),
+        n_samples=100_000,
+    ),
 }
 
 #: Public names in dpsk.mechanisms that are not audited here, with the reason.
@@ -242,12 +341,18 @@ NOT_AUDITED_MECHANISMS = {
 
 
 def public_mechanism_classes():
-    """Public classes of dpsk.mechanisms, by name (an alias maps to the same class)."""
-    return {
+    """Public classes of dpsk.mechanisms by name (an alias maps to the same class), and the
+    randomizers of dpsk.local as ``local.<name>``."""
+    classes = {
         name: getattr(mechanisms, name)
         for name in mechanisms.__all__
         if inspect.isclass(getattr(mechanisms, name)) and not issubclass(getattr(mechanisms, name), BaseException)
     }
+    for name in local.__all__:
+        obj = getattr(local, name)
+        if inspect.isclass(obj) and issubclass(obj, ImmutableMechanism):
+            classes[f"local.{name}"] = obj
+    return classes
 
 
 # -- estimators on worst-case neighbours ----------------------------------------------------
