@@ -18,6 +18,7 @@ The fit protocol (see doc/developers/architecture.rst)::
         return self
 """
 
+import math
 from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
 
@@ -26,7 +27,7 @@ from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from dpsk.accounting._context import BOUND_ATTRIBUTE, accountant_for_clone, resolve_accountant
-from dpsk.utils._sklearn_compat import HasMethods, Interval, check_is_fitted
+from dpsk.utils._sklearn_compat import HasMethods, Interval, Options, check_is_fitted
 
 # The bases of the naive Bayes and tree classifiers are importable but internal: only the
 # mixin is public API.
@@ -35,7 +36,8 @@ __all__ = ["DPEstimatorMixin"]
 #: Constraints of the privacy hyper-parameters, shared by every estimator
 #: (merge into ``_parameter_constraints`` with ``{**DP_PARAMETER_CONSTRAINTS, ...}``).
 DP_PARAMETER_CONSTRAINTS = {
-    "epsilon": [Interval(Real, 0, None, closed="neither")],
+    # float("inf"): the non-private model (no noise), recorded as an infinite spend.
+    "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {math.inf})],
     "delta": [Interval(Real, 0, 1, closed="left")],
     "accountant": [None, HasMethods(["check_event", "record"])],
     "random_state": [

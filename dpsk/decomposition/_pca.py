@@ -394,6 +394,108 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             X = X * np.sqrt(self.explained_variance_)
         return X @ self.components_ + self.mean_
 
+    def _scaled_components(self):
+        """The released axes (scaled by the root explained variance when whitening) and the
+        variances above the noise level, in float64 (probabilistic PCA, Tipping & Bishop 1999)."""
+        components = self.components_.astype(np.float64)
+        variance = self.explained_variance_.astype(np.float64)
+        if self.whiten:
+            components = components * np.sqrt(variance)[:, None]
+        return components, np.maximum(variance - self.noise_variance_, 0.0)
+
+    def get_covariance(self):
+        """Covariance of the data under the fitted probabilistic PCA model.
+
+        ``components_.T @ diag(explained_variance_ − noise_variance_) @ components_ +
+        noise_variance_ · I``, as in scikit-learn.
+
+        Returns
+        -------
+        cov : ndarray of shape (n_features, n_features)
+
+        Notes
+        -----
+        **Privacy.** Post-processing of the released model (``components_``,
+        ``explained_variance_``, ``noise_variance_``): no further cost.
+        """
+        check_is_fitted(self)
+        components, excess = self._scaled_components()
+        cov = (components.T * excess) @ components
+        cov[np.diag_indices_from(cov)] += self.noise_variance_
+        return cov
+
+    def get_precision(self):
+        """Precision matrix (inverse covariance) of the fitted probabilistic PCA model.
+
+        Computed with the matrix inversion lemma when some components are discarded
+        (``noise_variance_ > 0``), else by inverting :meth:`get_covariance`.
+
+        Returns
+        -------
+        precision : ndarray of shape (n_features, n_features)
+
+        Notes
+        -----
+        **Privacy.** Post-processing of the released model: no further cost.
+        """
+        check_is_fitted(self)
+        noise = self.noise_variance_
+        if noise == 0.0:
+            return np.linalg.inv(self.get_covariance())
+        components, excess = self._scaled_components()
+        inner = components @ components.T / noise
+        with np.errstate(divide="ignore"):
+            inner[np.diag_indices_from(inner)] += 1.0 / excess
+        precision = components.T @ np.linalg.inv(inner) @ components
+        precision /= -(noise**2)
+        precision[np.diag_indices_from(precision)] += 1.0 / noise
+        return precision
+
+    def score_samples(self, X):
+        """Log-likelihood of each row of X under the fitted probabilistic PCA model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ll : ndarray of shape (n_samples,)
+
+        Notes
+        -----
+        **Privacy.** Post-processing of the released model, evaluated on the X given
+        here (not the training data): no further cost.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
+        centred = np.asarray(X, dtype=np.float64) - self.mean_
+        precision = self.get_precision()
+        _, logdet = np.linalg.slogdet(precision)
+        quadratic = np.einsum("ij,ij->i", centred @ precision, centred)
+        return -0.5 * (quadratic + X.shape[1] * np.log(2.0 * np.pi) - logdet)
+
+    def score(self, X, y=None):
+        """Average log-likelihood of the rows of X under the fitted probabilistic PCA model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        ll : float
+
+        Notes
+        -----
+        **Privacy.** Post-processing of the released model, evaluated on the X given
+        here: no further cost. (Scoring on the training data inside a search is a
+        release about that data: use dpsk's private searches, which charge for it.)
+        """
+        return float(np.mean(self.score_samples(X)))
+
     @property
     def _n_features_out(self):
         return self.components_.shape[0]

@@ -61,6 +61,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from dpsk._core._clip import clip_bounds, clip_rows_l2
 from dpsk._core._exact_sums import GRAM_BITS, ROUNDING_MARGIN, exact_gram_sums, fixed_point_grid
 from dpsk.accounting import ComposedEvent
+from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import budget_event, compose
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.linear_model._user_level import USER_LEVEL_NOTES, user_plan
@@ -353,8 +354,7 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             mechanism = Gaussian(epsilon=epsilon, delta=delta, sensitivity=math.hypot(l2_a, weight * l2_b))
             return (mechanism, weight), ComposedEvent((mechanism.privacy_event((n_a + n_b,)),))
         share = math.sqrt(l1_a) / (math.sqrt(l1_a) + math.sqrt(l1_b))
-        eps_a = epsilon * share
-        eps_b = (epsilon - eps_a) * (1.0 - 2.0**-40)  # the two parts sum to at most ε
+        eps_a, eps_b = split_epsilon(epsilon, [share, 1.0 - share])  # sum to at most ε (ε = ∞: both ∞)
         mech_a = Laplace(epsilon=eps_a, sensitivity=l1_a)
         mech_b = Laplace(epsilon=eps_b, sensitivity=l1_b)
         cost = ComposedEvent((mech_a.privacy_event((n_a,)), mech_b.privacy_event((n_b,))))

@@ -60,6 +60,7 @@ from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check
 from dpsk.utils.validation import (
     _check_sample_weight_dp,
     _combine_weights,
+    is_non_private,
     release_generator,
     resolve_bounds,
     resolve_classes,
@@ -607,8 +608,13 @@ def fit_user_level_classifier(est, X, y, groups, sample_weight=None):
     delta = round_down(float(est.delta) / n_problems)
     tol = float(est.tol)
     rng = release_generator(est.random_state, context=est, data=(X, y, groups, sample_weight))
-    if delta > 0:
-        output = Gaussian(epsilon=epsilon, delta=delta, sensitivity=1.0, random_state=rng)
+    # epsilon=inf: the exact minimiser, through the output path (a noiseless release).
+    perturb_output = delta > 0 or is_non_private(epsilon)
+    if perturb_output:
+        if delta > 0:
+            output = Gaussian(epsilon=epsilon, delta=delta, sensitivity=1.0, random_state=rng)
+        else:
+            output = Laplace(epsilon=epsilon, sensitivity=1.0, random_state=rng)
         events = (output.privacy_event((n_params,)),)
     else:
         eps_objective = epsilon * (1.0 - AMP_SHARE)
@@ -624,9 +630,11 @@ def fit_user_level_classifier(est, X, y, groups, sample_weight=None):
     loss = est._make_loss()
     if est.C is not None:
         lam = 1.0 / (float(est.C) * scale * scale)
+    elif is_non_private(epsilon):
+        lam = 1.0  # no noise to balance (as in dpsk.linear_model._erm.default_regularization)
     else:
         lam = math.sqrt(n_params * h / epsilon) if delta > 0 else 0.05 * n_params * h / epsilon
-    if delta == 0:
+    if not perturb_output:
         eps_objective, eps_output = events[0].epsilon, events[1].epsilon
         mu = max(lam, 2.0 * h * loss.curvature / eps_objective)
         eps_det = round_up(h * loss.curvature / mu)
@@ -644,7 +652,7 @@ def fit_user_level_classifier(est, X, y, groups, sample_weight=None):
     for k in range(n_problems):
         positive = 1 if n_problems == 1 else k
         labels = np.where(y_index == positive, 1.0, -1.0)
-        if delta == 0:
+        if not perturb_output:
             w, n_iter = fit_private_linear(
                 rows,
                 labels,

@@ -242,7 +242,7 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
     _parameter_constraints = {
         "estimator": [HasMethods(["fit"])],
         "scoring": [StrOptions({"accuracy"}), None],
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": DP_PARAMETER_CONSTRAINTS["epsilon"],
         "refit": ["boolean", StrOptions({"selected"})],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],

@@ -46,6 +46,7 @@ from dpsk.stats._common import (
     Records,
     as_array,
     as_records,
+    frame_aware,
     layout,
     resolve_stat_bounds,
     shape_output,
@@ -376,6 +377,7 @@ def _describe(query):
     return " + ".join(sorted(names)) + " (floating-point safe)"
 
 
+@frame_aware
 @Substitution(**STATS_DOCS)
 def count(
     a,
@@ -438,6 +440,7 @@ def count(
     )
 
 
+@frame_aware
 @Substitution(**STATS_DOCS)
 def sum(
     a,
@@ -491,6 +494,7 @@ def sum(
     )
 
 
+@frame_aware
 @Substitution(**STATS_DOCS)
 def mean(
     a,
@@ -558,6 +562,7 @@ def mean(
     )
 
 
+@frame_aware
 @Substitution(**STATS_DOCS)
 def var(
     a,
@@ -607,6 +612,7 @@ def var(
     return _moments_statistic(call, "var", NoisyMoments.var, a, bounds, axis, keepdims, return_error, "dpsk.stats.var")
 
 
+@frame_aware
 @Substitution(**STATS_DOCS)
 def std(
     a,

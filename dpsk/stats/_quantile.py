@@ -48,6 +48,7 @@ from dpsk.stats._common import (
     Records,
     as_array,
     as_records,
+    frame_aware,
     layout,
     resolve_stat_bounds,
     shape_output,
@@ -301,6 +302,7 @@ def _quantile_statistic(call, a, q, bounds, axis, keepdims, bins, return_error, 
     )
 
 
+@frame_aware
 @Substitution(**STATS_DOCS)
 def quantile(
     a,
@@ -375,6 +377,7 @@ def quantile(
     return _quantile_statistic(call, a, q, bounds, axis, keepdims, bins, return_error, "dpsk.stats.quantile")
 
 
+@frame_aware
 @Substitution(**STATS_DOCS)
 def percentile(
     a,
@@ -426,6 +429,7 @@ def percentile(
     return _quantile_statistic(call, a, q / 100.0, bounds, axis, keepdims, bins, return_error, "dpsk.stats.percentile")
 
 
+@frame_aware
 @Substitution(**STATS_DOCS)
 def median(
     a,

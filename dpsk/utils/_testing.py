@@ -27,9 +27,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from dpsk.accounting import ComposedEvent, GaussianEvent, LaplaceEvent, note_release
+from dpsk.accounting._events import NON_PRIVATE_EVENT
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.utils._sklearn_compat import _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import check_random_state, release_generator, resolve_bounds, resolve_classes
+from dpsk.utils.validation import check_random_state, is_non_private, release_generator, resolve_bounds, resolve_classes
 
 __all__ = [
     "ALPHA",
@@ -158,6 +159,8 @@ class ToyDPMeanClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def _privacy_cost(self):
+        if is_non_private(float(self.epsilon)):
+            return ComposedEvent((NON_PRIVATE_EVENT, NON_PRIVATE_EVENT))
         half = LaplaceEvent(noise_multiplier=2.0 / float(self.epsilon))
         return ComposedEvent((half, half))
 
@@ -199,7 +202,7 @@ class ToyDPMeanClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         return np.clip(X, lower, upper)  # a new array: X is never modified
 
     def _noise_multiplier(self, event):
-        return event.noise_multiplier
+        return 0.0 if event == NON_PRIVATE_EVENT else event.noise_multiplier
 
     def predict(self, X):
         check_is_fitted(self)

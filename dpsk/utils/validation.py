@@ -365,8 +365,9 @@ def check_privacy_params(epsilon, delta=0.0, *, allow_zero_epsilon=False):
     Parameters
     ----------
     epsilon : float
-        Must be finite and > 0 (or >= 0 with ``allow_zero_epsilon=True``, for mechanisms
-        whose whole guarantee is in ``delta``).
+        Must be > 0 (or >= 0 with ``allow_zero_epsilon=True``, for mechanisms whose whole
+        guarantee is in ``delta``). ``float("inf")`` is accepted: the non-private release,
+        without noise, recorded as an infinite spend (:func:`is_non_private`).
     delta : float, default=0.0
         Must lie in [0, 1).
     allow_zero_epsilon : bool, default=False
@@ -381,13 +382,11 @@ def check_privacy_params(epsilon, delta=0.0, *, allow_zero_epsilon=False):
 
     Notes
     -----
-    **Privacy.** Validation only: ε must be positive and finite (0 only where
-    allowed), δ in [0, 1). A value that fails raises before any data is read.
+    **Privacy.** Validation only: ε must be positive (0 only where allowed; ∞ means no
+    privacy at all), δ in [0, 1). A value that fails raises before any data is read.
     """
     epsilon = _check_real(epsilon, "epsilon")
     delta = _check_real(delta, "delta")
-    if not math.isfinite(epsilon):
-        raise ValueError("epsilon must be finite")
     if epsilon < 0 or (epsilon == 0 and not allow_zero_epsilon):
         raise ValueError(f"epsilon must be {'>= 0' if allow_zero_epsilon else '> 0'}, got {epsilon}")
     if not 0.0 <= delta < 1.0:
@@ -395,6 +394,16 @@ def check_privacy_params(epsilon, delta=0.0, *, allow_zero_epsilon=False):
     if epsilon == 0 and delta == 0:
         raise ValueError("epsilon and delta cannot both be zero")
     return epsilon, delta
+
+
+def is_non_private(epsilon):
+    """Whether ``epsilon`` asks for the non-private release (``float("inf")``: no noise).
+
+    The one test the mechanisms make before calibrating noise: an infinite ε releases
+    the exact value and records :data:`~dpsk.accounting.NON_PRIVATE_EVENT` (an infinite
+    spend, refused by any finite budget).
+    """
+    return math.isinf(epsilon)
 
 
 def check_bounds(bounds, n_features, *, name="bounds"):
