@@ -50,6 +50,13 @@ DP_PARAMETER_CONSTRAINTS = {
 }
 
 
+#: Constraint of feature ``bounds`` parameters: a pair (tuple or list) of scalars or arrays,
+#: or a dict of pairs by feature name or column index (:func:`dpsk.utils.check_bounds`).
+BOUNDS_CONSTRAINT = [tuple, list, dict, None]
+#: Constraint of target ``bounds_y`` parameters: a pair (tuple or list).
+TARGET_BOUNDS_CONSTRAINT = [tuple, list, None]
+
+
 class DPEstimatorMixin:
     """Mixin for differentially private estimators (put it left of ``BaseEstimator``).
 
