@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from dpsk._core._clip import clip_bounds, clip_rows_l2
 from dpsk._core._exact_sums import GRAM_BITS, exact_gram, fixed_point_grid
 from dpsk.accounting._events import budget_event
-from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.mechanisms._joint import JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
@@ -229,7 +229,7 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         "n_components": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="neither"), None],
         "data_norm": [Interval(Real, 0, None, closed="neither"), None],
         "centered": ["boolean"],
-        "bounds": [tuple, None],
+        "bounds": BOUNDS_CONSTRAINT,
         "copy": ["boolean"],
         "whiten": ["boolean"],
     }
@@ -283,7 +283,7 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             raise ValueError(f"n_components={self.n_components} must be <= n_features={n_features}")
         lower = upper = data_norm = None
         if self.bounds is not None:
-            lower, upper = check_bounds(self.bounds, n_features)
+            lower, upper = check_bounds(self.bounds, n_features, feature_names=getattr(self, "feature_names_in_", None))
         if self.data_norm is not None:
             data_norm = check_data_norm(self.data_norm)
         elif self.bounds is None:

@@ -7,6 +7,7 @@ from numbers import Integral, Real
 import numpy as np
 from joblib import effective_n_jobs
 
+from dpsk.base import TARGET_BOUNDS_CONSTRAINT
 from dpsk.tree._classes import (
     REGRESSOR_DOCS,
     TREE_CONSTRAINTS,
@@ -322,7 +323,7 @@ class RandomForestRegressor(_ForestMixin, BaseRandomTreesRegressor):
 
     _parameter_constraints = {
         **{k: v for k, v in TREE_CONSTRAINTS.items() if k != "classes"},
-        "bounds_y": [tuple, None],
+        "bounds_y": TARGET_BOUNDS_CONSTRAINT,
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
     }

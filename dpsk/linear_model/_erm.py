@@ -383,7 +383,9 @@ def row_bounds(estimator, X):
     """
     if estimator.bounds is None:
         return resolve_data_norm(estimator, estimator.data_norm, X), None, None
-    lower, upper = check_bounds(estimator.bounds, X.shape[1])
+    lower, upper = check_bounds(
+        estimator.bounds, X.shape[1], feature_names=getattr(estimator, "feature_names_in_", None)
+    )
     corner = round_up(float(np.linalg.norm(np.maximum(np.abs(lower), np.abs(upper)))))
     if corner == 0.0:
         raise ValueError("bounds must not be all zero: no row could carry information")

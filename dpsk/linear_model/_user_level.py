@@ -42,7 +42,7 @@ from dpsk._core._groups import limit_weights
 from dpsk.accounting import PureDPEvent, note_release
 from dpsk.accounting._calibration import _ratio_up, round_down, round_up, split_epsilon
 from dpsk.accounting._events import budget_event, compose
-from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.base import DP_PARAMETER_CONSTRAINTS, TARGET_BOUNDS_CONSTRAINT, DPEstimatorMixin
 from dpsk.linear_model._erm import (
     AMP_SHARE,
     PerturbationPlan,
@@ -402,7 +402,7 @@ class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimat
         "epsilon": DP_PARAMETER_CONSTRAINTS["epsilon"],
         "accountant": DP_PARAMETER_CONSTRAINTS["accountant"],
         "random_state": DP_PARAMETER_CONSTRAINTS["random_state"],
-        "bounds_y": [tuple, None],
+        "bounds_y": TARGET_BOUNDS_CONSTRAINT,
         "noise_variance": [StrOptions({"worst_case"}), Interval(Real, 0, None, closed="neither")],
         "method": [StrOptions({"optimal", "limit", "ols"})],
         "threshold": [Interval(Integral, 1, None, closed="left"), None],

@@ -36,7 +36,14 @@ from dpsk._core._trees import MAX_DEPTH, apply_trees, draw_structure, leaf_count
 from dpsk.accounting import ComposedEvent
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import budget_event
-from dpsk.base import DP_PARAMETER_CONSTRAINTS, BaseJointLogLikelihoodClassifier, DPEstimatorMixin, priors_from_counts
+from dpsk.base import (
+    BOUNDS_CONSTRAINT,
+    DP_PARAMETER_CONSTRAINTS,
+    TARGET_BOUNDS_CONSTRAINT,
+    BaseJointLogLikelihoodClassifier,
+    DPEstimatorMixin,
+    priors_from_counts,
+)
 from dpsk.mechanisms import DiscreteLaplace
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
@@ -72,7 +79,7 @@ DEFAULT_MAX_DEPTH = 10
 TREE_CONSTRAINTS = {
     **{k: v for k, v in DP_PARAMETER_CONSTRAINTS.items() if k != "delta"},
     "max_depth": [Interval(Integral, 1, MAX_DEPTH, closed="both"), None],
-    "bounds": [tuple, None],
+    "bounds": BOUNDS_CONSTRAINT,
     "classes": ["array-like", None],
 }
 
@@ -828,7 +835,7 @@ class DecisionTreeRegressor(SingleTreeMixin, BaseRandomTreesRegressor):
 
     _parameter_constraints = {
         **{k: v for k, v in TREE_CONSTRAINTS.items() if k != "classes"},
-        "bounds_y": [tuple, None],
+        "bounds_y": TARGET_BOUNDS_CONSTRAINT,
     }
 
     def __init__(self, *, max_depth=None, epsilon=1.0, bounds=None, bounds_y=None, accountant=None, random_state=None):
