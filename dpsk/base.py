@@ -27,7 +27,7 @@ from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from dpsk.accounting._context import BOUND_ATTRIBUTE, accountant_for_clone, resolve_accountant
-from dpsk.utils._sklearn_compat import HasMethods, Interval, Options, check_is_fitted
+from dpsk.utils._sklearn_compat import HasMethods, Interval, Options, _VisualBlock, check_is_fitted
 
 # The bases of the naive Bayes and tree classifiers are importable but internal: only the
 # mixin is public API.
@@ -73,6 +73,47 @@ class DPEstimatorMixin:
     """
 
     _dpsk_estimator = True
+
+    # scikit-learn's HTML diagram links each estimator to its API page through these hooks.
+    _doc_link_module = "dpsk"
+    _doc_link_template = (
+        "https://dpsk.readthedocs.io/en/latest/modules/generated/{estimator_module}.{estimator_name}.html"
+    )
+
+    def _privacy_label(self):
+        """``ε=…`` (and ``δ=…``) of the estimator's parameters, for its HTML diagram ("" if none)."""
+        params = self.get_params(deep=False)
+        epsilon = params.get("epsilon")
+        if not isinstance(epsilon, Real):
+            return ""
+        label = f"ε={float(epsilon):g}"
+        delta = params.get("delta")
+        if isinstance(delta, Real) and delta > 0:
+            label += f", δ={float(delta):g}"
+        return label
+
+    def _sk_visual_block_(self):
+        """scikit-learn's diagram block, with the privacy parameters next to the class name.
+
+        A meta-estimator (a search) keeps scikit-learn's block of its inner estimators,
+        each labelled by its own parameters; the budget of its own step (the selection)
+        goes on its name when it is displayed on its own.
+        """
+        label = self._privacy_label()
+        nested = [
+            (key, est)
+            for key, est in self.get_params(deep=False).items()
+            if hasattr(est, "get_params") and hasattr(est, "fit") and not isinstance(est, type)
+        ]
+        if nested:
+            return _VisualBlock(
+                "parallel",
+                [est for _, est in nested],
+                names=[f"{key}: {est.__class__.__name__}" for key, est in nested],
+                name_details=[str(est) for _, est in nested],
+            )
+        name = type(self).__name__ + (f" ({label})" if label else "")
+        return _VisualBlock("single", self, names=name, name_details=str(self))
 
     def __sklearn_clone__(self):
         """Clone as scikit-learn does, remembering the accountant active at clone time.
