@@ -60,8 +60,9 @@ class _ForestMixin:
         """
         if not is_seed(self.random_state):
             return [None] * n_trees
-        root = self.random_state if isinstance(self.random_state, np.random.SeedSequence) else None
-        root = root or np.random.SeedSequence(int(self.random_state))
+        root = self.random_state
+        if not isinstance(root, np.random.SeedSequence):
+            root = np.random.SeedSequence(int(root))
         return [int(child.generate_state(1)[0]) for child in root.spawn(n_trees)]
 
     def decision_path(self, X):

@@ -49,6 +49,16 @@ _MAX_GAMMA_NUM = 1 << (_BITS + 20)
 _TOP_LEVEL = 64
 
 
+def _check_scores(scores):
+    """The scores as a non-empty, finite 1-d float64 array (or ValueError)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 1 or scores.size == 0:
+        raise ValueError(f"scores must be a non-empty 1-d array, got shape {scores.shape}")
+    if not np.all(np.isfinite(scores)):
+        raise ValueError("scores must be finite")
+    return scores
+
+
 class _Selection(ImmutableMechanism):
     """Shared parameters and score quantisation of the selection mechanisms."""
 
@@ -72,12 +82,7 @@ class _Selection(ImmutableMechanism):
 
     def _gamma_numerators(self, scores):
         """Integer numerators of γ_r = (z_max - z_r) / 2⁴⁰ for the scores (a list of ints)."""
-        scores = np.asarray(scores, dtype=np.float64)
-        if scores.ndim != 1 or scores.size == 0:
-            raise ValueError(f"scores must be a non-empty 1-d array, got shape {scores.shape}")
-        if not np.all(np.isfinite(scores)):
-            raise ValueError("scores must be finite")
-        z = [self._quantise(float(s)) for s in scores]
+        z = [self._quantise(float(s)) for s in _check_scores(scores)]
         top = max(z)
         return [min(top - zr, _MAX_GAMMA_NUM) for zr in z]
 
@@ -87,11 +92,7 @@ class _Selection(ImmutableMechanism):
 
     def _best(self, scores):
         """Indices of the largest scores, compared exactly (the ε = ∞ selection)."""
-        scores = np.asarray(scores, dtype=np.float64)
-        if scores.ndim != 1 or scores.size == 0:
-            raise ValueError(f"scores must be a non-empty 1-d array, got shape {scores.shape}")
-        if not np.all(np.isfinite(scores)):
-            raise ValueError("scores must be finite")
+        scores = _check_scores(scores)
         return np.flatnonzero(scores == scores.max())
 
     def probabilities(self, scores):
