@@ -98,7 +98,9 @@ _SEARCH_DOCS = {
         (sensitivity 1), is supported: other scorers have no sensitivity bound the search
         could guarantee. ``None`` means accuracy.""",
     "epsilon": """epsilon : float, default=1.0
-        Privacy budget ε > 0 of the selection step (on top of the fits' own costs).""",
+        Privacy budget ε > 0 of the selection step (on top of the fits' own costs).
+        ``float("inf")``: the best candidate exactly (ties broken at random), recorded as
+        an infinite spend.""",
     "refit": """refit : bool or "selected", default=True
         ``True``: fit the selected candidate on the whole dataset (``best_estimator_``),
         charged in the total. ``"selected"``: keep the selected candidate's model as

@@ -204,8 +204,9 @@ STATS_DOCS = {
         The data. Records (the privacy unit, e.g. people) lie along the first axis: ``a[i]``
         is one record, which may hold several values (a row of a data matrix).""",
     "epsilon": """epsilon : float, default=1.0
-        Privacy parameter ε > 0 (finite): the budget of the whole call. Smaller is more
-        private and noisier.""",
+        Privacy parameter ε > 0: the budget of the whole call. Smaller is more private
+        and noisier. ``float("inf")`` gives the exact statistic (no noise), recorded as
+        an infinite spend.""",
     "delta": """delta : float, default=0.0
         ``0`` gives pure ε-DP (Laplace noise). A value in (0, 1) uses Gaussian noise for
         the sums, much more accurate for many entries at once; choose δ well below
