@@ -92,6 +92,11 @@ class _Selection(ImmutableMechanism):
 
     def _best(self, scores):
         """Indices of the largest scores, compared exactly (the ε = ∞ selection)."""
+        if isinstance(scores, np.ndarray) and scores.dtype == object:  # exact ints or Fractions
+            if scores.ndim != 1 or scores.size == 0:
+                raise ValueError(f"scores must be a non-empty 1-d array, got shape {scores.shape}")
+            top = max(scores)
+            return np.flatnonzero([s == top for s in scores])
         scores = _check_scores(scores)
         return np.flatnonzero(scores == scores.max())
 

@@ -272,3 +272,12 @@ def test_geometric_delta_cannot_be_set():
     with record_releases() as drawn:
         mech.randomise(3)
     assert drawn == [mech.privacy_event()]
+
+
+def test_infinite_epsilon_selection_compares_exact_scores_exactly():
+    """Scores as an object array of Fractions are compared without rounding to floats."""
+    from fractions import Fraction
+
+    scores = np.array([Fraction(1, 3), Fraction(1, 3) + Fraction(1, 10**30), Fraction(0)], dtype=object)
+    mech = ExponentialMechanism(epsilon=math.inf, random_state=0)
+    assert {mech.randomise(scores) for _ in range(20)} == {1}
