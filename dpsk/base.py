@@ -18,6 +18,7 @@ The fit protocol (see doc/developers/architecture.rst)::
         return self
 """
 
+import math
 from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
 
@@ -35,7 +36,7 @@ from dpsk.accounting._context import (
     spending_as,
     step_path,
 )
-from dpsk.utils._sklearn_compat import HasMethods, Interval, check_is_fitted
+from dpsk.utils._sklearn_compat import HasMethods, Interval, Options, _VisualBlock, check_is_fitted
 
 # The bases of the naive Bayes and tree classifiers are importable but internal: only the
 # mixin is public API.
@@ -44,7 +45,8 @@ __all__ = ["DPEstimatorMixin"]
 #: Constraints of the privacy hyper-parameters, shared by every estimator
 #: (merge into ``_parameter_constraints`` with ``{**DP_PARAMETER_CONSTRAINTS, ...}``).
 DP_PARAMETER_CONSTRAINTS = {
-    "epsilon": [Interval(Real, 0, None, closed="neither")],
+    # float("inf"): the non-private model (no noise), recorded as an infinite spend.
+    "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {math.inf})],
     "delta": [Interval(Real, 0, 1, closed="left")],
     "accountant": [None, HasMethods(["check_event", "record"])],
     "random_state": [
@@ -55,6 +57,13 @@ DP_PARAMETER_CONSTRAINTS = {
         np.random.SeedSequence,
     ],
 }
+
+
+#: Constraint of feature ``bounds`` parameters: a pair (tuple or list) of scalars or arrays,
+#: or a dict of pairs by feature name or column index (:func:`dpsk.utils.check_bounds`).
+BOUNDS_CONSTRAINT = [tuple, list, dict, None]
+#: Constraint of target ``bounds_y`` parameters: a pair (tuple or list).
+TARGET_BOUNDS_CONSTRAINT = [tuple, list, None]
 
 
 class DPEstimatorMixin:
@@ -73,6 +82,47 @@ class DPEstimatorMixin:
     """
 
     _dpsk_estimator = True
+
+    # scikit-learn's HTML diagram links each estimator to its API page through these hooks.
+    _doc_link_module = "dpsk"
+    _doc_link_template = (
+        "https://dpsk.readthedocs.io/en/latest/modules/generated/{estimator_module}.{estimator_name}.html"
+    )
+
+    def _privacy_label(self):
+        """``ε=…`` (and ``δ=…``) of the estimator's parameters, for its HTML diagram ("" if none)."""
+        params = self.get_params(deep=False)
+        epsilon = params.get("epsilon")
+        if not isinstance(epsilon, Real):
+            return ""
+        label = f"ε={float(epsilon):g}"
+        delta = params.get("delta")
+        if isinstance(delta, Real) and delta > 0:
+            label += f", δ={float(delta):g}"
+        return label
+
+    def _sk_visual_block_(self):
+        """scikit-learn's diagram block, with the privacy parameters next to the class name.
+
+        A meta-estimator (a search) keeps scikit-learn's block of its inner estimators,
+        each labelled by its own parameters; the budget of its own step (the selection)
+        goes on its name when it is displayed on its own.
+        """
+        label = self._privacy_label()
+        nested = [
+            (key, est)
+            for key, est in self.get_params(deep=False).items()
+            if hasattr(est, "get_params") and hasattr(est, "fit") and not isinstance(est, type)
+        ]
+        if nested:
+            return _VisualBlock(
+                "parallel",
+                [est for _, est in nested],
+                names=[f"{key}: {est.__class__.__name__}" for key, est in nested],
+                name_details=[str(est) for _, est in nested],
+            )
+        name = type(self).__name__ + (f" ({label})" if label else "")
+        return _VisualBlock("single", self, names=name, name_details=str(self))
 
     def __sklearn_clone__(self):
         """Clone as scikit-learn does, remembering the accountant active at clone time.

@@ -33,6 +33,7 @@ from dpsk.utils.discovery import _NOT_DP_ESTIMATOR_PACKAGES, _all_public_modules
 from dpsk.utils.estimator_checks import (
     check_bad_input_releases_nothing,
     check_budget_checked_before_data_is_read,
+    check_infinite_epsilon_is_exact,
     check_inputs_not_mutated,
     check_no_generator_or_seed_stored,
     check_noise_decreases_with_epsilon,
@@ -129,6 +130,7 @@ CAUGHT_BY = {
     "no_privacy_spent": check_privacy_spent_recorded,
     "unvalidated_epsilon": check_privacy_params_validated,
     "budget_after_read": check_budget_checked_before_data_is_read,
+    "finite_cost_at_inf": check_infinite_epsilon_is_exact,
 }
 # Bugs only a privacy audit can see (tests/privacy/test_validity.py).
 CAUGHT_BY_AUDITS = {"epsilon_x2", "no_clipping"}
@@ -149,7 +151,7 @@ def test_dp_check_fails_on_the_bug_it_targets(bug):
 def test_dp_checks_list_the_accountant_checks_only_when_applicable():
     names = [check.func.__name__ for check in dp_checks(ToyDPMeanClassifier())]
     assert "check_budget_checked_before_data_is_read" in names
-    assert len(names) == len(set(names)) == 11
+    assert len(names) == len(set(names)) == 12
 
 
 class _WeightsAsCopies(ToyDPMeanClassifier):

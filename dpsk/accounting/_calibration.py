@@ -149,7 +149,14 @@ def split_epsilon(epsilon: float, parts: int | Sequence[float]) -> float | list[
     composing releases of the returned ε's never exceeds the budget. With k equal
     weights the smallest share is the integer form's e (one rule, computed in O(1) for
     an integer).
+
+    An infinite ``epsilon`` (the non-private release) gives every step an infinite
+    share (a step of weight 0 gets 0).
     """
+    if math.isinf(epsilon):
+        if isinstance(parts, numbers.Real):
+            return math.inf
+        return [math.inf if float(w) > 0 else 0.0 for w in parts]
     if isinstance(parts, numbers.Real):
         e = float(epsilon) / parts
         while Fraction(e) * parts > Fraction(epsilon):

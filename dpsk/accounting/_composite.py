@@ -18,7 +18,12 @@ import numpy as np
 from dpsk.accounting import _calibration as cal
 from dpsk.accounting import _pld, _rdp
 from dpsk.accounting._costs import Cost, cost_of, pure_cost, rdp_cost, register_cost
-from dpsk.accounting._events import PoissonSampledEvent, RepeatAndSelectEvent, SampledWithoutReplacementEvent
+from dpsk.accounting._events import (
+    NON_PRIVATE_EVENT,
+    PoissonSampledEvent,
+    RepeatAndSelectEvent,
+    SampledWithoutReplacementEvent,
+)
 from dpsk.accounting._ledger_state import LedgerState
 from dpsk.accounting._normalize import ParallelAtom, normalize
 from dpsk.accounting._repeat_and_select import best_of_random_runs_rdp
@@ -122,6 +127,8 @@ def _parallel(atom: ParallelAtom):
 def _repeat_and_select(atom: RepeatAndSelectEvent):
     """The best of a random number of runs of ``atom.event`` (Papernot & Steinke 2022)."""
     inner = LedgerState.from_counts(normalize(atom.event))
+    if math.isinf(inner.epsilon(0.5, use_pld=False)):  # a non-private trial (epsilon=inf): so is the search
+        return cost_of(NON_PRIVATE_EVENT)
     curve = inner.rdp_all()
     if curve is None or inner.fixed_delta() > 0.0:
         raise TypeError(

@@ -169,6 +169,10 @@ def cost_of(atom):
 @register_cost
 def _pure_dp(atom: PureDPEvent):
     eps = atom.epsilon
+    if math.isinf(eps):
+        # A non-private release (epsilon=inf): no (ε, δ) guarantee with δ < 1 at any finite
+        # ε. Known by this profile only, so every composition with it is infinite too.
+        return Cost("profile", lambda delta: math.inf, lambda e: 0.0 if e == math.inf else 1.0)
     return pure_cost(
         eps, rdp_formula=lambda orders: _rdp.rdp_pure(eps, orders), pld=_pld.approx_factory(eps, 0.0), bare=True
     )

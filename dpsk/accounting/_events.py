@@ -119,12 +119,16 @@ class PureDPEvent(PrivacyEvent):
     profile is that of randomized response with parameter ε, the worst case of all
     ε-DP mechanisms, and it composes by the pure-DP theorems (the sum, or optimal
     composition when converting to (ε, δ) saves budget).
+
+    ``PureDPEvent(math.inf)`` records a non-private release (``epsilon=float("inf")``:
+    no noise at all). It composes to an infinite ε, which only an accountant with an
+    infinite ε budget accepts.
     """
 
     epsilon: float
 
     def __post_init__(self):
-        _positive(self.epsilon, "epsilon", allow_zero=True)
+        _positive(self.epsilon, "epsilon", allow_zero=True, allow_inf=True)
 
 
 @dataclass(frozen=True)
@@ -601,6 +605,10 @@ class CalibratedEvent(PrivacyEvent):
 # ----------------------------------------------------------------------------------------
 
 
+#: The event of a release made with ``epsilon=float("inf")``: no noise, no guarantee.
+NON_PRIVATE_EVENT = PureDPEvent(math.inf)
+
+
 def budget_event(epsilon, delta=0.0):
     """A budget (ε, δ) as one event: ε-DP when ``delta == 0``, else (ε, δ)-DP.
 
@@ -619,6 +627,8 @@ def budget_event(epsilon, delta=0.0):
     epsilon, delta = float(epsilon), float(delta)
     if math.isnan(epsilon) or math.isnan(delta):
         raise ValueError("epsilon and delta must not be NaN")
+    if math.isinf(epsilon):
+        return NON_PRIVATE_EVENT  # no guarantee at all: δ adds nothing to it
     return PureDPEvent(epsilon) if delta == 0.0 else ApproxDPEvent(epsilon, delta)
 
 

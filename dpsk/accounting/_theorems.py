@@ -75,7 +75,8 @@ def homogeneous_log_delta(eps0, k, eps):
     Only j within 19·sqrt(k) of the binomial mean are summed; the rest is bounded by
     Hoeffding's inequality (below e^-700) and added.
     """
-    p_other = 1.0 / (1.0 + math.exp(eps0))  # P(one RR release reports the "wrong" side)
+    # P(one RR release reports the "wrong" side) = 1/(1 + e^ε0), without overflow for ε0 > 709.
+    p_other = math.exp(-eps0) / (1.0 + math.exp(-eps0))
     mean = k * p_other
     width = 19.0 * math.sqrt(k) + 2.0
     j_lo = max(0, int(math.floor(mean - width)))

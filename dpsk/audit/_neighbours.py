@@ -69,11 +69,12 @@ def canary_neighbours(X, y=None, *, canary_X, canary_y=None, groups=None, canary
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
-    y : array-like of shape (n_samples,), optional
+    y : array-like of shape (n_samples,) or (n_samples, n_targets), optional
     canary_X : array-like of shape (n_features,) or (n_canary, n_features)
         One row (item-level privacy) or all rows of one user (with ``groups``).
-    canary_y : scalar or array-like of shape (n_canary,), optional
-        Required when ``y`` is given.
+    canary_y : scalar or array-like of shape (n_canary,) or (n_targets,), optional
+        Required when ``y`` is given; with several targets, the canary's targets
+        (broadcast to every canary row).
     groups : array-like of shape (n_samples,), optional
         User ids; the canary rows then belong to one new user, ``canary_group``.
     canary_group : scalar, optional
@@ -94,7 +95,8 @@ def canary_neighbours(X, y=None, *, canary_X, canary_y=None, groups=None, canary
         if canary_y is None:
             raise ValueError("canary_y is required when y is given")
         y = np.asarray(y)
-        canary_y = np.broadcast_to(np.asarray(canary_y, dtype=y.dtype), (canary_X.shape[0],))
+        # One target per row, or several (2-d y): the canary's targets broadcast per row.
+        canary_y = np.broadcast_to(np.asarray(canary_y, dtype=y.dtype), (canary_X.shape[0], *y.shape[1:]))
         without["y"] = y
         with_canary["y"] = np.concatenate([y, canary_y])
     if groups is not None:

@@ -76,6 +76,10 @@ def privacy_profile(claim):
     budget.
     """
     if isinstance(claim, PrivacyEvent):
+        if math.isinf(get_epsilon(claim, 0.5)):
+            # No finite ε' even at δ = 1/2: a non-private release (epsilon=inf), whose claim
+            # δ(ε') = 1 says nothing any function could violate.
+            return np.zeros(1), np.ones(1)
         grid = np.linspace(0.0, max(_grid_end(claim), 1e-6), _GRID_POINTS)
         return grid, get_delta(claim, grid)
     if not (isinstance(claim, tuple) and len(claim) == 2):

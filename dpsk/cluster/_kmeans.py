@@ -11,7 +11,7 @@ from dpsk._core._clip import clip_bounds
 from dpsk.accounting import ComposedEvent
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import budget_event
-from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
@@ -157,7 +157,7 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
     _parameter_constraints = {
         **{k: v for k, v in DP_PARAMETER_CONSTRAINTS.items() if k != "delta"},
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
-        "bounds": [tuple, None],
+        "bounds": BOUNDS_CONSTRAINT,
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "init": [StrOptions({"summary", "random"}), "array-like"],
     }

@@ -7,6 +7,6 @@ ranges used here come from the dataset's published schema (UCI documentation), n
 the rows. This keeps examples and benchmarks honest about their privacy cost.
 """
 
-from dpsk.datasets._adult import ADULT_SCHEMA, load_adult
+from dpsk.datasets._adult import ADULT_SCHEMA, load_adult, schema_bounds
 
-__all__ = ["ADULT_SCHEMA", "load_adult"]
+__all__ = ["ADULT_SCHEMA", "load_adult", "schema_bounds"]

@@ -13,7 +13,7 @@ from importlib import resources
 import numpy as np
 from sklearn.utils import Bunch
 
-__all__ = ["ADULT_SCHEMA", "load_adult"]
+__all__ = ["ADULT_SCHEMA", "load_adult", "schema_bounds"]
 
 # Public schema, from the dataset's documentation (adult.names). "?" marks a missing value
 # and is kept as its own category. Numeric ranges are the documented domains, with
@@ -161,7 +161,29 @@ def _encode(rows):
     return np.hstack(columns), y, names
 
 
-def load_adult(*, subset="train", return_X_y=False):
+def _raw_schema():
+    """The public schema in the units of the raw columns (capital gains and losses not log-transformed)."""
+    numeric = {
+        name: (float(np.expm1(low)), float(np.round(np.expm1(high)))) if name in ADULT_SCHEMA["log1p"] else (low, high)
+        for name, (low, high) in ADULT_SCHEMA["numeric"].items()
+    }
+    categorical = {name: list(categories) for name, categories in ADULT_SCHEMA["categorical"].items()}
+    return {"numeric": numeric, "categorical": categorical, "target": ADULT_SCHEMA["target"]}
+
+
+def _frame(rows):
+    """The raw rows as a DataFrame (numbers as numbers, categories as strings), features and target."""
+    import pandas as pd
+
+    frame = pd.DataFrame(rows)
+    for name in (*ADULT_SCHEMA["numeric"], "fnlwgt"):
+        frame[name] = pd.to_numeric(frame[name])
+    target, positive = ADULT_SCHEMA["target"]
+    y = (frame[target] == positive).astype(np.int64).rename("income>50K")
+    return frame, frame.drop(columns=[target]), y
+
+
+def load_adult(*, subset="train", return_X_y=False, as_frame=False):
     """Load the Adult census data, encoded for DP learning with public preprocessing.
 
     Parameters
@@ -170,6 +192,16 @@ def load_adult(*, subset="train", return_X_y=False):
         The standard split (32,561 / 16,281 rows).
     return_X_y : bool, default=False
         Return ``(X, y)`` instead of a Bunch.
+    as_frame : bool, default=False
+        Return the *raw* data as pandas objects (requires pandas) instead of the encoded
+        array, with the public schema as data, so that you can build your own
+        preprocessing from it: ``data`` is a DataFrame of the 14 raw columns (numbers as
+        numbers, categories as strings, "?" for missing), ``target`` a Series (1 when
+        income > $50K), ``frame`` both, and ``schema`` a dict ``{"numeric": {column:
+        (low, high)}, "categorical": {column: [categories]}, "target": (column,
+        positive label)}`` of the documented ranges and category lists in the raw units.
+        ``fnlwgt`` (a census sampling weight with no documented range) is in the frame
+        but not in the schema. Turn the schema into bounds with :func:`schema_bounds`.
 
     Returns
     -------
@@ -192,6 +224,11 @@ def load_adult(*, subset="train", return_X_y=False):
     """
     if subset not in ("train", "test"):
         raise ValueError("subset must be 'train' or 'test'")
+    if as_frame:
+        frame, X, y = _frame(_read(subset))
+        if return_X_y:
+            return X, y
+        return Bunch(data=X, target=y, frame=frame, feature_names=list(X.columns), schema=_raw_schema(), DESCR=__doc__)
     X, y, names = _encode(_read(subset))
     if return_X_y:
         return X, y
@@ -202,4 +239,72 @@ def load_adult(*, subset="train", return_X_y=False):
         feature_names=names,
         data_norm=float(np.sqrt(n_blocks)),
         DESCR=__doc__,
+    )
+
+
+def schema_bounds(schema, feature_names):
+    """Public ``bounds`` and ``data_norm`` of a preprocessing's output columns, from a public schema.
+
+    For a pipeline that passes the schema's numeric columns through and one-hot encodes
+    its categorical ones with the schema's categories (``OneHotEncoder(categories=...)``),
+    this gives the sensitivity parameters of the DP estimator that follows, in one line::
+
+        public = schema_bounds(adult.schema, preprocess.get_feature_names_out())
+        model = LogisticRegression(data_norm=public.data_norm, bounds=public.bounds)
+
+    Parameters
+    ----------
+    schema : dict
+        ``{"numeric": {column: (low, high)}, "categorical": {column: [categories]}}``, as
+        ``load_adult(as_frame=True).schema``. Public information, never statistics of the data.
+    feature_names : sequence of str
+        The output columns, e.g. ``get_feature_names_out()`` of a ``ColumnTransformer``:
+        a transformer prefix ``"name__"`` is ignored; ``"column"`` is a numeric column,
+        ``"column_category"`` (or ``"column=category"``) one indicator of a categorical one.
+
+    Returns
+    -------
+    public : Bunch
+        ``bounds``: ``(lower, upper)`` arrays in the order of ``feature_names``
+        (indicators in [0, 1]); ``bounds_by_name``: the same as a dict by output name;
+        ``data_norm``: a bound on the L2 norm of every output row, sqrt(Σ over numeric
+        columns of max(low², high²) + the number of one-hot blocks), since a one-hot block
+        holds at most one 1.
+
+    Notes
+    -----
+    **Privacy.** Computed from the schema and the column names only: it reads no data
+    and costs no budget. The result is valid for the estimator only if the
+    preprocessing really is the one described (numeric columns unchanged, one-hot
+    encoding with the schema's categories); a scaler fitted on the data would not be.
+    """
+    numeric = dict(schema.get("numeric", {}))
+    categorical = {name: [str(c) for c in cats] for name, cats in schema.get("categorical", {}).items()}
+    lower, upper, blocks, squares = [], [], set(), 0.0
+    for output in feature_names:
+        base = str(output).split("__", 1)[1] if "__" in str(output) else str(output)
+        if base in numeric:
+            low, high = (float(v) for v in numeric[base])
+            squares += max(low * low, high * high)
+        else:
+            block = next(
+                (
+                    name
+                    for name, cats in categorical.items()
+                    for sep in ("_", "=")
+                    if base.startswith(name + sep) and base[len(name) + 1 :] in cats
+                ),
+                None,
+            )
+            if block is None:
+                raise ValueError(f"output column {output!r} is neither a numeric column nor a category of the schema")
+            low, high = 0.0, 1.0
+            blocks.add(block)
+        lower.append(low)
+        upper.append(high)
+    names = [str(f) for f in feature_names]
+    return Bunch(
+        bounds=(np.array(lower), np.array(upper)),
+        bounds_by_name={name: (lo, hi) for name, lo, hi in zip(names, lower, upper)},
+        data_norm=float(np.sqrt(squares + len(blocks))),
     )

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from dpsk._core._clip import clip_bounds, clip_rows_l2
 from dpsk._core._exact_sums import GRAM_BITS, exact_gram, fixed_point_grid
 from dpsk.accounting._events import budget_event
-from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.mechanisms._joint import JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
@@ -232,7 +232,7 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         "n_components": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="neither"), None],
         "data_norm": [Interval(Real, 0, None, closed="neither"), None],
         "centered": ["boolean"],
-        "bounds": [tuple, None],
+        "bounds": BOUNDS_CONSTRAINT,
         "copy": ["boolean"],
         "whiten": ["boolean"],
     }
@@ -286,7 +286,7 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             raise ValueError(f"n_components={self.n_components} must be <= n_features={n_features}")
         lower = upper = data_norm = None
         if self.bounds is not None:
-            lower, upper = check_bounds(self.bounds, n_features)
+            lower, upper = check_bounds(self.bounds, n_features, feature_names=getattr(self, "feature_names_in_", None))
         if self.data_norm is not None:
             data_norm = check_data_norm(self.data_norm)
         elif self.bounds is None:
@@ -396,6 +396,108 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         if self.whiten:
             X = X * np.sqrt(self.explained_variance_)
         return X @ self.components_ + self.mean_
+
+    def _scaled_components(self):
+        """The released axes (scaled by the root explained variance when whitening) and the
+        variances above the noise level, in float64 (probabilistic PCA, Tipping & Bishop 1999)."""
+        components = self.components_.astype(np.float64)
+        variance = self.explained_variance_.astype(np.float64)
+        if self.whiten:
+            components = components * np.sqrt(variance)[:, None]
+        return components, np.maximum(variance - self.noise_variance_, 0.0)
+
+    def get_covariance(self):
+        """Covariance of the data under the fitted probabilistic PCA model.
+
+        ``components_.T @ diag(explained_variance_ − noise_variance_) @ components_ +
+        noise_variance_ · I``, as in scikit-learn.
+
+        Returns
+        -------
+        cov : ndarray of shape (n_features, n_features)
+
+        Notes
+        -----
+        **Privacy.** Post-processing of the released model (``components_``,
+        ``explained_variance_``, ``noise_variance_``): no further cost.
+        """
+        check_is_fitted(self)
+        components, excess = self._scaled_components()
+        cov = (components.T * excess) @ components
+        cov[np.diag_indices_from(cov)] += self.noise_variance_
+        return cov
+
+    def get_precision(self):
+        """Precision matrix (inverse covariance) of the fitted probabilistic PCA model.
+
+        Computed with the matrix inversion lemma when some components are discarded
+        (``noise_variance_ > 0``), else by inverting :meth:`get_covariance`.
+
+        Returns
+        -------
+        precision : ndarray of shape (n_features, n_features)
+
+        Notes
+        -----
+        **Privacy.** Post-processing of the released model: no further cost.
+        """
+        check_is_fitted(self)
+        noise = self.noise_variance_
+        if noise == 0.0:
+            return np.linalg.inv(self.get_covariance())
+        components, excess = self._scaled_components()
+        inner = components @ components.T / noise
+        with np.errstate(divide="ignore"):
+            inner[np.diag_indices_from(inner)] += 1.0 / excess
+        precision = components.T @ np.linalg.inv(inner) @ components
+        precision /= -(noise**2)
+        precision[np.diag_indices_from(precision)] += 1.0 / noise
+        return precision
+
+    def score_samples(self, X):
+        """Log-likelihood of each row of X under the fitted probabilistic PCA model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ll : ndarray of shape (n_samples,)
+
+        Notes
+        -----
+        **Privacy.** Post-processing of the released model, evaluated on the X given
+        here (not the training data): no further cost.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
+        centred = np.asarray(X, dtype=np.float64) - self.mean_
+        precision = self.get_precision()
+        _, logdet = np.linalg.slogdet(precision)
+        quadratic = np.einsum("ij,ij->i", centred @ precision, centred)
+        return -0.5 * (quadratic + X.shape[1] * np.log(2.0 * np.pi) - logdet)
+
+    def score(self, X, y=None):
+        """Average log-likelihood of the rows of X under the fitted probabilistic PCA model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        ll : float
+
+        Notes
+        -----
+        **Privacy.** Post-processing of the released model, evaluated on the X given
+        here: no further cost. (Scoring on the training data inside a search is a
+        release about that data: use dpsk's private searches, which charge for it.)
+        """
+        return float(np.mean(self.score_samples(X)))
 
     @property
     def _n_features_out(self):

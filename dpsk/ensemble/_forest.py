@@ -4,8 +4,10 @@
 
 from numbers import Integral, Real
 
+import numpy as np
 from joblib import effective_n_jobs
 
+from dpsk.base import TARGET_BOUNDS_CONSTRAINT
 from dpsk.tree._classes import (
     REGRESSOR_DOCS,
     TREE_CONSTRAINTS,
@@ -18,6 +20,7 @@ from dpsk.tree._classes import (
 )
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval
+from dpsk.utils.validation import is_seed
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor"]
 
@@ -30,10 +33,56 @@ _N_JOBS_DOC = """n_jobs : int or None, default=None
 
 
 class _ForestMixin:
-    """Number of trees, threads and ``apply`` of the random forests."""
+    """Number of trees, threads, ``apply``, ``decision_path`` and the sequence protocol of the random forests."""
 
     def _n_trees(self):
         return int(self.n_estimators)
+
+    def __len__(self):
+        """Number of trees in the fitted forest (as scikit-learn's ensembles)."""
+        return len(self.estimators_)
+
+    def __getitem__(self, index):
+        """The ``index``-th fitted tree."""
+        return self.estimators_[index]
+
+    def __iter__(self):
+        """Iterate over the fitted trees."""
+        return iter(self.estimators_)
+
+    def _tree_random_states(self, n_trees):
+        """A ``random_state`` for each tree, as scikit-learn gives its sub-estimators.
+
+        With an int or SeedSequence ``random_state``: distinct ints derived from that seed
+        alone (``SeedSequence.spawn``), for reproducible refits of a tree. Otherwise None
+        (fresh entropy). Not the noise of this fit: that came from the fit's own
+        generator, which these values do not reveal.
+        """
+        if not is_seed(self.random_state):
+            return [None] * n_trees
+        root = self.random_state
+        if not isinstance(root, np.random.SeedSequence):
+            root = np.random.SeedSequence(int(root))
+        return [int(child.generate_state(1)[0]) for child in root.spawn(n_trees)]
+
+    def decision_path(self, X):
+        """The nodes each row of X goes through in every tree, as scikit-learn's ``decision_path``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        indicator : sparse matrix of shape (n_samples, n_nodes)
+            CSR; columns ``n_nodes_ptr[t]:n_nodes_ptr[t + 1]`` are the nodes of tree t.
+        n_nodes_ptr : ndarray of shape (n_estimators + 1,)
+
+        Notes
+        -----
+        **Privacy.** Post-processing of the released trees on the X given here.
+        """
+        return self._decision_path(X)
 
     def _n_threads(self):
         return effective_n_jobs(self.n_jobs)
@@ -181,9 +230,14 @@ class RandomForestClassifier(_ForestMixin, BaseRandomTrees):
 
     def _store_trees(self, feature, threshold, noisy, noise_std):
         trees = []
+        seeds = self._tree_random_states(noisy.shape[0])
         for t in range(noisy.shape[0]):
             tree = DecisionTreeClassifier(
-                max_depth=self.max_depth_, epsilon=self.epsilon, bounds=self.bounds, classes=self.classes
+                max_depth=self.max_depth_,
+                epsilon=self.epsilon,
+                bounds=self.bounds,
+                classes=self.classes,
+                random_state=seeds[t],
             )
             tree.classes_, tree.n_classes_ = self.classes_, self.n_classes_
             tree.bounds_, tree.max_depth_ = self.bounds_, self.max_depth_
@@ -276,7 +330,7 @@ class RandomForestRegressor(_ForestMixin, BaseRandomTreesRegressor):
 
     _parameter_constraints = {
         **{k: v for k, v in TREE_CONSTRAINTS.items() if k != "classes"},
-        "bounds_y": [tuple, None],
+        "bounds_y": TARGET_BOUNDS_CONSTRAINT,
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
     }
@@ -304,9 +358,14 @@ class RandomForestRegressor(_ForestMixin, BaseRandomTreesRegressor):
 
     def _store_trees(self, feature, threshold, counts, sums):
         trees = []
+        seeds = self._tree_random_states(counts.shape[0])
         for t in range(counts.shape[0]):
             tree = DecisionTreeRegressor(
-                max_depth=self.max_depth_, epsilon=self.epsilon, bounds=self.bounds, bounds_y=self.bounds_y
+                max_depth=self.max_depth_,
+                epsilon=self.epsilon,
+                bounds=self.bounds,
+                bounds_y=self.bounds_y,
+                random_state=seeds[t],
             )
             tree.bounds_, tree.bounds_y_, tree.max_depth_ = self.bounds_, self.bounds_y_, self.max_depth_
             tree.n_features_in_ = self.n_features_in_

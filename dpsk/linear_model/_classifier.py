@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from dpsk.accounting import ComposedEvent
 from dpsk.accounting._calibration import round_down, round_up, split_epsilon
 from dpsk.accounting._events import budget_event
-from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.linear_model._erm import (
     box_half_widths,
     check_certifiable,
@@ -187,7 +187,7 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
     _parameter_constraints = {
         **DP_PARAMETER_CONSTRAINTS,
         "data_norm": [Interval(Real, 0, None, closed="neither"), None],
-        "bounds": [tuple, None],
+        "bounds": BOUNDS_CONSTRAINT,
         "C": [Interval(Real, 0, None, closed="neither"), None],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(Real, 0, None, closed="neither")],

@@ -119,8 +119,9 @@ from dpsk._core._clip import clip_bounds, clip_rows_l2
 from dpsk._core._noise import add_gaussian, gamma_norm_vector
 from dpsk.accounting import ApproxDPEvent, PureDPEvent, gaussian_sigma, note_release
 from dpsk.accounting._calibration import _ratio_up, _reciprocal_up, round_down, round_up
+from dpsk.accounting._events import NON_PRIVATE_EVENT
 from dpsk.mechanisms import Gaussian
-from dpsk.utils.validation import check_bounds, check_data_norm, resolve_data_norm
+from dpsk.utils.validation import check_bounds, check_data_norm, is_non_private, resolve_data_norm
 
 __all__ = [
     "AMP_SHARE",
@@ -404,7 +405,9 @@ def row_bounds(estimator, X):
     """
     if estimator.bounds is None:
         return resolve_data_norm(estimator, estimator.data_norm, X), None, None
-    lower, upper = check_bounds(estimator.bounds, X.shape[1])
+    lower, upper = check_bounds(
+        estimator.bounds, X.shape[1], feature_names=getattr(estimator, "feature_names_in_", None)
+    )
     corner = round_up(float(np.linalg.norm(np.maximum(np.abs(lower), np.abs(upper)))))
     if corner == 0.0:
         raise ValueError("bounds must not be all zero: no row could carry information")
@@ -456,7 +459,12 @@ def plan_perturbation(*, method, epsilon, delta, lam, curvature, n_params, tol, 
     ``box``: the half-widths from :func:`box_half_widths` when the features have public
     bounds; objective perturbation then draws box-norm noise (ε-DP, also when δ > 0) if
     it is smaller than the gamma-norm or Gaussian noise.
+
+    ``epsilon=inf``: no noise at all (the exact regularised solution), one non-private
+    release.
     """
+    if is_non_private(epsilon):
+        return PerturbationPlan(method, lam, None, None, 0.0, None, (NON_PRIVATE_EVENT,))
     if method == "output":
         sensitivity = _ratio_up(round_up(1.0 + 2.0 * tol), lam)
         if delta > 0:
@@ -498,8 +506,10 @@ def default_regularization(*, method, epsilon, delta, n_params, box=None):
     data does not pin down move by O(1) in the unit-ball coordinates (the factor was
     tuned by cross-validation on the Adult training split and synthetic data). Output
     perturbation: Λ = sqrt(n_params/ε) (the noise ‖N‖ ≈ n_params/(Λε) then matches the
-    scale of the regularisation).
+    scale of the regularisation). At ε = ∞ (no noise) Λ = 1, ``C=1`` for the scaled rows.
     """
+    if is_non_private(epsilon):
+        return 1.0  # no noise to balance: Λ = 1 in the unit-ball coordinates (C = 1)
     if method == "output":
         return math.sqrt(n_params / epsilon)
     if _box_wins(box, n_params, epsilon, delta):
@@ -558,7 +568,7 @@ def fit_private_linear(X, y, loss, plan, *, norm_bound, scale, kappa, tol, max_i
     """
     n_params = X.shape[1] + (kappa is not None)
     linear = np.zeros(n_params)
-    if plan.method == "objective":
+    if plan.method == "objective" and plan.objective_noise is not None:
         if plan.objective_noise == "gaussian":
             add_gaussian(linear, plan.objective_scale, rng)
             note_release(plan.events[0])
@@ -570,7 +580,9 @@ def fit_private_linear(X, y, loss, plan, *, norm_bound, scale, kappa, tol, max_i
         X, y, loss, norm_bound=norm_bound, scale=scale, kappa=kappa, mu=plan.mu, linear=linear, weights=weights
     )
     v, n_iter = _minimize(objective, n_params, tol=tol, max_iter=max_iter)
-    if plan.output_gaussian is not None:
+    if plan.events == (NON_PRIVATE_EVENT,):  # epsilon=inf: the exact solution
+        note_release(NON_PRIVATE_EVENT)
+    elif plan.output_gaussian is not None:
         eps, delta = plan.output_gaussian
         v = Gaussian(epsilon=eps, delta=delta, sensitivity=plan.output_scale, random_state=rng).randomise(v)
     else:

@@ -42,6 +42,13 @@ box ∩ ball (both attained at u_j = min(1, r/sqrt(d))). |t| <= 1. With an inter
   and "+ 1" terms). For d features in a box this is d(d+1)/2 + 2d + 2, not d·max².
 * L2² of A's upper triangle: (‖u‖₂⁴ + Σ u_j⁴)/2 + ‖u‖₂² + 1 <= (q² + ⌊q⌋ + (q − ⌊q⌋)²)/2
   + q + 1 (attained with ⌊q⌋ coordinates at ±1); L2² of B: ‖u‖₂² + 1 <= q + 1.
+* m targets (2-d y): the exact pass runs over z = [c(x) − m, c(Y) − m_Y], whose Gram
+  holds A and the p × m matrix B = Σ ũ tᵀ, each target t_i standardised by its own
+  bounds. One row moves B by ũ tᵀ, t ∈ [−1, 1]^m: L1 ‖ũ‖₁‖t‖₁ <= m (s + 1) and L2
+  (Frobenius) ‖ũ‖₂‖t‖₂ <= sqrt(m (q + 1)), attained with every target at a bound.
+  The sensitivities of B above are multiplied by m and sqrt(m), A's are unchanged, and
+  all targets are released together: a record is protected in all its targets at the
+  cost of one fit.
 
 ε-DP: two :class:`~dpsk.mechanisms.Laplace` releases, A with ε_A and B with ε_B,
 ε_A/ε_B = sqrt(L1_A / L1_B) (the A-noise is multiplied by the coefficients, of order 1
@@ -61,8 +68,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from dpsk._core._clip import clip_bounds, clip_rows_l2
 from dpsk._core._exact_sums import GRAM_BITS, ROUNDING_MARGIN, exact_gram_sums, fixed_point_grid
 from dpsk.accounting import ComposedEvent
+from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import budget_event, compose
-from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, TARGET_BOUNDS_CONSTRAINT, DPEstimatorMixin
 from dpsk.linear_model._user_level import USER_LEVEL_NOTES, user_plan
 from dpsk.mechanisms import Gaussian, Laplace
 from dpsk.utils._docstring import Substitution, _shared_docs
@@ -83,9 +91,10 @@ LEAST_SQUARES_DOCS = {
         :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``bounds_X_``), unless
         ``row_norm`` is given (then the box is [−row_norm, row_norm] per feature).""",
     "bounds_y": """bounds_y : tuple (lower, upper) or None, default=None
-        Public bounds on the target; values outside are clipped. ``None`` derives them
-        from the data with a :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in
-        ``bounds_y_``).""",
+        Public bounds on the target; values outside are clipped. With several targets
+        (2-d ``y``), scalars apply to every target and arrays of shape (n_targets,) give
+        each its own. ``None`` derives them from the data with a
+        :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``bounds_y_``).""",
     "row_norm": """row_norm : float or None, default=None
         Optional public bound on the L2 norm of each row after centring at the middle of
         ``bounds_X`` (at 0 without intercept); rows beyond are scaled down to it. For
@@ -95,13 +104,13 @@ LEAST_SQUARES_DOCS = {
     "fit_intercept": """fit_intercept : bool, default=True
         Fit an intercept (not penalised). Features and target are then centred at the
         middle of their public bounds before the statistics are computed.""",
-    "fitted": """coef_ : ndarray of shape (n_features,)
-        Coefficients, in X's dtype.
-    intercept_ : float
+    "fitted": """coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
+        Coefficients, in X's dtype (2-d when ``y`` is 2-d, as in scikit-learn).
+    intercept_ : float or ndarray of shape (n_targets,)
         Intercept (0 when ``fit_intercept=False``).
     bounds_X_ : tuple of ndarray
         The feature bounds used (``bounds_X`` or derived).
-    bounds_y_ : tuple of float
+    bounds_y_ : tuple of float, or tuple of ndarray of shape (n_targets,)
         The target bounds used (``bounds_y`` or derived).
     n_features_in_ : int
         Number of features seen during fit.
@@ -115,9 +124,14 @@ LEAST_SQUARES_DOCS = {
     outside is clipped, nothing is assumed about it). Released: the upper triangle of
     A = Σ ũũᵀ and B = Σ ũt for the standardised rows ũ = [u, 1] and targets t (see
     ``dpsk/linear_model/_least_squares.py`` for the exact sensitivities); the
-    coefficients are post-processing. Budget: ε-DP splits ε between A and B in the ratio
-    sqrt(L1_A) : sqrt(L1_B) of their L1 sensitivities (two Laplace releases); (ε, δ)-DP
-    makes one Gaussian release of [A, w·B]. Both mechanisms are floating-point safe
+    coefficients are post-processing. With m targets (2-d ``y``), each standardised
+    by its own bounds to t ∈ [−1, 1]^m, B = Σ ũtᵀ is p × m and one row moves it by
+    ũtᵀ: ‖ũ‖₁‖t‖₁ <= m·L1_B and ‖ũ‖₂‖t‖₂ <= sqrt(m)·L2_B (attained with every target
+    at a bound); A is the same for every target. All targets are released at once, in
+    the same (ε, δ): the privacy cost covers every target of a row, not one target's.
+    Budget: ε-DP splits ε between A and B in the ratio sqrt(L1_A) : sqrt(L1_B) of
+    their L1 sensitivities (two Laplace releases); (ε, δ)-DP makes one Gaussian release
+    of [A, w·B]. Both mechanisms are floating-point safe
     (noise on a lattice, :mod:`dpsk.mechanisms`). The solve projects the noisy A onto
     the PSD cone and adds a ridge of half the expected spectral norm of its noise (a
     public quantity), so the solution stays bounded for every draw. With
@@ -151,7 +165,7 @@ LEAST_SQUARES_DOCS = {
 _NOISE_RIDGE = 0.5
 
 
-def least_squares_sensitivities(n_features, row_norm, fit_intercept):
+def least_squares_sensitivities(n_features, row_norm, fit_intercept, n_targets=1):
     """Exact sensitivities of (upper triangle of A, B) over the box [−1, 1]^d ∩ {‖u‖ <= r}.
 
     Parameters
@@ -160,6 +174,11 @@ def least_squares_sensitivities(n_features, row_norm, fit_intercept):
     row_norm : float or None
         r, the L2 bound on standardised rows (None: the box alone).
     fit_intercept : bool
+    n_targets : int, default=1
+        m, the number of targets: B = Σ ũ tᵀ is a p × m matrix, and one row moves it by
+        ũ tᵀ with t ∈ [−1, 1]^m, so ‖ũ tᵀ‖₁ = ‖ũ‖₁‖t‖₁ <= m·L1_B and ‖ũ tᵀ‖_F =
+        ‖ũ‖₂‖t‖₂ <= sqrt(m)·L2_B (attained: every target at its bound). A does not
+        depend on the targets.
 
     Returns
     -------
@@ -174,6 +193,7 @@ def least_squares_sensitivities(n_features, row_norm, fit_intercept):
     if fit_intercept:
         l1_a, l1_b = l1_a + s + 1.0, l1_b + 1.0
         l2_a2, l2_b2 = l2_a2 + q + 1.0, l2_b2 + 1.0
+    l1_b, l2_b2 = l1_b * n_targets, l2_b2 * n_targets
     # Rounded up by a relative margin: the formulas are evaluated in floating point.
     up = 1.0 + 2.0**-40
     return l1_a * up, l1_b * up, math.sqrt(l2_a2) * up, math.sqrt(l2_b2) * up
@@ -182,8 +202,8 @@ def least_squares_sensitivities(n_features, row_norm, fit_intercept):
 class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     _parameter_constraints = {
         **DP_PARAMETER_CONSTRAINTS,
-        "bounds_X": [tuple, None],
-        "bounds_y": [tuple, None],
+        "bounds_X": BOUNDS_CONSTRAINT,
+        "bounds_y": TARGET_BOUNDS_CONSTRAINT,
         "row_norm": [Interval(Real, 0, None, closed="neither"), None],
         "fit_intercept": ["boolean"],
     }
@@ -212,8 +232,8 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
             Training data, clipped to ``bounds_X`` (and ``row_norm``).
-        y : array-like of shape (n_samples,)
-            Targets, clipped to ``bounds_y``.
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Targets, clipped to ``bounds_y`` (several targets: one release for all).
         groups : array-like of shape (n_samples,) or None, default=None
             User id of each row. When given, the guarantee protects every user as a
             whole (all their rows), see the Notes. Routed by scikit-learn's metadata
@@ -236,23 +256,24 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         """
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
         epsilon, delta = float(self.epsilon), float(self.delta)
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=True)
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=True, multi_output=True)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         users = user_plan(groups, X.shape[0], epsilon)
         (lower, upper), centre, half, r = self._standardisation(X)
-        y_lower, y_upper = self._resolve_bounds_y(y)
-        mechanisms, cost = self._releases(users.release_epsilon, delta, X.shape[1], r)
+        Y = np.asarray(y).reshape(X.shape[0], -1)  # (n_samples, n_targets); public shape
+        y_lower, y_upper = self._resolve_bounds_y(Y)
+        mechanisms, cost = self._releases(users.release_epsilon, delta, X.shape[1], r, Y.shape[1])
         cost = compose([users.event, cost])
         rng = release_generator(self.random_state, context=self, data=(X, y, groups, sample_weight))
         if self.fit_intercept:
             y_centre, y_half = (y_lower + y_upper) / 2.0, (y_upper - y_lower) / 2.0
         else:
-            y_centre, y_half = 0.0, max(abs(y_lower), abs(y_upper))
+            y_centre, y_half = np.zeros_like(y_lower), np.maximum(np.abs(y_lower), np.abs(y_upper))
         self._spend_privacy_budget(cost)
         contribution = users.resolve(rng)  # user level: releases the threshold h
         sums = self._exact_sums(
             X,
-            y,
+            Y,
             lower,
             upper,
             centre,
@@ -260,26 +281,31 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             (y_lower, y_upper, y_centre, y_half),
             _combine_weights(contribution.weights, sample_weight),
         )
-        y_half = y_half if y_half > 0 else 1.0
+        y_half = np.where(y_half > 0, y_half, 1.0)
         unit = contribution.unit
         A_noisy, B_noisy, noise_sd = self._release(sums, half, y_half, unit, mechanisms, rng)
-        beta = self._solve(A_noisy, B_noisy, noise_sd, half, y_half, unit)
+        beta = self._solve(A_noisy, B_noisy, noise_sd, half, y_half, unit)  # (p, n_targets)
         d = X.shape[1]
-        coef = beta[:d] * y_half / half
-        intercept = y_centre + y_half * beta[d] - float(coef @ centre) if self.fit_intercept else 0.0
-        self.coef_ = coef.astype(X.dtype)
-        self.intercept_ = X.dtype.type(intercept)
+        coef = (beta[:d] * y_half / half[:, None]).T  # (n_targets, n_features)
+        intercept = y_centre + y_half * beta[d] - coef @ centre if self.fit_intercept else np.zeros(Y.shape[1])
+        if y.ndim == 1:  # scikit-learn's shapes: a 1-d target gives 1-d coef_ and a scalar intercept_
+            self.coef_ = coef[0].astype(X.dtype)
+            self.intercept_ = X.dtype.type(intercept[0])
+            self.bounds_y_ = (float(y_lower[0]), float(y_upper[0]))
+        else:
+            self.coef_ = coef.astype(X.dtype)
+            self.intercept_ = intercept.astype(X.dtype)
+            self.bounds_y_ = (y_lower, y_upper)
         self.bounds_X_ = (lower, upper)
-        self.bounds_y_ = (y_lower, y_upper)
         if groups is not None:
             self.threshold_ = unit
         return self
 
-    def _resolve_bounds_y(self, y):
-        lower, upper = resolve_bounds(
-            self, self.bounds_y, np.asarray(y, dtype=np.float64)[:, None], param="bounds_y", attribute="bounds_y_"
+    def _resolve_bounds_y(self, Y):
+        """Bounds of each target (arrays of shape (n_targets,)): scalars apply to every target."""
+        return resolve_bounds(
+            self, self.bounds_y, np.asarray(Y, dtype=np.float64), param="bounds_y", attribute="bounds_y_"
         )
-        return float(lower[0]), float(upper[0])
 
     def _exact_sums(self, X, y, lower, upper, centre, half, target, weights):
         """Exact sums of z = [c(x) − m, c(y) − m_y] and z zᵀ (``exact_gram_sums``), weighted.
@@ -294,7 +320,7 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         """
         y_lower, y_upper, y_centre, y_half = target
         n, d = X.shape
-        Z = np.empty((n, d + 1))
+        Z = np.empty((n, d + y.shape[1]))
         # A constant feature (zero half-width) has radius 0: it quantises to 0, as before.
         radius = np.append(np.where(upper > lower, half, 0.0) if self.fit_intercept else half, y_half)
         if self.row_norm is None:
@@ -316,7 +342,7 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             # Already clipped and centred; scaling towards m keeps rows in the box (|z_j| <= h_j).
             big = np.full(d, np.finfo(np.float64).max)
             box_lower, box_upper, box_centre = -big, big, np.zeros(d)
-        Z[:, d] = y
+        Z[:, d:] = y
         return exact_gram_sums(
             Z,
             np.append(box_lower, y_lower),
@@ -327,37 +353,37 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         )
 
     def _statistics(self, sums, half, y_half):
-        """Exact A = Σ ũũᵀ and B = Σ ũt (object arrays of Fractions) from the exact sums."""
-        d = half.size
-        # u_j = q_j·step_j / h_j, t = q_t·step_t / h_t: per-coordinate exact factors.
+        """Exact A = Σ ũũᵀ and B = Σ ũtᵀ (object arrays of Fractions, B of shape (p, n_targets))."""
+        d, m = half.size, np.size(y_half)
+        # u_j = q_j·step_j / h_j, t_i = q_i·step_i / h_i: per-coordinate exact factors.
         factor = [Fraction(float(s)) / Fraction(float(h)) for s, h in zip(sums.step, np.append(half, y_half))]
-        G = [[sums.gram[j, k] * factor[j] * factor[k] for k in range(d + 1)] for j in range(d + 1)]
-        T = [sums.total[j] * factor[j] for j in range(d + 1)]
+        G = [[sums.gram[j, k] * factor[j] * factor[k] for k in range(d + m)] for j in range(d + 1)]
+        T = [sums.total[j] * factor[j] for j in range(d + m)]
         p = d + self.fit_intercept
         A = np.empty((p, p), dtype=object)
-        B = np.empty(p, dtype=object)
+        B = np.empty((p, m), dtype=object)
         for j in range(d):
-            B[j] = G[j][d]
+            for i in range(m):
+                B[j, i] = G[j][d + i]
             for k in range(d):
                 A[j, k] = G[j][k]
         if self.fit_intercept:
             A[:d, d] = A[d, :d] = T[:d]
             A[d, d] = Fraction(sums.count)
-            B[d] = T[d]
+            B[d] = T[d:]
         return A, B
 
-    def _releases(self, epsilon, delta, n_features, r):
+    def _releases(self, epsilon, delta, n_features, r, n_targets=1):
         """The mechanisms of the fit (unseeded) and its declared cost."""
         p = n_features + self.fit_intercept
-        n_a, n_b = p * (p + 1) // 2, p
-        l1_a, l1_b, l2_a, l2_b = least_squares_sensitivities(n_features, r, self.fit_intercept)
+        n_a, n_b = p * (p + 1) // 2, p * n_targets
+        l1_a, l1_b, l2_a, l2_b = least_squares_sensitivities(n_features, r, self.fit_intercept, n_targets)
         if delta > 0:
             weight = (l2_a / l2_b) ** (2.0 / 3.0)
             mechanism = Gaussian(epsilon=epsilon, delta=delta, sensitivity=math.hypot(l2_a, weight * l2_b))
             return (mechanism, weight), ComposedEvent((mechanism.privacy_event((n_a + n_b,)),))
         share = math.sqrt(l1_a) / (math.sqrt(l1_a) + math.sqrt(l1_b))
-        eps_a = epsilon * share
-        eps_b = (epsilon - eps_a) * (1.0 - 2.0**-40)  # the two parts sum to at most ε
+        eps_a, eps_b = split_epsilon(epsilon, [share, 1.0 - share])  # sum to at most ε (ε = ∞: both ∞)
         mech_a = Laplace(epsilon=eps_a, sensitivity=l1_a)
         mech_b = Laplace(epsilon=eps_b, sensitivity=l1_b)
         cost = ComposedEvent((mech_a.privacy_event((n_a,)), mech_b.privacy_event((n_b,))))
@@ -384,9 +410,9 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             mechanism = Gaussian(
                 epsilon=mechanism.epsilon, delta=mechanism.delta, sensitivity=mechanism.sensitivity, random_state=rng
             )
-            values = np.concatenate([sums.round(a_exact, c), sums.round(B, c * Fraction(weight))])
+            values = np.concatenate([sums.round(a_exact, c), sums.round(B, c * Fraction(weight)).ravel()])
             noisy = mechanism.randomise(values)
-            a_values, b_values = noisy[: a_exact.size], noisy[a_exact.size :] / weight
+            a_values, b_values = noisy[: a_exact.size], noisy[a_exact.size :].reshape(B.shape) / weight
             noise_sd = mechanism.sigma((noisy.size,))
         else:
             mech_a, mech_b = (
@@ -421,11 +447,16 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
 
         Returns
         -------
-        y_pred : ndarray of shape (n_samples,)
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
-        return X @ self.coef_ + self.intercept_
+        return X @ self.coef_.T + self.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
 
 
 @Substitution(**LEAST_SQUARES_DOCS)

@@ -42,7 +42,7 @@ from dpsk._core._groups import limit_weights
 from dpsk.accounting import PureDPEvent, note_release
 from dpsk.accounting._calibration import _ratio_up, round_down, round_up, split_epsilon
 from dpsk.accounting._events import budget_event, compose
-from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.base import DP_PARAMETER_CONSTRAINTS, TARGET_BOUNDS_CONSTRAINT, DPEstimatorMixin
 from dpsk.linear_model._erm import (
     AMP_SHARE,
     PerturbationPlan,
@@ -60,6 +60,7 @@ from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check
 from dpsk.utils.validation import (
     _check_sample_weight_dp,
     _combine_weights,
+    is_non_private,
     release_generator,
     resolve_bounds,
     resolve_classes,
@@ -405,7 +406,7 @@ class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimat
         "epsilon": DP_PARAMETER_CONSTRAINTS["epsilon"],
         "accountant": DP_PARAMETER_CONSTRAINTS["accountant"],
         "random_state": DP_PARAMETER_CONSTRAINTS["random_state"],
-        "bounds_y": [tuple, None],
+        "bounds_y": TARGET_BOUNDS_CONSTRAINT,
         "noise_variance": [StrOptions({"worst_case"}), Interval(Real, 0, None, closed="neither")],
         "method": [StrOptions({"optimal", "limit", "ols"})],
         "threshold": [Interval(Integral, 1, None, closed="left"), None],
@@ -613,8 +614,13 @@ def fit_user_level_classifier(est, X, y, groups, sample_weight=None):
     delta = round_down(float(est.delta) / n_problems)
     tol = float(est.tol)
     rng = release_generator(est.random_state, context=est, data=(X, y, groups, sample_weight))
-    if delta > 0:
-        output = Gaussian(epsilon=epsilon, delta=delta, sensitivity=1.0, random_state=rng)
+    # epsilon=inf: the exact minimiser, through the output path (a noiseless release).
+    perturb_output = delta > 0 or is_non_private(epsilon)
+    if perturb_output:
+        if delta > 0:
+            output = Gaussian(epsilon=epsilon, delta=delta, sensitivity=1.0, random_state=rng)
+        else:
+            output = Laplace(epsilon=epsilon, sensitivity=1.0, random_state=rng)
         events = (output.privacy_event((n_params,)),)
     else:
         eps_objective = epsilon * (1.0 - AMP_SHARE)
@@ -630,9 +636,11 @@ def fit_user_level_classifier(est, X, y, groups, sample_weight=None):
     loss = est._make_loss()
     if est.C is not None:
         lam = 1.0 / (float(est.C) * scale * scale)
+    elif is_non_private(epsilon):
+        lam = 1.0  # no noise to balance (as in dpsk.linear_model._erm.default_regularization)
     else:
         lam = math.sqrt(n_params * h / epsilon) if delta > 0 else 0.05 * n_params * h / epsilon
-    if delta == 0:
+    if not perturb_output:
         eps_objective, eps_output = events[0].epsilon, events[1].epsilon
         mu = max(lam, 2.0 * h * loss.curvature / eps_objective)
         eps_det = round_up(h * loss.curvature / mu)
@@ -650,7 +658,7 @@ def fit_user_level_classifier(est, X, y, groups, sample_weight=None):
     for k in range(n_problems):
         positive = 1 if n_problems == 1 else k
         labels = np.where(y_index == positive, 1.0, -1.0)
-        if delta == 0:
+        if not perturb_output:
             w, n_iter = fit_private_linear(
                 rows,
                 labels,

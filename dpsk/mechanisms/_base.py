@@ -31,14 +31,22 @@ from typing import NamedTuple
 import numpy as np
 
 from dpsk.accounting import CalibratedEvent, PureDPEvent, note_release
-from dpsk.utils.validation import check_privacy_params, check_random_state, is_seed, release_generator
+from dpsk.accounting._events import NON_PRIVATE_EVENT
+from dpsk.utils.validation import (
+    check_privacy_params,
+    check_random_state,
+    is_non_private,
+    is_seed,
+    release_generator,
+)
 
 __all__ = ["DPMechanism", "ImmutableMechanism"]
 
 #: Parameter text shared by the mechanisms' docstrings (``dpsk.utils._docstring.Substitution``).
 MECHANISM_DOCS = {
     "epsilon": """epsilon : float
-        Privacy parameter ε > 0 (finite). Smaller is more private and noisier.""",
+        Privacy parameter ε > 0. Smaller is more private and noisier. ``float("inf")``
+        releases the exact value (no noise, no privacy), recorded as an infinite spend.""",
     "delta": """delta : float
         Privacy parameter δ in (0, 1).""",
     "random_state": """random_state : None, int, SeedSequence, BitGenerator or Generator, default=None
@@ -175,6 +183,8 @@ class DPMechanism(ImmutableMechanism):
         if size not in self._calibrations:
             if self.sensitivity == 0:
                 calibration = Calibration(PureDPEvent(0.0), ())
+            elif is_non_private(self.epsilon):  # no noise: the exact value, an infinite spend
+                calibration = Calibration(NON_PRIVATE_EVENT, ())
             else:
                 calibration = self._calibrate(size)
                 if self.delta > 0:

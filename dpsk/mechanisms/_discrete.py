@@ -16,6 +16,15 @@ from dpsk.utils._docstring import Substitution
 __all__ = ["DiscreteGaussian", "DiscreteLaplace", "Geometric"]
 
 
+def _check_integer_sensitivity(sensitivity, what):
+    """Refuse a fractional sensitivity where the mechanism needs an integer one (no silent floor)."""
+    if sensitivity != math.floor(sensitivity):
+        raise ValueError(
+            f"sensitivity must be an integer here ({what}), got {sensitivity!r}: integer queries move "
+            "by integers, so give the integer bound you computed"
+        )
+
+
 class _IntegerNoise(DPMechanism):
     """Integer values plus integer noise drawn by ``_draw(noise, params)``."""
 
@@ -35,8 +44,9 @@ class DiscreteLaplace(_IntegerNoise):
     ----------
     {epsilon}
     sensitivity : float, default=1.0
-        L1 sensitivity of the integer query (for an array: of the whole vector), >= 0.
-        Differences of integer queries are integers, so ``floor(sensitivity)`` is used.
+        L1 sensitivity of the integer query (for an array: of the whole vector): an
+        integer >= 0 (differences of integer queries are integers; a fractional value
+        is refused rather than silently rounded).
     {random_state}
 
     Notes
@@ -51,11 +61,10 @@ class DiscreteLaplace(_IntegerNoise):
 
     def __init__(self, *, epsilon, sensitivity=1.0, random_state=None):
         super().__init__(epsilon=epsilon, delta=0.0, sensitivity=sensitivity, random_state=random_state)
+        _check_integer_sensitivity(self.sensitivity, "the L1 sensitivity of an integer query")
 
     def _calibrate(self, size):
-        steps = math.floor(self.sensitivity)
-        if steps == 0:  # integer differences below 1 are 0: the query is constant
-            return Calibration(PureDPEvent(0.0), ())
+        steps = int(self.sensitivity)
         num, den = exact_rational(Fraction(steps) / Fraction(self.epsilon), MAX_T_NUM, MAX_T_DEN, rounding="up")
         scale = float(Fraction(num, den))
         if Fraction(scale) > Fraction(num, den):
@@ -85,13 +94,15 @@ class DiscreteGaussian(_IntegerNoise):
     {delta}
     sensitivity : float, default=1.0
         L2 sensitivity of the integer query (for an array: of the whole vector), >= 0.
+        For a scalar it is an integer (a fractional value is refused when a scalar is
+        released, not rounded down); a vector's L2 sensitivity may be fractional.
     {random_state}
 
     Notes
     -----
     **Privacy.** (ε, δ)-DP for an integer-valued query of L2 sensitivity Δ. For a
     scalar, σ is calibrated with the exact (ε, δ) profile of the discrete Gaussian
-    (Canonne, Kamath & Steinke 2020, Thm 7, with Δ = floor(sensitivity)) and the release
+    (Canonne, Kamath & Steinke 2020, Thm 7, with the integer Δ) and the release
     is recorded as a :class:`~dpsk.accounting.DiscreteGaussianEvent`; for a vector, with
     its Δ²/(2σ²)-zCDP guarantee, recorded as a :class:`~dpsk.accounting.ZCDPEvent`.
     Sampled exactly in integer arithmetic: floating-point safe. σ² must stay below 2⁴⁹
@@ -105,9 +116,8 @@ class DiscreteGaussian(_IntegerNoise):
 
     def _calibrate(self, size):
         if size <= 1:
-            steps = math.floor(self.sensitivity)
-            if steps == 0:
-                return Calibration(PureDPEvent(0.0), ())
+            _check_integer_sensitivity(self.sensitivity, "the sensitivity of a scalar integer query")
+            steps = int(self.sensitivity)
             sigma = discrete_gaussian_sigma(self.epsilon, self.delta, steps)
             event = DiscreteGaussianEvent(sigma, steps)
         else:

@@ -7,9 +7,10 @@ import numpy as np
 from dpsk._core._exact import bernoulli_exp_fill
 from dpsk.accounting import RandomizedResponseEvent, note_release
 from dpsk.accounting._calibration import randomized_response_keep_probability
+from dpsk.accounting._events import NON_PRIVATE_EVENT
 from dpsk.mechanisms._base import MECHANISM_DOCS, ImmutableMechanism, _NoiseSource, exact_rational
 from dpsk.utils._docstring import Substitution
-from dpsk.utils.validation import check_privacy_params
+from dpsk.utils.validation import check_privacy_params, is_non_private
 
 __all__ = ["RandomizedResponse"]
 
@@ -57,7 +58,12 @@ class RandomizedResponse(ImmutableMechanism):
         self.categories = categories
         self.random_state = random_state
         self._noise = _NoiseSource(random_state)
-        self._gamma = exact_rational(self.epsilon, 2**64 - 1, 2**63 - 1, rounding="down")
+        # ε = ∞ (no privacy): every answer is kept, and the release is an infinite spend.
+        self._gamma = (
+            None
+            if is_non_private(self.epsilon)
+            else exact_rational(self.epsilon, 2**64 - 1, 2**63 - 1, rounding="down")
+        )
 
     def __repr__(self):
         return f"RandomizedResponse(epsilon={self.epsilon!r}, categories={self.categories_.tolist()!r})"
@@ -69,6 +75,8 @@ class RandomizedResponse(ImmutableMechanism):
 
     def privacy_event(self, shape=()):
         """The privacy event of one :meth:`randomise` call (the same for any shape)."""
+        if self._gamma is None:
+            return NON_PRIVATE_EVENT
         return RandomizedResponseEvent(self.epsilon, int(self.categories_.size))
 
     def randomise(self, value):
@@ -98,7 +106,9 @@ class RandomizedResponse(ImmutableMechanism):
             proposal = self._rng.integers(k, size=pending.size)
             accept = proposal == truth[pending]
             others = np.flatnonzero(~accept)
-            if others.size:
+            if others.size and self._gamma is None:
+                accept[others] = False
+            elif others.size:
                 coin = np.empty(others.size, dtype=np.bool_)
                 bernoulli_exp_fill(coin, self._gamma[0], self._gamma[1], self._rng)
                 accept[others] = coin

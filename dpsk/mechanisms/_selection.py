@@ -32,9 +32,10 @@ import numpy as np
 
 from dpsk._core._exact import bernoulli_exp
 from dpsk.accounting import ExponentialEvent, PureDPEvent, note_release
+from dpsk.accounting._events import NON_PRIVATE_EVENT
 from dpsk.mechanisms._base import MECHANISM_DOCS, ImmutableMechanism, _NoiseSource, check_sensitivity
 from dpsk.utils._docstring import Substitution
-from dpsk.utils.validation import check_privacy_params
+from dpsk.utils.validation import check_privacy_params, is_non_private
 
 __all__ = ["ExponentialMechanism", "ReportNoisyMax"]
 
@@ -48,6 +49,16 @@ _MAX_GAMMA_NUM = 1 << (_BITS + 20)
 _TOP_LEVEL = 64
 
 
+def _check_scores(scores):
+    """The scores as a non-empty, finite 1-d float64 array (or ValueError)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 1 or scores.size == 0:
+        raise ValueError(f"scores must be a non-empty 1-d array, got shape {scores.shape}")
+    if not np.all(np.isfinite(scores)):
+        raise ValueError("scores must be finite")
+    return scores
+
+
 class _Selection(ImmutableMechanism):
     """Shared parameters and score quantisation of the selection mechanisms."""
 
@@ -56,6 +67,11 @@ class _Selection(ImmutableMechanism):
         self.sensitivity = check_sensitivity(sensitivity, positive=True)
         self.random_state = random_state
         self._noise = _NoiseSource(random_state)
+        if is_non_private(self.epsilon):
+            # ε = ∞: the limit of both mechanisms, a uniform choice among the best scores
+            # (compared exactly), recorded as an infinite spend.
+            self._m = None
+            return
         # m/2**40 <= ε/2 with m an integer, one step below, so floor() keeps the bound.
         self._m = int(Fraction(self.epsilon) * _DEN / 2) - 1
         if self._m < 1:
@@ -75,12 +91,7 @@ class _Selection(ImmutableMechanism):
             z = [self._quantise(s) for s in scores]
             top = max(z)
             return [min(top - zr, _MAX_GAMMA_NUM) for zr in z]
-        scores = np.asarray(scores, dtype=np.float64)
-        if scores.ndim != 1 or scores.size == 0:
-            raise ValueError(f"scores must be a non-empty 1-d array, got shape {scores.shape}")
-        if not np.all(np.isfinite(scores)):
-            raise ValueError("scores must be finite")
-        z = [self._quantise(float(s)) for s in scores]
+        z = [self._quantise(float(s)) for s in _check_scores(scores)]
         top = max(z)
         return [min(top - zr, _MAX_GAMMA_NUM) for zr in z]
 
@@ -88,8 +99,23 @@ class _Selection(ImmutableMechanism):
         """The integer score z = floor(m s / Δ) of an exact score s (int, Fraction or float)."""
         return math.floor(Fraction(score) * self._m / Fraction(self.sensitivity))
 
+    def _best(self, scores):
+        """Indices of the largest scores, compared exactly (the ε = ∞ selection)."""
+        if isinstance(scores, np.ndarray) and scores.dtype == object:  # exact ints or Fractions
+            if scores.ndim != 1 or scores.size == 0:
+                raise ValueError(f"scores must be a non-empty 1-d array, got shape {scores.shape}")
+            top = max(scores)
+            return np.flatnonzero([s == top for s in scores])
+        scores = _check_scores(scores)
+        return np.flatnonzero(scores == scores.max())
+
     def probabilities(self, scores):
         """The exact selection probabilities for these scores (for tests and utility analysis)."""
+        if self._m is None:
+            best = self._best(scores)
+            probs = np.zeros(np.asarray(scores).size)
+            probs[best] = 1.0 / best.size
+            return probs
         gammas = np.array(self._gamma_numerators(scores), dtype=np.float64) / _DEN
         return self._probabilities(gammas)
 
@@ -108,6 +134,12 @@ class _Selection(ImmutableMechanism):
         int
             The index of the selected candidate.
         """
+        if self._m is None:
+            best = self._best(scores)
+            self._noise.begin(self, (best,))
+            index = int(best[self._rng.integers(best.size)]) if best.size > 1 else int(best[0])
+            note_release(self.privacy_event())
+            return index
         numerators = self._gamma_numerators(scores)
         self._noise.begin(self, (np.asarray(numerators, dtype=object),))
         index = self._select(numerators)
@@ -138,7 +170,7 @@ class ExponentialMechanism(_Selection):
 
     def privacy_event(self):
         """The privacy event of one selection."""
-        return ExponentialEvent(self.epsilon)
+        return NON_PRIVATE_EVENT if self._m is None else ExponentialEvent(self.epsilon)
 
     @staticmethod
     def _probabilities(gammas):
@@ -186,6 +218,8 @@ class ExponentialMechanism(_Selection):
             raise ValueError("counts must be a non-empty 1-d array of non-negative integers, not all 0")
         if float(counts.sum()) > 2.0**53:
             raise ValueError("at most 2**53 candidates in total")
+        if self._m is None:  # ε = ∞: uniform among the candidates of the top score
+            return self._best_of_groups(counts, gaps, gap_error, score, top)
         # γ_j >= (m/Δ)(top - s_j)/2⁴⁰ - 2⁻⁴⁰ (the two floors), so this lower bound is safe.
         scale = self._m / (self.sensitivity * _DEN) * (1.0 - 2.0**-50)
         lower = np.subtract(gaps, gap_error, dtype=np.float64)
@@ -217,6 +251,21 @@ class ExponentialMechanism(_Selection):
                 note_release(self.privacy_event())
                 return group, offset
 
+    def _best_of_groups(self, counts, gaps, gap_error, score, top):
+        """The ε = ∞ case of :meth:`randomise_groups`: a uniform candidate among the best."""
+        near = np.flatnonzero((np.asarray(gaps, dtype=np.float64) <= np.add(gap_error, 0.0)) & (counts > 0))
+        exact_top = Fraction(top)
+        best = [int(j) for j in near if Fraction(score(int(j))) == exact_top]
+        if not best:
+            raise ValueError("no group has the score top")
+        weights = np.cumsum(counts[best])
+        self._noise.begin(self, (counts, gaps, np.asarray([top], dtype=object)))
+        u = _uniform_below(int(weights[-1]), self._rng)
+        position = int(np.searchsorted(weights, u, side="right"))
+        group = best[position]
+        note_release(self.privacy_event())
+        return group, u - int(weights[position] - counts[group])
+
 
 @Substitution(**MECHANISM_DOCS)
 class ReportNoisyMax(_Selection):
@@ -245,7 +294,7 @@ class ReportNoisyMax(_Selection):
 
     def privacy_event(self):
         """The privacy event of one selection."""
-        return PureDPEvent(self.epsilon)
+        return NON_PRIVATE_EVENT if self._m is None else PureDPEvent(self.epsilon)
 
     @staticmethod
     def _probabilities(gammas):

@@ -33,8 +33,8 @@ def _check_epsilons(epsilons):
     values = np.asarray(epsilons, dtype=np.float64)
     if values.ndim != 1 or values.size == 0:
         raise ValueError(f"epsilons must be a non-empty 1-d sequence of budgets, got shape {values.shape}")
-    if not np.all(np.isfinite(values)) or np.any(values <= 0):
-        raise ValueError(f"every epsilon must be finite and > 0, got {values.tolist()}")
+    if np.any(np.isnan(values)) or np.any(values <= 0):
+        raise ValueError(f"every epsilon must be > 0 (inf: the non-private ceiling), got {values.tolist()}")
     return values
 
 
@@ -107,7 +107,8 @@ def privacy_utility_curve(
         and returning a fresh unfitted estimator (for example to share ε between the
         steps of a pipeline). Adding a model to a comparison is then one line.
     epsilons : array-like of shape (n_epsilons,)
-        The budgets to evaluate, each finite and > 0 (the cost of *one* fit).
+        The budgets to evaluate, each > 0 (the cost of *one* fit); ``float("inf")``
+        adds the non-private ceiling (its fits are an infinite spend).
     X_train : array-like of shape (n_samples, n_features)
         Training data (the private data).
     y_train : array-like of shape (n_samples,)

@@ -99,7 +99,9 @@ _SEARCH_DOCS = {
         (sensitivity 1), is supported: other scorers have no sensitivity bound the search
         could guarantee. ``None`` means accuracy.""",
     "epsilon": """epsilon : float, default=1.0
-        Privacy budget ε > 0 of the selection step (on top of the fits' own costs).""",
+        Privacy budget ε > 0 of the selection step (on top of the fits' own costs).
+        ``float("inf")``: the best candidate exactly (ties broken at random), recorded as
+        an infinite spend.""",
     "refit": """refit : bool or "selected", default=True
         ``True``: fit the selected candidate on the whole dataset (``best_estimator_``),
         charged in the total. ``"selected"``: keep the selected candidate's model as
@@ -245,7 +247,7 @@ class _BaseSearch(DPEstimatorMixin, MetaEstimatorMixin, BaseEstimator):
     _parameter_constraints = {
         "estimator": [HasMethods(["fit"])],
         "scoring": [StrOptions({"accuracy"}), None],
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": DP_PARAMETER_CONSTRAINTS["epsilon"],
         "refit": ["boolean", StrOptions({"selected"})],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],

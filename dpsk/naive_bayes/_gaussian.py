@@ -7,7 +7,7 @@ from numbers import Real
 import numpy as np
 
 from dpsk.accounting._events import budget_event
-from dpsk.base import DP_PARAMETER_CONSTRAINTS, priors_from_counts
+from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, priors_from_counts
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.naive_bayes._base import NB_CONSTRAINTS, BaseDPNB, check_priors, on_invalid_doc
 from dpsk.utils._docstring import Substitution, _shared_docs
@@ -135,7 +135,7 @@ class GaussianNB(BaseDPNB):
     _parameter_constraints = {
         **NB_CONSTRAINTS,
         "delta": DP_PARAMETER_CONSTRAINTS["delta"],
-        "bounds": [tuple, None],
+        "bounds": BOUNDS_CONSTRAINT,
         "priors": ["array-like", None],
         "var_smoothing": [Interval(Real, 0, None, closed="left")],
     }

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from dpsk._core._accumulate import clipped_histogram
 from dpsk.accounting import ComposedEvent
 from dpsk.accounting._events import budget_event
-from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.mechanisms import DiscreteLaplace
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
@@ -135,7 +135,7 @@ class StandardScaler(_BaseScaler):
 
     _parameter_constraints = {
         **DP_PARAMETER_CONSTRAINTS,
-        "bounds": [tuple, None],
+        "bounds": BOUNDS_CONSTRAINT,
         "copy": ["boolean"],
         "with_mean": ["boolean"],
         "with_std": ["boolean"],
@@ -368,7 +368,7 @@ class MinMaxScaler(_BaseScaler):
     _parameter_constraints = {
         **{k: v for k, v in DP_PARAMETER_CONSTRAINTS.items() if k != "delta"},
         "feature_range": [tuple],
-        "bounds": [tuple, None],
+        "bounds": BOUNDS_CONSTRAINT,
         "bins": [Interval(Integral, 1, None, closed="left")],
         "copy": ["boolean"],
         "clip": ["boolean"],

@@ -13,6 +13,7 @@ Every function follows the estimators' protocol: the cost is known from the para
 checked on the accountant before the data is read, recorded before the first release.
 """
 
+import functools
 import numbers
 from typing import NamedTuple
 
@@ -28,6 +29,7 @@ __all__ = [
     "as_array",
     "as_records",
     "check_accountant",
+    "frame_aware",
     "layout",
     "resolve_stat_bounds",
     "shape_output",
@@ -46,6 +48,51 @@ class Records(NamedTuple):
     @property
     def n_outputs(self):
         return self.X.shape[1]
+
+
+def _columns_of(a):
+    """The column labels of a pandas DataFrame (duck-typed: pandas stays optional), else None."""
+    if type(a).__module__.partition(".")[0] != "pandas" or getattr(a, "ndim", None) != 2:
+        return None
+    return getattr(a, "columns", None)
+
+
+def frame_aware(function):
+    """Decorator: a statistic of a pandas DataFrame per column comes back as a Series (pandas' way).
+
+    When the first argument is a DataFrame and the result has one entry per column
+    (``axis=0``), the result is ``pandas.Series(values, index=df.columns)``; with several
+    quantiles (shape ``(n_q, n_columns)``), a DataFrame indexed by ``q``. Other results
+    (``axis=None`` gives a scalar, as numpy's functions do) are unchanged. With
+    ``return_error=True`` the :class:`DPResult`'s ``value`` is converted. Post-processing
+    of public labels only.
+    """
+
+    @functools.wraps(function)
+    def wrapper(a, *args, **kwargs):
+        result = function(a, *args, **kwargs)
+        columns = _columns_of(a)
+        if columns is None:
+            return result
+        if hasattr(result, "privacy_spent"):  # DPResult
+            result.value = _labelled(result.value, columns, function.__name__, args, kwargs)
+            return result
+        return _labelled(result, columns, function.__name__, args, kwargs)
+
+    return wrapper
+
+
+def _labelled(value, columns, name, args, kwargs):
+    import pandas as pd  # present: the input is a DataFrame
+
+    arr = np.asarray(value)
+    if arr.ndim == 1 and arr.shape[0] == len(columns):
+        return pd.Series(arr, index=columns, name=name)
+    if arr.ndim == 2 and arr.shape[1] == len(columns):
+        q = kwargs.get("q", args[0] if args else None)
+        index = np.ravel(q) if q is not None and np.size(q) == arr.shape[0] else None
+        return pd.DataFrame(arr, index=index, columns=columns)
+    return value
 
 
 def _normalize_axis(axis, ndim):
@@ -160,8 +207,9 @@ STATS_DOCS = {
         The data. Records (the privacy unit, e.g. people) lie along the first axis: ``a[i]``
         is one record, which may hold several values (a row of a data matrix).""",
     "epsilon": """epsilon : float, default=1.0
-        Privacy parameter ε > 0 (finite): the budget of the whole call. Smaller is more
-        private and noisier.""",
+        Privacy parameter ε > 0: the budget of the whole call. Smaller is more private
+        and noisier. ``float("inf")`` gives the exact statistic (no noise), recorded as
+        an infinite spend.""",
     "delta": """delta : float, default=0.0
         ``0`` gives pure ε-DP (Laplace noise). A value in (0, 1) uses Gaussian noise for
         the sums, much more accurate for many entries at once; choose δ well below

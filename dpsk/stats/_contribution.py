@@ -53,7 +53,6 @@ import numpy as np
 
 from dpsk._core._exact_sums import WEIGHT_BITS
 from dpsk._core._groups import group_codes, limit_weights
-from dpsk.accounting import ExponentialEvent
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.mechanisms import ExponentialMechanism
 
@@ -424,7 +423,8 @@ class ContributionPlan:
             self.selection_epsilon, self.release_epsilon = split_epsilon(
                 epsilon, [THRESHOLD_BUDGET_FRACTION, 1.0 - THRESHOLD_BUDGET_FRACTION]
             )
-            self.event = ExponentialEvent(self.selection_epsilon)
+            # The selection's own event (an infinite spend when epsilon=inf).
+            self.event = ExponentialMechanism(epsilon=self.selection_epsilon).privacy_event()
         else:
             self.selection_epsilon, self.release_epsilon, self.event = 0.0, epsilon, None
 

@@ -256,8 +256,11 @@ def histogramdd(
 
     Parameters
     ----------
-    sample : array-like of shape (n_records, n_dims)
-        One point per record (the privacy unit).
+    sample : array-like of shape (n_records, n_dims), or sequence of n_dims arrays
+        One point per record (the privacy unit). As in numpy, an object with a
+        ``shape`` (an ndarray, a DataFrame) holds one row per record, and a list or
+        tuple without one holds the coordinate arrays ``(x, y, ...)``, one per
+        dimension, each of length n_records.
     {epsilon}
     bins : int, sequence of ints or sequence of arrays, default=10
         Per dimension: a number of equal bins over ``range``, or the bin edges (public).
@@ -286,6 +289,8 @@ def histogramdd(
     Floating-point safe.
     {domain}
     """
+    if not hasattr(sample, "shape"):  # numpy's rule: a sequence of coordinate arrays
+        sample = np.atleast_2d(np.asarray(sample)).T
     arr = as_array(sample, name="sample")
     if arr.ndim != 2 or arr.shape[1] == 0:
         raise ValueError(f"sample must have shape (n_records, n_dims), got {arr.shape}")

@@ -46,6 +46,7 @@ from dpsk.stats._common import (
     Records,
     as_array,
     as_records,
+    frame_aware,
     layout,
     resolve_stat_bounds,
     shape_output,
@@ -379,6 +380,7 @@ def _describe(query):
     return " + ".join(sorted(names)) + " (floating-point safe)"
 
 
+@frame_aware
 @Substitution(**STATS_DOCS)
 def count(
     a,
@@ -444,6 +446,7 @@ def count(
     )
 
 
+@frame_aware
 @Substitution(**STATS_DOCS)
 def sum(
     a,
@@ -500,6 +503,7 @@ def sum(
     )
 
 
+@frame_aware
 @Substitution(**STATS_DOCS)
 def mean(
     a,
@@ -570,6 +574,7 @@ def mean(
     )
 
 
+@frame_aware
 @Substitution(**STATS_DOCS)
 def var(
     a,
@@ -622,6 +627,7 @@ def var(
     return _moments_statistic(call, "var", NoisyMoments.var, a, bounds, axis, keepdims, return_error, "dpsk.stats.var")
 
 
+@frame_aware
 @Substitution(**STATS_DOCS)
 def std(
     a,

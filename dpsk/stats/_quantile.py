@@ -48,6 +48,7 @@ from dpsk.stats._common import (
     Records,
     as_array,
     as_records,
+    frame_aware,
     layout,
     resolve_stat_bounds,
     shape_output,
@@ -303,6 +304,7 @@ def _quantile_statistic(call, a, q, bounds, axis, keepdims, bins, return_error, 
     )
 
 
+@frame_aware
 @Substitution(**STATS_DOCS)
 def quantile(
     a,
@@ -380,6 +382,7 @@ def quantile(
     return _quantile_statistic(call, a, q, bounds, axis, keepdims, bins, return_error, "dpsk.stats.quantile")
 
 
+@frame_aware
 @Substitution(**STATS_DOCS)
 def percentile(
     a,
@@ -434,6 +437,7 @@ def percentile(
     return _quantile_statistic(call, a, q / 100.0, bounds, axis, keepdims, bins, return_error, "dpsk.stats.percentile")
 
 
+@frame_aware
 @Substitution(**STATS_DOCS)
 def median(
     a,

@@ -36,7 +36,14 @@ from dpsk._core._trees import MAX_DEPTH, apply_trees, draw_structure, leaf_count
 from dpsk.accounting import ComposedEvent
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import budget_event
-from dpsk.base import DP_PARAMETER_CONSTRAINTS, BaseJointLogLikelihoodClassifier, DPEstimatorMixin, priors_from_counts
+from dpsk.base import (
+    BOUNDS_CONSTRAINT,
+    DP_PARAMETER_CONSTRAINTS,
+    TARGET_BOUNDS_CONSTRAINT,
+    BaseJointLogLikelihoodClassifier,
+    DPEstimatorMixin,
+    priors_from_counts,
+)
 from dpsk.mechanisms import DiscreteLaplace
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
@@ -72,7 +79,7 @@ DEFAULT_MAX_DEPTH = 10
 TREE_CONSTRAINTS = {
     **{k: v for k, v in DP_PARAMETER_CONSTRAINTS.items() if k != "delta"},
     "max_depth": [Interval(Integral, 1, MAX_DEPTH, closed="both"), None],
-    "bounds": [tuple, None],
+    "bounds": BOUNDS_CONSTRAINT,
     "classes": ["array-like", None],
 }
 
@@ -325,9 +332,35 @@ class RandomTreesMixin:
         leaves = apply_trees(X, self._feature, self._threshold, self.max_depth_, n_threads=self._n_threads())
         return leaves + (2**self.max_depth_ - 1)
 
+    def _decision_path(self, X):
+        """Node indicator of every tree, stacked: CSR (n_samples, n_trees · node_count), and offsets.
+
+        In heap order a node's parent is ``(i − 1) // 2``, so the path of a row is its leaf
+        and the leaf's ancestors, ``max_depth_ + 1`` nodes per tree (all leaves are at
+        the same depth), in increasing node order.
+        """
+        from scipy.sparse import csr_matrix
+
+        leaves = self._apply(X)  # (n_samples, n_trees)
+        n_samples, n_trees = leaves.shape
+        depth = self.max_depth_
+        node_count = 2 ** (depth + 1) - 1
+        path = np.empty((n_samples, n_trees, depth + 1), dtype=np.intp)
+        node = leaves.copy()
+        for level in range(depth, -1, -1):
+            path[:, :, level] = node
+            node = (node - 1) // 2
+        path += (np.arange(n_trees, dtype=np.intp) * node_count)[None, :, None]
+        per_row = n_trees * (depth + 1)
+        indicator = csr_matrix(
+            (np.ones(n_samples * per_row, dtype=np.int64), path.reshape(-1), np.arange(n_samples + 1) * per_row),
+            shape=(n_samples, n_trees * node_count),
+        )
+        return indicator, np.arange(n_trees + 1, dtype=np.intp) * node_count
+
 
 class SingleTreeMixin:
-    """``apply``, ``get_depth`` and ``get_n_leaves`` of the one-tree estimators."""
+    """``apply``, ``decision_path``, ``get_depth`` and ``get_n_leaves`` of the one-tree estimators."""
 
     def apply(self, X):
         """Index of the leaf (node number in ``tree_``) each row of X reaches.
@@ -341,6 +374,24 @@ class SingleTreeMixin:
         X_leaves : ndarray of shape (n_samples,), dtype intp
         """
         return self._apply(X)[:, 0]
+
+    def decision_path(self, X):
+        """The nodes each row of X goes through, as scikit-learn's ``decision_path``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        indicator : sparse matrix of shape (n_samples, n_nodes)
+            CSR; ``indicator[i, j]`` is 1 when row i goes through node j of ``tree_``.
+
+        Notes
+        -----
+        **Privacy.** Post-processing of the released tree on the X given here.
+        """
+        return self._decision_path(X)[0]
 
     def get_depth(self):
         """Depth of the tree (all leaves are at this depth)."""
@@ -790,7 +841,7 @@ class DecisionTreeRegressor(SingleTreeMixin, BaseRandomTreesRegressor):
 
     _parameter_constraints = {
         **{k: v for k, v in TREE_CONSTRAINTS.items() if k != "classes"},
-        "bounds_y": [tuple, None],
+        "bounds_y": TARGET_BOUNDS_CONSTRAINT,
     }
 
     def __init__(self, *, max_depth=None, epsilon=1.0, bounds=None, bounds_y=None, accountant=None, random_state=None):

@@ -48,7 +48,8 @@ def _indented(snippet, doc, name):
 
 _shared_docs = {
     "epsilon": """epsilon : float, default=1.0
-        Privacy parameter ε > 0 (finite). Smaller is more private and noisier.""",
+        Privacy parameter ε > 0. Smaller is more private and noisier. ``float("inf")``
+        gives the non-private model (no noise), recorded as an infinite spend.""",
     "delta": """delta : float, default=0.0
         Privacy parameter δ in [0, 1). ``0`` gives pure ε-DP; a value > 0 allows
         (ε, δ)-DP mechanisms (Gaussian noise), which are usually far more accurate in

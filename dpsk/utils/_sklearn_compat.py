@@ -22,6 +22,11 @@ from sklearn.utils._param_validation import (
 )
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+try:  # scikit-learn >= 1.7
+    from sklearn.utils._repr_html.estimator import _get_visual_block, _VisualBlock
+except ImportError:  # pragma: no cover - scikit-learn 1.6
+    from sklearn.utils._estimator_html_repr import _get_visual_block, _VisualBlock
+
 SKLEARN_VERSION = tuple(int(p) for p in sklearn.__version__.split(".")[:2] if p.isdigit())
 
 __all__ = [
@@ -33,8 +38,10 @@ __all__ = [
     "RealNotInt",
     "SKLEARN_VERSION",
     "StrOptions",
+    "_VisualBlock",
     "_fit_context",
     "_safe_indexing",
+    "_get_visual_block",
     "check_is_fitted",
     "validate_data",
     "validate_parameter_constraints",

@@ -50,7 +50,7 @@ import numpy as np
 from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.utils import get_tags
 
-from dpsk.accounting import PrivacyEvent, record_releases
+from dpsk.accounting import BudgetAccountant, PrivacyEvent, get_epsilon, record_releases
 from dpsk.exceptions import BudgetExceededError, PrivacyLeakWarning
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "check_budget_checked_before_data_is_read",
     "check_dp_estimator",
     "check_inputs_not_mutated",
+    "check_infinite_epsilon_is_exact",
     "check_noise_decreases_with_epsilon",
     "check_no_generator_or_seed_stored",
     "check_privacy_leak_warning",
@@ -224,15 +225,47 @@ def _fit_must_fail(est, data, what):
 
 
 def check_privacy_params_validated(name, estimator):
-    """Invalid ε (0, < 0, NaN, inf) and δ (< 0, ≥ 1, NaN) raise before any release."""
+    """Invalid ε (0, < 0, NaN) and δ (< 0, ≥ 1, NaN) raise before any release (ε = inf is valid)."""
     data = make_check_data(estimator)
-    bad = {"epsilon": [0.0, -1.0, float("nan"), float("inf")]}
+    bad = {"epsilon": [0.0, -1.0, float("nan")]}
     if "delta" in estimator.get_params():
         bad["delta"] = [-0.1, 1.0, 1.5, float("nan")]
     for param, values in bad.items():
         for value in values:
             est = _prepared(estimator, data, **{param: value})
             _fit_must_fail(est, data, f"{param}={value}")
+
+
+def check_infinite_epsilon_is_exact(name, estimator):
+    """``epsilon=inf``: no noise (fits with different seeds agree), recorded as an infinite spend.
+
+    A finite budget refuses the fit before X is read; an unlimited accountant records it
+    and reports an infinite total.
+    """
+    data = make_check_data(estimator)
+    fits = [_fit_quietly(_prepared(estimator, data, epsilon=math.inf, random_state=seed), data) for seed in (0, 1)]
+    first, second = (_fitted_float_arrays(est) for est in fits)
+    if first.keys() != second.keys() or not all(np.array_equal(first[k], second[k], equal_nan=True) for k in first):
+        raise AssertionError(f"{name}: with epsilon=inf the fit still depends on random_state: noise was added")
+    spent = getattr(fits[0], "privacy_spent_", None)
+    if not isinstance(spent, PrivacyEvent) or not math.isinf(get_epsilon(spent, 0.5)):
+        raise AssertionError(f"{name}: with epsilon=inf, privacy_spent_ must be an infinite spend, got {spent!r}")
+    if "accountant" not in estimator.get_params():
+        return
+    tracked = _ReadTrackingArray(data["X"])
+    finite = BudgetAccountant(epsilon=1e6, delta=0.5)
+    try:
+        _fit_quietly(_prepared(estimator, data, epsilon=math.inf, accountant=finite), {**data, "X": tracked})
+    except BudgetExceededError:
+        pass
+    else:
+        raise AssertionError(f"{name}: a finite budget accepted a fit with epsilon=inf")
+    if tracked.was_read or len(finite.spent_budget):
+        raise AssertionError(f"{name}: the refused epsilon=inf fit read X or spent budget")
+    unlimited = BudgetAccountant()
+    _fit_quietly(_prepared(estimator, data, epsilon=math.inf, accountant=unlimited), data)
+    if not math.isinf(unlimited.total().epsilon):
+        raise AssertionError(f"{name}: the epsilon=inf fit was recorded as {unlimited.total()}, not as infinite")
 
 
 def check_noise_decreases_with_epsilon(name, estimator):
@@ -511,6 +544,7 @@ def dp_checks(estimator):
     params = estimator.get_params()
     checks = [
         check_privacy_params_validated,
+        check_infinite_epsilon_is_exact,
         check_noise_decreases_with_epsilon,
         check_random_state_none_is_fresh,
         check_random_state_int_reproducible,

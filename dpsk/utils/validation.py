@@ -24,6 +24,7 @@ import hashlib
 import math
 import numbers
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
@@ -369,8 +370,9 @@ def check_privacy_params(epsilon, delta=0.0, *, allow_zero_epsilon=False):
     Parameters
     ----------
     epsilon : float
-        Must be finite and > 0 (or >= 0 with ``allow_zero_epsilon=True``, for mechanisms
-        whose whole guarantee is in ``delta``).
+        Must be > 0 (or >= 0 with ``allow_zero_epsilon=True``, for mechanisms whose whole
+        guarantee is in ``delta``). ``float("inf")`` is accepted: the non-private release,
+        without noise, recorded as an infinite spend (:func:`is_non_private`).
     delta : float, default=0.0
         Must lie in [0, 1).
     allow_zero_epsilon : bool, default=False
@@ -385,13 +387,11 @@ def check_privacy_params(epsilon, delta=0.0, *, allow_zero_epsilon=False):
 
     Notes
     -----
-    **Privacy.** Validation only: ε must be positive and finite (0 only where
-    allowed), δ in [0, 1). A value that fails raises before any data is read.
+    **Privacy.** Validation only: ε must be positive (0 only where allowed; ∞ means no
+    privacy at all), δ in [0, 1). A value that fails raises before any data is read.
     """
     epsilon = _check_real(epsilon, "epsilon")
     delta = _check_real(delta, "delta")
-    if not math.isfinite(epsilon):
-        raise ValueError("epsilon must be finite")
     if epsilon < 0 or (epsilon == 0 and not allow_zero_epsilon):
         raise ValueError(f"epsilon must be {'>= 0' if allow_zero_epsilon else '> 0'}, got {epsilon}")
     if not 0.0 <= delta < 1.0:
@@ -401,17 +401,31 @@ def check_privacy_params(epsilon, delta=0.0, *, allow_zero_epsilon=False):
     return epsilon, delta
 
 
-def check_bounds(bounds, n_features, *, name="bounds"):
+def is_non_private(epsilon):
+    """Whether ``epsilon`` asks for the non-private release (``float("inf")``: no noise).
+
+    The one test the mechanisms make before calibrating noise: an infinite ε releases
+    the exact value and records :data:`~dpsk.accounting.NON_PRIVATE_EVENT` (an infinite
+    spend, refused by any finite budget).
+    """
+    return math.isinf(epsilon)
+
+
+def check_bounds(bounds, n_features, *, name="bounds", feature_names=None):
     """Validate per-feature bounds and broadcast them to two float64 arrays.
 
     Parameters
     ----------
-    bounds : tuple (lower, upper)
+    bounds : tuple or list (lower, upper), or dict
         Scalars (same bounds for every feature) or array-likes of shape (n_features,).
-        Finite, with ``lower <= upper`` elementwise.
+        Finite, with ``lower <= upper`` elementwise. A dict gives ``(lower, upper)`` per
+        feature: keyed by feature name (the ``feature_names_in_`` of a DataFrame X) or
+        by column index, and covering every feature.
     n_features : int
     name : str, default="bounds"
         Parameter name used in error messages.
+    feature_names : array-like of str or None, default=None
+        The names of X's columns, for dict bounds keyed by name.
 
     Returns
     -------
@@ -424,6 +438,8 @@ def check_bounds(bounds, n_features, *, name="bounds"):
     data. The bounds must be public (not derived from the protected data) for the
     estimator's guarantee to hold.
     """
+    if isinstance(bounds, Mapping):
+        bounds = _bounds_by_feature(bounds, n_features, name, feature_names)
     if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
         raise ValueError(f"{name} must be a tuple (lower, upper)")
     out = []
@@ -443,6 +459,28 @@ def check_bounds(bounds, n_features, *, name="bounds"):
     lower, upper = out
     if np.any(lower > upper):
         raise ValueError(f"{name}: lower bound must not exceed upper bound")
+    return lower, upper
+
+
+def _bounds_by_feature(bounds, n_features, name, feature_names):
+    """(lower, upper) lists from a dict of per-feature bounds, keyed by name or column index."""
+    names = [] if feature_names is None else [str(f) for f in feature_names]
+    column = {f: j for j, f in enumerate(names)}
+    lower, upper = [None] * n_features, [None] * n_features
+    for key, pair in bounds.items():
+        if isinstance(key, numbers.Integral) and not isinstance(key, bool) and 0 <= key < n_features:
+            j = int(key)
+        elif isinstance(key, str) and key in column:
+            j = column[key]
+        else:
+            known = f"the features are {names}" if names else "X has no feature names (pass a DataFrame)"
+            raise ValueError(f"{name}: {key!r} is not a feature of X ({known})")
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError(f"{name}[{key!r}] must be a pair (lower, upper)")
+        lower[j], upper[j] = pair
+    missing = [names[j] if names else j for j in range(n_features) if lower[j] is None]
+    if missing:
+        raise ValueError(f"{name} gives no bounds for {missing}: every feature needs public bounds")
     return lower, upper
 
 
@@ -499,7 +537,9 @@ def resolve_bounds(estimator, bounds, X, *, param="bounds", attribute="bounds_")
     ----------
     estimator : object
         The estimator (used in the warning).
-    bounds : tuple (lower, upper) or None
+    bounds : tuple or list (lower, upper), dict, or None
+        See :func:`check_bounds`; dict keys are matched against the estimator's
+        ``feature_names_in_``.
     X : ndarray of shape (n_samples, n_features)
         Validated data; only read when ``bounds`` is None.
     param, attribute : str
@@ -520,7 +560,9 @@ def resolve_bounds(estimator, bounds, X, *, param="bounds", attribute="bounds_")
     if bounds is None:
         warn_data_derived(estimator, param, attribute)
         bounds = (np.min(X, axis=0), np.max(X, axis=0))
-    return check_bounds(bounds, X.shape[1], name=param)
+    # Feature bounds may be keyed by X's column names; a target's bounds never are.
+    names = None if param == "bounds_y" else getattr(estimator, "feature_names_in_", None)
+    return check_bounds(bounds, X.shape[1], name=param, feature_names=names)
 
 
 def resolve_data_norm(estimator, data_norm, X, *, param="data_norm", attribute="data_norm_"):

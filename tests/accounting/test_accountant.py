@@ -302,3 +302,55 @@ def test_budget_namedtuple():
     eps, delta = budget
     assert (eps, delta) == (1.0, 1e-5)
     assert repr(budget) == "(epsilon=1.0, delta=1e-05)"
+
+
+# ------------------------------------------------------------------------ Budget order, epsilon=inf
+
+
+def test_budget_compares_component_wise():
+    """Check that budgets are partially ordered: neither (4, .02) nor (3, .1) covers the other."""
+    a, b = Budget(4, 0.02), Budget(3, 0.1)
+    assert not a >= b and not a <= b and not a > b and not a < b
+    assert Budget(3, 0.02) <= a and Budget(3, 0.02) <= b and Budget(3, 0.02) < a
+    assert Budget(5, 0.1) >= a and Budget(5, 0.1) > b
+    assert a <= a and a >= a and not a < a and not a > a
+    assert a == (4.0, 0.02) and a <= (4, 0.5) and not a <= (3.9, 1.0)
+    assert sorted([a]) == [a]  # still usable where one value is sorted
+
+
+@pytest.mark.parametrize("epsilon, delta", [(-1.0, 0.0), (1.0, -1e-9), (-math.inf, 0.0)])
+def test_budget_rejects_negative_values(epsilon, delta):
+    with pytest.raises(ValueError, match=">= 0"):
+        Budget(epsilon, delta)
+
+
+def test_budget_rejects_nan():
+    with pytest.raises(TypeError):
+        Budget(math.nan, 0.0)
+
+
+def test_infinite_spend_is_recorded_and_shown():
+    """Check that epsilon=inf (the non-private release) is an infinite spend an unlimited accountant records."""
+    acc = BudgetAccountant(delta=1e-5)
+    acc.spend(1.0, 0.0)
+    acc.spend(math.inf, 0.0)
+    assert acc.total() == Budget(math.inf, 0.0)
+    assert len(acc) == 2
+    assert "spent inf" in acc.summary()
+    assert get_epsilon(PureDPEvent(math.inf), 0.999) == math.inf
+
+
+@pytest.mark.parametrize("budget", [dict(epsilon=1e6), dict(epsilon=1e6, delta=0.5)])
+def test_finite_budget_refuses_an_infinite_spend(budget):
+    acc = BudgetAccountant(**budget)
+    with pytest.raises(BudgetExceededError):
+        acc.spend(math.inf, 0.0)
+    with pytest.raises(BudgetExceededError):
+        acc.check(math.inf, 0.0)
+    assert len(acc) == 0
+
+
+def test_large_homogeneous_pure_spends_do_not_overflow():
+    """Regression: optimal composition of ε0 > 709 releases overflowed (exp(ε0)) at δ > 0."""
+    event = SelfComposedEvent(PureDPEvent(800.0), 2)
+    assert get_epsilon(event, 0.5) <= 1600.0

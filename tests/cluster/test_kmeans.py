@@ -231,3 +231,17 @@ def test_audit_estimator_runs_on_kmeans():
     neighbours = canary_neighbours(np.zeros((50, 1)), canary_X=[4.0])
     result = audit_estimator(est, neighbours, lambda e: e.cluster_centers_[0, 0], n_samples=500, random_state=0)
     assert result.passed
+
+
+def test_infinite_epsilon_with_a_given_init_is_exact():
+    """Check epsilon=inf adds no noise: with public starting centres the fit no longer depends on the seed
+    (the common check cannot show it: the default seeding is random, public randomness)."""
+    X = np.random.default_rng(0).uniform(-1, 1, (200, 2))
+    init = np.array([[-0.5, -0.5], [0.5, 0.5]])
+    fits = [
+        KMeans(n_clusters=2, init=init, epsilon=math.inf, bounds=(-1, 1), random_state=seed).fit(X)
+        for seed in (0, 1, 2)
+    ]
+    for other in fits[1:]:
+        np.testing.assert_array_equal(other.cluster_centers_, fits[0].cluster_centers_)
+    assert math.isinf(get_epsilon(fits[0].privacy_spent_, 0.5))

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from sklearn.decomposition import PCA as SkPCA
 
-from dpsk.accounting import CalibratedEvent, GaussianEvent, PureDPEvent, ZCDPEvent, record_releases
+from dpsk.accounting import BudgetAccountant, CalibratedEvent, GaussianEvent, PureDPEvent, ZCDPEvent, record_releases
 from dpsk.audit import audit, estimator_sampler
 from dpsk.decomposition import PCA
 from dpsk.decomposition._pca import _Geometry
@@ -173,3 +173,34 @@ def test_gaussian_method_audit(cls):
         random_state=0,
     )
     assert result.passed == (cls is PCA), str(result)
+
+
+# ----------------------------------------------------------------- probabilistic PCA interface
+
+
+@pytest.mark.parametrize("n_components, whiten", [(2, False), (2, True), (4, False)])
+def test_probabilistic_pca_matches_scikit_learn_at_infinite_epsilon(n_components, whiten):
+    """Check score, score_samples, get_covariance and get_precision against scikit-learn's
+    formulas: at epsilon=inf the released model is the exact one (up to the 2**-20 grid)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 4)) @ rng.normal(size=(4, 4)) * 0.2
+    ours = PCA(n_components=n_components, whiten=whiten, epsilon=math.inf, bounds=(-5, 5)).fit(X)
+    theirs = SkPCA(n_components=n_components, whiten=whiten).fit(X)
+    np.testing.assert_allclose(ours.get_covariance(), theirs.get_covariance(), atol=1e-6)
+    np.testing.assert_allclose(ours.get_precision(), theirs.get_precision(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(ours.score_samples(X[:20]), theirs.score_samples(X[:20]), rtol=1e-4)
+    assert ours.score(X) == pytest.approx(theirs.score(X), rel=1e-5)
+
+
+@pytest.mark.parametrize("n_components", [1, 3])
+def test_probabilistic_pca_is_consistent_on_a_noisy_model(n_components):
+    """The precision inverts the covariance and scoring spends nothing (post-processing)."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, (300, 3))
+    acc = BudgetAccountant()
+    pca = PCA(n_components=n_components, epsilon=1.0, bounds=(-1, 1), accountant=acc, random_state=0).fit(X)
+    spends = len(acc)
+    np.testing.assert_allclose(pca.get_precision() @ pca.get_covariance(), np.eye(3), atol=1e-8)
+    assert np.all(np.isfinite(pca.score_samples(X)))
+    assert pca.score(X) == pytest.approx(pca.score_samples(X).mean())
+    assert len(acc) == spends

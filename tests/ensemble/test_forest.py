@@ -11,7 +11,7 @@ from sklearn.model_selection import train_test_split
 
 from dpsk.accounting import get_epsilon
 from dpsk.datasets import load_adult
-from dpsk.ensemble import RandomForestClassifier
+from dpsk.ensemble import RandomForestClassifier, RandomForestRegressor
 
 
 def _data(n=4000, d=4, seed=0):
@@ -148,3 +148,54 @@ def test_bad_input():
         forest.apply(bad)
     with pytest.raises(ValueError, match="bounds"):
         _forest(bounds=(1.0, 0.0)).fit(X, y)
+
+
+# ----------------------------------------------------------------- scikit-learn's ensemble interface
+
+
+def _small_forest(cls_name="classifier", **params):
+    X = np.random.default_rng(0).uniform(0, 1, (60, 3))
+    if cls_name == "classifier":
+        forest = RandomForestClassifier(n_estimators=4, max_depth=3, bounds=(0, 1), classes=[0, 1], **params)
+        return forest.fit(X, np.arange(60) % 2), X
+    forest = RandomForestRegressor(n_estimators=4, max_depth=3, bounds=(0, 1), bounds_y=(0, 1), **params)
+    return forest.fit(X, X[:, 0]), X
+
+
+@pytest.mark.parametrize("kind", ["classifier", "regressor"])
+def test_forest_is_a_sequence_of_its_trees(kind):
+    forest, X = _small_forest(kind, random_state=0)
+    assert len(forest) == 4
+    assert list(forest) == forest.estimators_
+    assert forest[1] is forest.estimators_[1] and forest[-1] is forest.estimators_[3]
+    # Each tree predicts from its own leaves: its apply is the forest's column.
+    np.testing.assert_array_equal(np.column_stack([tree.apply(X) for tree in forest]), forest.apply(X))
+
+
+@pytest.mark.parametrize("kind", ["classifier", "regressor"])
+def test_each_tree_carries_its_own_random_state(kind):
+    """Check scikit-learn's convention: distinct int seeds derived from the forest's seed (reproducible),
+    None when the forest's randomness is fresh entropy."""
+    seeded, _ = _small_forest(kind, random_state=7)
+    seeds = [tree.random_state for tree in seeded]
+    assert all(isinstance(s, int) for s in seeds) and len(set(seeds)) == len(seeds)
+    assert seeds == [tree.random_state for tree in _small_forest(kind, random_state=7)[0]]
+    assert seeds != [tree.random_state for tree in _small_forest(kind, random_state=8)[0]]
+    fresh, _ = _small_forest(kind)
+    assert [tree.random_state for tree in fresh] == [None] * 4
+
+
+@pytest.mark.parametrize("kind", ["classifier", "regressor"])
+def test_forest_decision_path_matches_apply(kind):
+    forest, X = _small_forest(kind, random_state=0)
+    indicator, ptr = forest.decision_path(X[:5])
+    n_nodes = forest[0].tree_.node_count
+    np.testing.assert_array_equal(ptr, np.arange(5) * n_nodes)
+    assert indicator.shape == (5, 4 * n_nodes)
+    dense = indicator.toarray()
+    leaves = forest.apply(X[:5])
+    for t, tree in enumerate(forest):
+        block = dense[:, ptr[t] : ptr[t + 1]]
+        np.testing.assert_array_equal(block, tree.decision_path(X[:5]).toarray())
+        assert np.all(block.sum(axis=1) == tree.get_depth() + 1)
+        assert np.all(block[np.arange(5), leaves[:, t]] == 1) and np.all(block[:, 0] == 1)

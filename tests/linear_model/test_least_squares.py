@@ -12,7 +12,7 @@ from sklearn.datasets import make_regression
 from sklearn.linear_model import LinearRegression as SklearnLinearRegression
 from sklearn.linear_model import Ridge as SklearnRidge
 
-from dpsk.accounting import BudgetAccountant, record_releases
+from dpsk.accounting import BudgetAccountant, get_epsilon, record_releases
 from dpsk.exceptions import PrivacyLeakWarning
 from dpsk.linear_model import LinearRegression, Ridge
 from dpsk.linear_model._least_squares import least_squares_sensitivities
@@ -147,3 +147,38 @@ def test_declared_cost_and_budget_split():
     assert eps_a / eps_b == pytest.approx(math.sqrt(l1_a / l1_b), rel=1e-6)
     assert sorted(map(repr, drawn)) == sorted(map(repr, reg.privacy_spent_.flatten()))
     assert accountant.total().epsilon <= 1.0
+
+
+# ----------------------------------------------------------------- several targets and epsilon=inf
+
+
+@pytest.mark.parametrize("cls, reference", [(LinearRegression, None), (Ridge, 3.0)])
+def test_several_targets_match_scikit_learn_at_infinite_epsilon(cls, reference):
+    """Check 2-d y: scikit-learn's shapes, per-target bounds, and the exact fit at epsilon=inf."""
+    from sklearn import linear_model as sk
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (2000, 3))
+    Y = np.column_stack([X @ [1.0, 2.0, -1.0] + 0.5, X @ [-1.0, 0.5, 0.0] - 0.2])
+    params = {} if reference is None else {"alpha": reference}
+    ours = cls(epsilon=math.inf, bounds_X=(-1, 1), bounds_y=([-5, -3], [5, 3]), **params).fit(X, Y)
+    theirs = (sk.LinearRegression() if reference is None else sk.Ridge(alpha=reference)).fit(X, Y)
+    assert ours.coef_.shape == (2, 3) and ours.intercept_.shape == (2,)
+    np.testing.assert_allclose(ours.coef_, theirs.coef_, atol=1e-4)
+    np.testing.assert_allclose(ours.intercept_, theirs.intercept_, atol=1e-4)
+    assert ours.predict(X[:5]).shape == (5, 2)
+    np.testing.assert_array_equal(ours.bounds_y_[0], [-5, -3])
+    column = cls(epsilon=math.inf, bounds_X=(-1, 1), bounds_y=(-5, 5), **params).fit(X, Y[:, :1])
+    assert column.coef_.shape == (1, 3)
+    single = cls(epsilon=math.inf, bounds_X=(-1, 1), bounds_y=(-5, 5), **params).fit(X, Y[:, 0])
+    assert single.coef_.shape == (3,) and np.ndim(single.intercept_) == 0
+    np.testing.assert_allclose(single.coef_, column.coef_[0], atol=1e-12)
+
+
+def test_several_targets_cost_one_release_each_for_a_and_b():
+    """All targets are released together: the same events as one target (sensitivity of B scaled)."""
+    X = np.random.default_rng(1).uniform(-1, 1, (100, 2))
+    one = LinearRegression(epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-1, 1), random_state=0).fit(X, X[:, 0])
+    two = LinearRegression(epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-1, 1), random_state=0).fit(X, X)
+    assert len(two.privacy_spent_.flatten()) == len(one.privacy_spent_.flatten()) == 2
+    assert get_epsilon(two.privacy_spent_, 0.0) <= 1.0

@@ -297,3 +297,79 @@ def test_least_squares_gaussian_audit(monkeypatch):
     _halve_least_squares_noise(monkeypatch)
     result = audit(sampler, neighbours, event=claim, n_samples=N_SAMPLES, random_state=0)
     assert not result.passed, str(result)
+
+
+# ----------------------------------------------------------------- several targets
+
+N_TARGETS = 8
+
+
+def _multi_target_neighbours(n=100, n_targets=N_TARGETS):
+    """Rows at (x, y) = (1, 0) for every target, and a canary at x = 4, every target at −4 (clipped to −1).
+
+    No intercept, d = 1: A = Σx², B_i = Σx·t_i. The canary moves A by 1 and every B_i by
+    −1 (the whole L2 sensitivity sqrt(1 + m) of [A, B] when the targets are ignored in it
+    counts only sqrt(2)); with B ≈ 0 the slopes see the B releases alone.
+    """
+    return canary_neighbours(
+        np.ones((n, 1)), np.zeros((n, n_targets)), canary_X=[4.0], canary_y=np.full(n_targets, -4.0)
+    )
+
+
+class _SumOfSlopes:
+    """Projection: the sum of the slopes of all targets (the direction every target's B moves)."""
+
+    def __call__(self, fitted):
+        return np.array([float(np.sum(fitted.coef_))])
+
+
+def test_multi_target_sensitivity_counts_every_target():
+    """Check that B = Σ ũ tᵀ with m targets has m times the L1 and sqrt(m) times the L2 sensitivity
+    of one target, and that these are attained (by a corner row with every target at its bound)."""
+    for d, r, intercept in [(1, None, False), (3, None, True), (4, 1.5, True)]:
+        l1_a, l1_b, l2_a, l2_b = least_squares_module.least_squares_sensitivities(d, r, intercept)
+        many = least_squares_module.least_squares_sensitivities(d, r, intercept, 5)
+        assert many[0] == l1_a and many[2] == l2_a  # A does not see the targets
+        assert many[1] == pytest.approx(5 * l1_b, rel=1e-12)
+        assert many[3] == pytest.approx(math.sqrt(5) * l2_b, rel=1e-12)
+    u = np.array([1.0, -1.0, 1.0, 1.0])  # a corner of the box (d = 3 with intercept)
+    t = np.array([1.0, -1.0, 1.0, -1.0, 1.0])
+    _, l1_b, _, l2_b = least_squares_module.least_squares_sensitivities(3, None, True, 5)
+    assert np.abs(np.outer(u, t)).sum() == pytest.approx(l1_b, rel=1e-9)
+    assert np.linalg.norm(np.outer(u, t)) == pytest.approx(l2_b, rel=1e-9)
+
+
+@pytest.mark.slow
+def test_multi_target_laplace_audit_against_declared_cost():
+    """Check a fit with 8 targets against the cost it declares, on neighbours that move every target."""
+    estimator = LinearRegression(epsilon=1.0, bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0), fit_intercept=False)
+    result = audit_estimator(
+        estimator, _multi_target_neighbours(), _SumOfSlopes(), n_samples=N_SAMPLES_CORRECT, random_state=0
+    )
+    assert result.passed, str(result)
+
+
+@pytest.mark.slow
+def test_multi_target_gaussian_audit_rejects_per_target_sensitivity(monkeypatch):
+    """Check the Gaussian release of [A, w·B] with 8 targets against the profile of its noise;
+    noise calibrated as if B had one target's sensitivity is rejected.
+
+    The canary moves A by 1 and each of the 8 B_i by −1; the sum of the slopes sees
+    Σ B_i / A, whose privacy loss is sqrt(8)/sqrt(2) = 2 times the claim's when the
+    targets are left out of the sensitivity (and below the claim when they are in).
+    """
+    estimator = LinearRegression(
+        epsilon=4.0, delta=1e-5, bounds_X=(-1.0, 1.0), bounds_y=(-1.0, 1.0), fit_intercept=False
+    )
+    neighbours = _multi_target_neighbours()
+    _, _, l2_a, l2_b = least_squares_module.least_squares_sensitivities(1, None, False, N_TARGETS)
+    weight = (l2_a / l2_b) ** (2.0 / 3.0)
+    sensitivity = math.hypot(l2_a, weight * l2_b)
+    sigma = Gaussian(epsilon=4.0, delta=1e-5, sensitivity=sensitivity).sigma((1 + N_TARGETS,))
+    claim = GaussianEvent(sigma / sensitivity)
+    sampler = estimator_sampler(estimator, _SumOfSlopes())
+    assert audit(sampler, neighbours, event=claim, n_samples=N_SAMPLES_CORRECT, random_state=0).passed
+    exact = least_squares_module.least_squares_sensitivities
+    monkeypatch.setattr(least_squares_module, "least_squares_sensitivities", lambda d, r, i, m=1: exact(d, r, i))
+    result = audit(sampler, neighbours, event=claim, n_samples=N_SAMPLES, random_state=0)
+    assert not result.passed, str(result)

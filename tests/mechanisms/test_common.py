@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from dpsk.accounting import BudgetAccountant, get_epsilon, record_releases
+from dpsk.accounting import BudgetAccountant, PureDPEvent, get_epsilon, record_releases
 from dpsk.exceptions import BudgetExceededError
 from dpsk.mechanisms import (
     DiscreteGaussian,
@@ -84,7 +84,6 @@ BAD_PARAMETERS = [
     {"epsilon": 0.0},
     {"epsilon": -1.0},
     {"epsilon": math.nan},
-    {"epsilon": math.inf},
     {"sensitivity": -1.0},
     {"sensitivity": math.nan},
     {"delta": 1.0},
@@ -115,6 +114,66 @@ _BAD_CASES = [
 def test_invalid_parameters_raise_value_error(cls, params):
     with pytest.raises(ValueError):
         cls(**params)
+
+
+@pytest.mark.parametrize("cls, params", _CONSTRUCTORS[:6], ids=IDS)
+def test_infinite_epsilon_releases_the_exact_value_as_an_infinite_spend(cls, params):
+    """Check that epsilon=inf adds no noise and records one non-private release per call."""
+    mech = cls(**{**params, "epsilon": math.inf}, sensitivity=2, random_state=0)
+    value = np.array([[3.0, -2.0, 7.0], [0.0, 1.0, 5.0]])
+    with record_releases() as drawn:
+        out = mech.randomise(value)
+        scalar = mech.randomise(4.0)
+    np.testing.assert_array_equal(out, value)
+    assert scalar == 4.0
+    assert drawn == [PureDPEvent(math.inf)] * 2
+    assert mech.variance(value) == 0.0
+    assert math.isinf(get_epsilon(mech.privacy_event(value.shape), 0.5))
+
+
+@pytest.mark.parametrize("cls", [ExponentialMechanism, ReportNoisyMax])
+def test_infinite_epsilon_selection_is_a_uniform_argmax(cls):
+    """Check that epsilon=inf selects uniformly among the best scores (the limit of both laws)."""
+    mech = cls(epsilon=math.inf, random_state=0)
+    scores = [0.5, 3.0, -1.0, 3.0]
+    np.testing.assert_array_equal(mech.probabilities(scores), [0.0, 0.5, 0.0, 0.5])
+    with record_releases() as drawn:
+        picks = [mech.randomise(scores) for _ in range(200)]
+    assert set(picks) == {1, 3}
+    assert drawn == [PureDPEvent(math.inf)] * 200
+    assert mech.privacy_event() == PureDPEvent(math.inf)
+
+
+def test_infinite_epsilon_exponential_groups_picks_a_top_group():
+    mech = ExponentialMechanism(epsilon=math.inf, random_state=0)
+    scores = [5, 4, 5]
+    picks = {mech.randomise_groups([2, 3, 1], [0.0, 1.0, 0.0], 0.0, scores.__getitem__, 5) for _ in range(100)}
+    assert picks == {(0, 0), (0, 1), (2, 0)}
+
+
+def test_infinite_epsilon_randomized_response_tells_the_truth():
+    rr = RandomizedResponse(epsilon=math.inf, categories=["a", "b", "c"], random_state=0)
+    values = np.array(["a", "c", "b", "c"] * 50)
+    with record_releases() as drawn:
+        np.testing.assert_array_equal(rr.randomise(values), values)
+    assert drawn == [PureDPEvent(math.inf)]
+    assert rr.keep_probability == 1.0
+
+
+@pytest.mark.parametrize("cls", [DiscreteLaplace, Geometric])
+@pytest.mark.parametrize("sensitivity", [0.5, 1.5, 2.25])
+def test_discrete_laplace_refuses_a_fractional_sensitivity(cls, sensitivity):
+    """Check that a fractional L1 sensitivity is refused, not floored (it used to be)."""
+    with pytest.raises(ValueError, match="integer"):
+        cls(epsilon=1.0, sensitivity=sensitivity)
+
+
+def test_discrete_gaussian_refuses_a_fractional_sensitivity_for_a_scalar():
+    """A scalar's sensitivity must be an integer (it used to be floored); a vector's L2 may not be."""
+    mech = DiscreteGaussian(epsilon=1.0, delta=1e-5, sensitivity=1.5, random_state=0)
+    with pytest.raises(ValueError, match="integer"):
+        mech.randomise(3)
+    mech.randomise(np.array([3, 4]))  # L2 sensitivity sqrt(2)-like values are legitimate
 
 
 @pytest.mark.parametrize("cls", [Gaussian, UnsafeGaussian, DiscreteGaussian])
@@ -213,3 +272,12 @@ def test_geometric_delta_cannot_be_set():
     with record_releases() as drawn:
         mech.randomise(3)
     assert drawn == [mech.privacy_event()]
+
+
+def test_infinite_epsilon_selection_compares_exact_scores_exactly():
+    """Scores as an object array of Fractions are compared without rounding to floats."""
+    from fractions import Fraction
+
+    scores = np.array([Fraction(1, 3), Fraction(1, 3) + Fraction(1, 10**30), Fraction(0)], dtype=object)
+    mech = ExponentialMechanism(epsilon=math.inf, random_state=0)
+    assert {mech.randomise(scores) for _ in range(20)} == {1}

@@ -3,6 +3,7 @@
 """privacy_utility_curve: every fit charged up front, independent noise, scores per ε."""
 
 import doctest
+import math
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ import dpsk.model_selection._curve as curve_module
 from dpsk.accounting import BudgetAccountant, get_epsilon, record_releases
 from dpsk.exceptions import BudgetExceededError
 from dpsk.model_selection import privacy_utility_curve
+from dpsk.naive_bayes import GaussianNB
 from dpsk.utils._testing.accounting import ToyDPCenterer
 from dpsk.utils._testing.selection import ToyShiftedMeanClassifier
 
@@ -41,6 +43,24 @@ def test_every_fit_is_charged_once_up_front(data):
     assert get_epsilon(curve.privacy_spent, 0.0) == pytest.approx(3.3)
     assert acc.spent_budget == [curve.privacy_spent]
     assert sorted(map(repr, drawn)) == sorted(map(repr, curve.privacy_spent.flatten()))
+
+
+def test_the_non_private_ceiling_is_a_point_of_the_curve(data):
+    """Check epsilon=inf on a curve: exact fits (no spread over seeds), an infinite total cost."""
+    acc = BudgetAccountant()
+    curve = privacy_utility_curve(
+        GaussianNB(bounds=(-1.0, 1.0), classes=[0, 1]),
+        [1.0, math.inf],
+        *data,
+        n_seeds=3,
+        accountant=acc,
+        random_state=0,
+    )
+    np.testing.assert_array_equal(curve.scores[-1], curve.scores[-1, 0])  # the same exact fit for every seed
+    assert curve.mean[-1] >= curve.mean[0]
+    assert math.isinf(acc.total().epsilon)
+    with pytest.raises(BudgetExceededError):
+        privacy_utility_curve(toy(), [1.0, math.inf], *data, n_seeds=1, accountant=BudgetAccountant(epsilon=100.0))
 
 
 def test_budget_is_checked_before_the_data_is_read(data):
@@ -122,8 +142,8 @@ def test_verbose(data, capsys):
     "kwargs, error, match",
     [
         (dict(epsilons=[]), ValueError, "non-empty"),
-        (dict(epsilons=[1.0, 0.0]), ValueError, "finite and > 0"),
-        (dict(epsilons=[np.inf]), ValueError, "finite and > 0"),
+        (dict(epsilons=[1.0, 0.0]), ValueError, "> 0"),
+        (dict(epsilons=[np.nan]), ValueError, "> 0"),
         (dict(n_seeds=0), ValueError, "n_seeds"),
         (dict(estimator=LogisticRegression()), ValueError, "Invalid parameter .epsilon."),
         (dict(estimator=lambda eps: LogisticRegression(C=eps)), ValueError, "no differentially private step"),

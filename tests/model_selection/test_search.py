@@ -416,7 +416,25 @@ def test_refused_estimators_and_scorers(data):
     with pytest.raises(ValueError, match="cv"):
         GridSearchCV(toy(), GRID, cv=__import__("sklearn.model_selection").model_selection.KFold(3)).fit(X, y)
     with pytest.raises(ValueError, match="epsilon"):
-        GridSearchCV(toy(), GRID, epsilon=math.inf).fit(X, y)
+        GridSearchCV(toy(), GRID, epsilon=0.0).fit(X, y)
+
+
+def test_infinite_epsilon_selects_the_best_candidate_exactly(data):
+    """Check that epsilon=inf (no privacy in the selection) picks a best-scoring candidate every time
+    and records the search as an infinite spend."""
+    X, y = data
+    acc = BudgetAccountant()
+    grid = {"shift": [5.0, 0.0, -5.0]}  # shifting the class means by 5 ruins the accuracy
+    picks = {
+        GridSearchCV(toy(epsilon=math.inf), grid, epsilon=math.inf, accountant=acc, random_state=seed)
+        .fit(X, y)
+        .best_params_["shift"]
+        for seed in range(8)
+    }
+    assert picks == {0.0}
+    assert math.isinf(acc.total().epsilon)
+    with pytest.raises(BudgetExceededError):
+        GridSearchCV(toy(), GRID, epsilon=math.inf, accountant=BudgetAccountant(epsilon=1e3)).fit(X, y)
 
 
 def test_steps_that_learn_without_privacy_are_flagged(data):

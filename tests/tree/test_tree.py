@@ -120,3 +120,26 @@ def test_smoothing_falls_back_on_the_parent_when_counts_are_noise():
     # The near-empty leaf follows its parent (dominated by class 1), not its single count.
     assert proba[0, 1, 1] > 0.7
     np.testing.assert_allclose(proba.sum(axis=2), 1.0)
+
+
+def test_decision_path_follows_the_heap_ordered_tree():
+    """Check decision_path against a walk down tree_ (feature, threshold, children) for each row."""
+    from dpsk.tree import DecisionTreeRegressor
+
+    X = np.random.default_rng(3).uniform(0, 1, (40, 2))
+    for tree in (
+        DecisionTreeClassifier(max_depth=4, bounds=(0, 1), classes=[0, 1], random_state=0).fit(X, np.arange(40) % 2),
+        DecisionTreeRegressor(max_depth=4, bounds=(0, 1), bounds_y=(0, 1), random_state=0).fit(X, X[:, 1]),
+    ):
+        path = tree.decision_path(X).toarray()
+        assert path.shape == (40, tree.tree_.node_count)
+        structure = tree.tree_
+        for i, row in enumerate(X):
+            node, expected = 0, [0]
+            while structure.children_left[node] != -1:
+                go_left = row[structure.feature[node]] <= structure.threshold[node]
+                node = structure.children_left[node] if go_left else structure.children_right[node]
+                expected.append(node)
+            np.testing.assert_array_equal(np.flatnonzero(path[i]), expected)
+            assert expected[-1] == tree.apply(X[i : i + 1])[0]
+        assert tree.get_depth() == 4 and tree.get_n_leaves() == 16

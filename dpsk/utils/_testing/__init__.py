@@ -32,6 +32,7 @@ every check of the privacy contract and every privacy audit is shown to fail on 
 it is meant to catch.
 """
 
+import math
 import os
 import subprocess
 import sys
@@ -41,9 +42,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from dpsk.accounting import ComposedEvent, GaussianEvent, LaplaceEvent, note_release
-from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.accounting._events import NON_PRIVATE_EVENT
+from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.utils._sklearn_compat import _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import check_random_state, release_generator, resolve_bounds, resolve_classes
+from dpsk.utils.validation import check_random_state, is_non_private, release_generator, resolve_bounds, resolve_classes
 
 __all__ = [
     "ALPHA",
@@ -160,7 +162,7 @@ class ToyDPMeanClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     _parameter_constraints = {
         **{k: v for k, v in DP_PARAMETER_CONSTRAINTS.items() if k != "delta"},
-        "bounds": [tuple, None],
+        "bounds": BOUNDS_CONSTRAINT,
         "classes": ["array-like", None],
     }
 
@@ -172,6 +174,8 @@ class ToyDPMeanClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def _privacy_cost(self):
+        if is_non_private(float(self.epsilon)):
+            return ComposedEvent((NON_PRIVATE_EVENT, NON_PRIVATE_EVENT))
         half = LaplaceEvent(noise_multiplier=2.0 / float(self.epsilon))
         return ComposedEvent((half, half))
 
@@ -213,7 +217,7 @@ class ToyDPMeanClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         return np.clip(X, lower, upper)  # a new array: X is never modified
 
     def _noise_multiplier(self, event):
-        return event.noise_multiplier
+        return 0.0 if event == NON_PRIVATE_EVENT else event.noise_multiplier
 
     def predict(self, X):
         check_is_fitted(self)
@@ -250,6 +254,7 @@ class BrokenToyDPMeanClassifier(ToyDPMeanClassifier):
         "budget_after_read": "checks the budget only after reading the data",
         "epsilon_x2": "calibrates the noise for twice its epsilon",
         "no_clipping": "does not clip X to bounds (unbounded sensitivity)",
+        "finite_cost_at_inf": "treats epsilon=inf as a huge finite epsilon: tiny noise, a finite recorded cost",
     }
 
     @property
@@ -268,6 +273,9 @@ class BrokenToyDPMeanClassifier(ToyDPMeanClassifier):
         )
 
     def _privacy_cost(self):
+        if self.bug == "finite_cost_at_inf" and math.isinf(float(self.epsilon)):
+            half = LaplaceEvent(noise_multiplier=1e-9)
+            return ComposedEvent((half, half))
         if self.bug == "unvalidated_epsilon":
             half = LaplaceEvent(noise_multiplier=2.0 / abs(float(self.epsilon)))
             return ComposedEvent((half, half))

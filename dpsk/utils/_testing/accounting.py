@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
 from dpsk.accounting import ComposedEvent, LaplaceEvent, note_release
-from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.exceptions import BudgetExceededError
 from dpsk.utils._sklearn_compat import _fit_context, check_is_fitted, validate_data
 from dpsk.utils.validation import release_generator, resolve_bounds
@@ -43,7 +43,7 @@ class ToyDPCenterer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, Ba
 
     _parameter_constraints = {
         **{k: v for k, v in DP_PARAMETER_CONSTRAINTS.items() if k != "delta"},
-        "bounds": [tuple, None],
+        "bounds": BOUNDS_CONSTRAINT,
     }
 
     def __init__(self, *, epsilon=1.0, bounds=None, accountant=None, random_state=None):

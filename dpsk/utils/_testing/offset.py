@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from dpsk.accounting import ComposedEvent
-from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.mechanisms import Laplace
 from dpsk.utils._sklearn_compat import _fit_context, validate_data
 from dpsk.utils.validation import check_random_state, resolve_bounds
@@ -68,7 +68,7 @@ class ToyDPVariance(DPEstimatorMixin, BaseEstimator):
 
     _parameter_constraints = {
         **{k: v for k, v in DP_PARAMETER_CONSTRAINTS.items() if k != "delta"},
-        "bounds": [tuple, None],
+        "bounds": BOUNDS_CONSTRAINT,
         "centring": [str],
     }
 
