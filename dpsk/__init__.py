@@ -30,6 +30,7 @@ _submodules = [
     "mechanisms",
     "model_selection",
     "naive_bayes",
+    "neural_network",
     "pipeline",
     "preprocessing",
     "stats",

@@ -75,7 +75,10 @@ def clipped_gradient_sum(rows, targets, coef, loss_grad, clip_norm, weights, hub
     r = loss_grad(z, targets, huber_epsilon)
     norms = np.sqrt(np.einsum("ij,ij->i", r, r)) * np.sqrt(np.einsum("ij,ij->i", rows, rows))
     factor = _dpsgd.clip_factors(norms, clip_norm * _CLIP_MARGIN if target is None else target, weights)
-    return (r * factor[:, None]).T @ rows, factor
+    scaled = r * factor[:, None]
+    if not np.all(np.isfinite(norms)):
+        scaled[~np.isfinite(norms)] = 0.0  # overflowing rows contribute nothing (not NaN)
+    return scaled.T @ rows, factor
 
 
 def run_dpsgd(rows, targets, n_outputs, *, loss_grad, plan, rng, weights, params):

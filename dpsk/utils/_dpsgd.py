@@ -37,8 +37,8 @@ t·(1 + (W + 16)u)·(1 + 2γ_{m+1}(m + 1)), which is at most C when
 
 :func:`clip_margin` returns the smallest power of two ≥ 2⁻³⁰ satisfying this for every
 batch of at most M rows, M = :func:`batch_bound` (4·b + 2048 for the public expected
-batch b). The fixed margin 2⁻³⁰ used before covered batches of at most 2,046 rows; DP-GD
-on Adult (32,561 rows) needs 2⁻¹⁷ and 10⁶ rows need 2⁻⁷ (the clip is then 0.8% below C:
+batch b). The fixed margin 2⁻³⁰ used before covered batches of at most 2,036 rows; DP-GD
+on Adult (32,561 rows) needs 2⁻¹⁷ and 10⁶ rows 2⁻⁸ (the clip is then 0.4% below C:
 a negligible loss of signal, no loss of privacy). A batch has at most n rows and, for
 Poisson batches, more than M only with negligible probability unless the true number of
 rows exceeds about four times the public one (a much too small ``n_samples``): such
@@ -156,9 +156,14 @@ def poisson_batch(n, q, rng):
 
 
 def clip_factors(norms, target, weights):
-    """Per-row factor w_i·min(1, t/‖g_i‖) from the per-example gradient norms (ghost norms)."""
+    """Per-row factor w_i·min(1, t/‖g_i‖) from the per-example gradient norms (ghost norms).
+
+    A row whose norm is not finite (overflow on huge values) gets factor 0: the caller
+    must also zero its terms (0·∞ is NaN), so that it contributes nothing.
+    """
     with np.errstate(divide="ignore", invalid="ignore"):
         factor = np.where(norms > target, target / norms, 1.0)
+    factor[~np.isfinite(norms)] = 0.0
     if weights is not None:
         factor = factor * weights
     return factor

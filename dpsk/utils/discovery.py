@@ -18,6 +18,7 @@ _ESTIMATOR_PACKAGES = (
     "linear_model",
     "model_selection",
     "naive_bayes",
+    "neural_network",
     "preprocessing",
     "svm",
     "tree",

@@ -263,3 +263,15 @@ def test_audit_rejects_sampling_without_amplification(monkeypatch):
     monkeypatch.setattr(engine, "poisson_batch", lambda n, q, rng: slice(None))
     result = _audit(_audited(batch_size=5))
     assert not result.passed, str(result)
+
+
+def test_overflowing_row_contributes_nothing():
+    """Check that a row whose margin overflows is dropped from the clipped sum instead of making it NaN."""
+    rows = np.array([[1.0, 2.0, 1.0], [-1.0, 0.5, 1.0], [1e308, 1e308, 1.0]])
+    targets = np.array([[1.0], [2.0], [0.0]])
+    coef = np.array([[3.0, 3.0, 0.0]])
+    with np.errstate(all="ignore"):
+        total, factor = sgd.clipped_gradient_sum(rows, targets, coef, sgd.LOSSES["squared_error"], 1.0, None)
+    expected, _ = sgd.clipped_gradient_sum(rows[:2], targets[:2], coef, sgd.LOSSES["squared_error"], 1.0, None)
+    np.testing.assert_array_equal(total, expected)
+    assert factor[2] == 0.0
