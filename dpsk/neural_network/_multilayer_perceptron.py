@@ -261,7 +261,13 @@ class _BaseDPMLP(DPSGDMixin, DPEstimatorMixin, BaseEstimator):
         hidden = self._hidden_sizes()
         plan = self._check_dpsgd_budget()
         X, y = validate_data(
-            self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=self._y_numeric, multi_output=True
+            self,
+            X,
+            y,
+            dtype=[np.float64, np.float32],
+            order="C",
+            y_numeric=self._y_numeric,
+            multi_output=self._y_numeric,
         )
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         targets, out_activation = prepare_targets(y)
@@ -432,8 +438,6 @@ class MLPClassifier(ClassifierMixin, _BaseDPMLP):
         """
 
         def targets(y):
-            if np.ndim(y) != 1:
-                raise ValueError("MLPClassifier takes one label per row (y of shape (n_samples,)).")
             classes, y_index = resolve_classes(self, self.classes, y)
             self.classes_ = classes
             if classes.size == 2:
@@ -480,7 +484,8 @@ class MLPClassifier(ClassifierMixin, _BaseDPMLP):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 @Substitution(
@@ -535,6 +540,11 @@ class MLPRegressor(RegressorMixin, _BaseDPMLP):
     """
 
     _y_numeric = True
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
 
     def __init__(
         self,

@@ -146,12 +146,16 @@ def _fit_quietly(est, data):
 
 
 def _fitted_float_arrays(est):
-    """Public fitted float arrays (the released model), by attribute name."""
-    return {
-        k: v
-        for k, v in vars(est).items()
-        if k.endswith("_") and not k.startswith("_") and isinstance(v, np.ndarray) and v.dtype.kind == "f"
-    }
+    """Public fitted float arrays (the released model), by attribute name (``name[i]`` for lists of arrays)."""
+    found = {}
+    for k, v in vars(est).items():
+        if not k.endswith("_") or k.startswith("_"):
+            continue
+        items = list(enumerate(v)) if isinstance(v, list) else [(None, v)]
+        for i, a in items:
+            if isinstance(a, np.ndarray) and a.dtype.kind == "f":
+                found[k if i is None else f"{k}[{i}]"] = a
+    return found
 
 
 def _leaves(events):

@@ -259,3 +259,31 @@ def test_audit_rejects_half_noise(monkeypatch):
     monkeypatch.setattr(engine, "add_gaussian", lambda x, sigma, rng: real(x, 0.5 * sigma, rng))
     result = _audit(_audited(epsilon=4.0, batch_size="full"))
     assert not result.passed, str(result)
+
+
+def test_noise_decreases_with_epsilon_from_a_fixed_initialisation(monkeypatch):
+    """Check what the common check cannot (random init): with the init fixed, the spread over seeds shrinks with ε."""
+    monkeypatch.setattr(mlp, "_init_parameters", _fixed_init)
+    X, y = _data(60)
+
+    def spread(epsilon):
+        fits = [
+            MLPRegressor(
+                (1,),
+                activation="identity",
+                solver="sgd",
+                momentum=0.0,
+                learning_rate_init=1.0,
+                batch_size="full",
+                epsilon=epsilon,
+                n_samples=60,
+                max_iter=2,
+                random_state=s,
+            )
+            .fit(X[:, :1], X[:, 0])
+            .coefs_[0]
+            for s in range(8)
+        ]
+        return float(np.var(np.stack(fits)))
+
+    assert spread(50.0) < 0.25 * spread(0.5)
