@@ -31,6 +31,7 @@ _submodules = [
     "mechanisms",
     "model_selection",
     "naive_bayes",
+    "neural_network",
     "pipeline",
     "preprocessing",
     "stats",

@@ -1,92 +1,33 @@
-# Authors: The dpsk developers
-# SPDX-License-Identifier: BSD-3-Clause
 """DP-SGD and DP-GD for linear models: SGDClassifier and SGDRegressor.
 
-The algorithm (Abadi et al. 2016; Papernot, "Private Deep Learning", eqs. 7.5–7.7; DP-GD
-eqs. 7.11–7.12 of the ML survey when ``batch_size="full"``), one step:
-
-1. Poisson sampling: each row is in the batch independently with probability q
-   (drawn as a Binomial(n, q) batch size and a uniform subset of that size, the same
-   distribution), from the release's Generator (secure by default).
-2. Per-example gradient of the loss at the margin z_i = W x̃_i (x̃_i = [x_i, 1] with an
-   intercept): G_i = r_i x̃_iᵀ with r_i = ∂ℓ/∂z_i (one entry per output), so
-   ‖G_i‖_F = ‖r_i‖·‖x̃_i‖ (the "ghost norm" identity: no batch × parameters tensor).
-3. Clip: G_i ← G_i·min(1, C/‖G_i‖), times the row's weight in [0, 1]; the clipped sum
-   Σ_i c_i r_i x̃_iᵀ is one weighted matrix product.
-4. Noise: N(0, σ²C²) on every entry of the sum (sensitivity C under add/remove).
-5. Update: W ← W − η (noisy sum / b + α W), b = q·n the public expected batch size,
-   α W the (data-independent) L2 penalty's gradient.
-
-Accounting: the whole fit is one event, ``SelfComposedEvent(PoissonSampledEvent(q,
-GaussianEvent(σ)), T)`` (a plain Gaussian composition when q = 1), composed by the
-accountant's tightest method (PLD with dp-accounting, RDP otherwise). σ is calibrated
-from (ε, δ, q, T) with :func:`~dpsk.accounting.calibrate_noise_multiplier`, the same
-accountant in reverse.
-
-What is public: q and T need the number of rows n, which is private under add/remove.
-``n_samples`` (a public size, e.g. from the data's documentation) fixes them before the
-data is read; the guarantee holds whatever the true n is (a wrong hint only changes the
-expected batch size). Without it, n is released first with the geometric mechanism
-(1% of ε), and q, T and σ follow from that noisy count (adaptive composition).
+The engine (Poisson batches, Gaussian noise, the one event, the row count, the clip
+margin covering rounding) is :mod:`dpsk.utils._dpsgd`, shared with the MLPs. For a linear
+model the per-example gradient of the loss at the margin z_i = W x̃_i (x̃_i = [x_i, 1] with
+an intercept) is G_i = r_i x̃_iᵀ with r_i = ∂ℓ/∂z_i (one entry per output), so
+‖G_i‖_F = ‖r_i‖·‖x̃_i‖ (the "ghost norm" identity: no batch × parameters tensor), and the
+clipped sum Σ_i c_i r_i x̃_iᵀ is one weighted matrix product. The update is
+W ← W − η (noisy sum / b + α W), b = q·n the public expected batch size, α W the
+(data-independent) L2 penalty's gradient.
 """
 
-import functools
-import math
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
 
-from dpsk._core._noise import add_gaussian
-from dpsk.accounting import (
-    ComposedEvent,
-    GaussianEvent,
-    PoissonSampledEvent,
-    SelfComposedEvent,
-    calibrate_noise_multiplier,
-    note_release,
-)
-from dpsk.accounting._calibration import round_down, split_epsilon
-from dpsk.accounting._events import budget_event
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
-from dpsk.mechanisms import DiscreteLaplace
+from dpsk.utils import _dpsgd
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._dpsgd import DPSGD_CONSTRAINTS, DPSGD_DOCS, DPSGDMixin, privacy_paragraph
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_classes
 
 __all__ = ["SGDClassifier", "SGDRegressor"]
 
-#: Share of ε spent on the noisy row count when ``n_samples`` is not given.
-COUNT_SHARE = 0.01
-#: Clipping target relative to ``clip_norm``: covers the rounding of the norm and the scaling.
-_CLIP_MARGIN = 1.0 - 2.0**-30
-
-
-@functools.lru_cache(maxsize=256)
-def _noise_multiplier(epsilon, delta, sampling_probability, steps):
-    """σ of T Poisson-sampled Gaussian steps at (ε, δ) by the tightest method (cached: public inputs)."""
-    return calibrate_noise_multiplier(functools.partial(_steps_event, sampling_probability, steps), epsilon, delta)
-
-
-def _steps_event(sampling_probability, steps, sigma):
-    """The privacy event of the training steps: T Poisson-sampled Gaussian releases."""
-    step = (
-        GaussianEvent(sigma)
-        if sampling_probability >= 1.0
-        else PoissonSampledEvent(sampling_probability, GaussianEvent(sigma))
-    )
-    return SelfComposedEvent(step, steps)
-
-
-def plan_steps(batch_size, max_iter, n_public):
-    """(q, T, expected batch) from the public size: q = min(1, b/n), T = epochs·ceil(1/q)."""
-    if batch_size == "full":
-        return 1.0, int(max_iter), float(n_public)
-    q = min(1.0, float(batch_size) / float(n_public))
-    steps_per_epoch = math.ceil(1.0 / q - 1e-9)
-    return q, int(max_iter) * steps_per_epoch, q * float(n_public)
+#: Clip margin of :func:`clipped_gradient_sum` used alone (the fit takes it from the batch bound).
+_CLIP_MARGIN = 1.0 - _dpsgd.MIN_MARGIN
 
 
 # ---------------------------------------------------------------------------- losses
@@ -123,85 +64,53 @@ LOSSES = {
 }
 
 
-def clipped_gradient_sum(rows, targets, coef, loss_grad, clip_norm, weights, huber_epsilon=None):
-    """Σ_i w_i·min(1, C/‖G_i‖)·G_i with G_i = r_i x_iᵀ, and the per-row clipping factors.
+def clipped_gradient_sum(rows, targets, coef, loss_grad, clip_norm, weights, huber_epsilon=None, *, target=None):
+    """Σ_i w_i·min(1, t/‖G_i‖)·G_i with G_i = r_i x_iᵀ, and the per-row clipping factors.
 
     ``rows`` (b, p) already hold the intercept column; ``coef`` (k, p). ‖G_i‖ = ‖r_i‖‖x_i‖,
-    so nothing of shape (b, k, p) is formed.
+    so nothing of shape (b, k, p) is formed. The clip target t is ``target`` (the fit's,
+    from :func:`dpsk.utils._dpsgd.clip_margin`), by default C·(1 − 2⁻³⁰).
     """
     z = rows @ coef.T
     r = loss_grad(z, targets, huber_epsilon)
     norms = np.sqrt(np.einsum("ij,ij->i", r, r)) * np.sqrt(np.einsum("ij,ij->i", rows, rows))
-    target = clip_norm * _CLIP_MARGIN
-    with np.errstate(divide="ignore"):
-        factor = np.where(norms > target, target / norms, 1.0)
-    if weights is not None:
-        factor = factor * weights
-    return (r * factor[:, None]).T @ rows, factor
-
-
-def poisson_batch(n, q, rng):
-    """Indices of a Poisson sample: each of n rows kept independently with probability q.
-
-    Drawn as a Binomial(n, q) size and a uniform subset of that size (the same
-    distribution, O(batch) work for small q); every row when q = 1.
-    """
-    if q >= 1.0:
-        return slice(None)
-    k = int(rng.binomial(n, q))
-    return np.sort(rng.choice(n, size=k, replace=False))
+    factor = _dpsgd.clip_factors(norms, clip_norm * _CLIP_MARGIN if target is None else target, weights)
+    scaled = r * factor[:, None]
+    if not np.all(np.isfinite(norms)):
+        scaled[~np.isfinite(norms)] = 0.0  # overflowing rows contribute nothing (not NaN)
+    return scaled.T @ rows, factor
 
 
 def run_dpsgd(rows, targets, n_outputs, *, loss_grad, plan, rng, weights, params):
     """DP-SGD (Poisson batches) or DP-GD (q = 1) on rows (n, p); returns coef (k, p)."""
-    q, steps, expected_batch, sigma = plan
     n, p = rows.shape
     coef = np.zeros((n_outputs, p))
-    C = float(params["clip_norm"])
     eta, alpha = float(params["eta0"]), float(params["alpha"])
     penalised = np.ones(p)
     if params["fit_intercept"]:
         penalised[-1] = 0.0  # the intercept is not penalised (as scikit-learn's SGD)
-    step_event = _steps_event(q, 1, sigma).event
-    for _ in range(steps):
-        idx = poisson_batch(n, q, rng)
+
+    def clipped_sum(idx, target):
         w = None if weights is None else weights[idx]
-        total, _ = clipped_gradient_sum(rows[idx], targets[idx], coef, loss_grad, C, w, params.get("huber_epsilon"))
-        noisy = np.ascontiguousarray(total, dtype=np.float64).ravel()
-        add_gaussian(noisy, sigma * C, rng)
-        note_release(step_event)
-        grad = noisy.reshape(coef.shape) / expected_batch + alpha * coef * penalised
-        coef -= eta * grad
+        total, _ = clipped_gradient_sum(
+            rows[idx], targets[idx], coef, loss_grad, None, w, params.get("huber_epsilon"), target=target
+        )
+        return [total]
+
+    def update(grads):
+        coef[...] -= eta * (grads[0] + alpha * coef * penalised)
+
+    _dpsgd.run_steps(n, clipped_sum, update, plan=plan, clip_norm=params["clip_norm"], width=n_outputs + p, rng=rng)
     return coef
 
 
 _SGD_DOCS = {
     **{k: _shared_docs[k] for k in ("epsilon", "accountant", "random_state", "privacy_spent_", "classes")},
-    "delta": """delta : float, default=1e-5
-        Privacy parameter δ in (0, 1): DP-SGD adds Gaussian noise, so δ > 0. Choose δ
-        well below 1/n_samples.""",
+    **DPSGD_DOCS,
     "clip_norm": """clip_norm : float, default=1.0
         Bound C on the L2 norm of each row's gradient (all coefficients and the
         intercept together); larger gradients are scaled down to it. The noise is
         proportional to it. No bound on the features is needed.""",
-    "noise_multiplier": """noise_multiplier : float or None, default=None
-        σ: the noise on each step's clipped gradient sum has standard deviation σ·C.
-        ``None`` calibrates it from (ε, δ), the sampling rate and the number of steps,
-        before any data is read, with the accountant's tightest method. When given,
-        ``epsilon`` is ignored for calibration but the fit still records its true cost.""",
-    "batch_size": """batch_size : int or "full", default=256
-        Expected batch size b of Poisson sampling: every step keeps each row
-        independently with probability q = b / n (n the public ``n_samples``, or the
-        noisy count). ``"full"``: every step uses every row (DP-GD, q = 1).""",
-    "n_samples": """n_samples : int or None, default=None
-        Public number of training rows (e.g. from the data's documentation), used for
-        the sampling rate q and the number of steps. It need not be exact: the guarantee
-        holds for any data, a wrong value only changes the batch size. ``None`` counts
-        the rows privately first (geometric mechanism with 1% of ε, charged in the same
-        event); the count is stored in ``n_samples_``.""",
-    "max_iter": """max_iter : int, default=15
-        Number of epochs: T = max_iter·ceil(1/q) steps (``max_iter`` steps with
-        ``batch_size="full"``). Every step costs privacy, so there is no early stopping.""",
     "eta0": """eta0 : float, default=2.0 (SGDClassifier) or 1.0 (SGDRegressor)
         Constant learning rate of the steps (on the averaged gradient). A fixed,
         data-independent default for ``clip_norm=1`` (the classifier's was chosen on the
@@ -210,23 +119,7 @@ _SGD_DOCS = {
         L2 penalty (the intercept is not penalised); its gradient is data-independent.""",
     "fit_intercept": """fit_intercept : bool, default=True
         Fit an intercept (its gradient is clipped together with the coefficients').""",
-    "privacy": """**Privacy.** (ε, δ)-DP under the add/remove-one-row relation, whatever
-    the data: every row's gradient is clipped to ``clip_norm`` (its sample weight, clipped
-    to [0, 1], scales it), so one row changes each step's gradient sum by at most C, and
-    that sum gets Gaussian noise of standard deviation σ·C. Batches are Poisson samples
-    (each row independently with probability q, from the release's Generator: secure
-    with ``random_state=None``); the batches are not released. The fit is one event,
-    ``SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(σ)), T)`` (Gaussian steps
-    when q = 1), accounted with privacy loss distributions (optional dp-accounting) or
-    Rényi DP (Mironov, Talwar & Zhang 2019), composed with the geometric count of the
-    rows when ``n_samples`` is None (then q, T and σ are functions of the released count:
-    adaptive composition, the total still within (ε, δ)). Released: ``coef_`` and
-    ``intercept_`` (and ``n_samples_``). The Gaussian noise is the continuous sampler and
-    the sums are float64 matrix products: not floating-point safe.
-    Domain: finite X and y (for the classifier, labels in ``classes``), finite,
-    non-negative ``sample_weight``. Data outside it raise a ``ValueError`` before any
-    noise is drawn, which reveals only that the data left the domain
-    (:ref:`declared_domain`).""",
+    "privacy": privacy_paragraph("all coefficients and the intercept together", "``coef_`` and ``intercept_``"),
 }
 
 
@@ -234,57 +127,25 @@ def _parameters(names):
     return "\n\n    ".join(_SGD_DOCS[n].strip("\n") for n in names)
 
 
-class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
+class _BaseDPSGD(DPSGDMixin, DPEstimatorMixin, BaseEstimator):
     """Shared fit of the DP-SGD linear models; subclasses give targets and the output count."""
 
     _parameter_constraints = {
         **DP_PARAMETER_CONSTRAINTS,
-        "delta": [Interval(Real, 0, 1, closed="neither")],
-        "clip_norm": [Interval(Real, 0, None, closed="neither")],
-        "noise_multiplier": [Interval(Real, 0, None, closed="neither"), None],
-        "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"full"})],
-        "n_samples": [Interval(Integral, 1, None, closed="left"), None],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        **DPSGD_CONSTRAINTS,
         "eta0": [Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
     }
 
-    def _plan(self, n_public, epsilon):
-        q, steps, expected_batch = plan_steps(self.batch_size, self.max_iter, n_public)
-        if self.noise_multiplier is not None:
-            sigma = float(self.noise_multiplier)
-        else:
-            sigma = _noise_multiplier(float(epsilon), float(self.delta), q, steps)
-        return q, steps, expected_batch, sigma
-
     def _fit_linear(self, X, y, sample_weight, prepare_targets):
         """The fit protocol: budget check, validation, count, spend, steps."""
-        if self.n_samples is not None:
-            plan = self._plan(self.n_samples, self.epsilon)
-            cost = _steps_event(*plan[:2], plan[3])
-            self._check_privacy_budget(cost)
-        else:
-            self._check_privacy_budget(budget_event(self.epsilon, self.delta))
+        plan = self._check_dpsgd_budget()
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=self._y_numeric)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         targets = prepare_targets(y)
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
-        if self.n_samples is None:
-            count_epsilon = split_epsilon(self.epsilon * COUNT_SHARE, 1)
-            counter = DiscreteLaplace(epsilon=count_epsilon, random_state=rng)
-            steps_epsilon = round_down(self.epsilon - count_epsilon)
-            # The count's event is known before it is drawn: charge everything at once
-            # after the draw would be two spends, so the spend comes after the count
-            # (nothing is released before it: the count stays inside this fit).
-            count_event = counter.privacy_event()
-            noisy_count = float(counter.randomise(float(X.shape[0])))
-            n_public = max(1.0, noisy_count)
-            plan = self._plan(n_public, steps_epsilon)
-            cost = ComposedEvent((count_event, _steps_event(*plan[:2], plan[3])))
-        else:
-            n_public = float(self.n_samples)
-        self._spend_privacy_budget(cost)
+        plan, n_public = self._spend_dpsgd(plan, X.shape[0], rng)
         rows = X.astype(np.float64)
         if self.fit_intercept:
             rows = np.hstack([rows, np.ones((rows.shape[0], 1))])
@@ -302,8 +163,8 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         self.coef_ = coef[:, :d].astype(X.dtype)
         self.intercept_ = (coef[:, d] if self.fit_intercept else np.zeros(coef.shape[0])).astype(X.dtype)
         self.n_samples_ = n_public
-        self.noise_multiplier_ = plan[3]
-        self.n_iter_ = plan[1]
+        self.noise_multiplier_ = plan.sigma
+        self.n_iter_ = plan.steps
         return self
 
     def _decision(self, X):

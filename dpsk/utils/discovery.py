@@ -19,6 +19,7 @@ _ESTIMATOR_PACKAGES = (
     "linear_model",
     "model_selection",
     "naive_bayes",
+    "neural_network",
     "preprocessing",
     "svm",
     "tree",

@@ -149,15 +149,19 @@ def _fit_quietly(est, data):
 
 
 def _fitted_float_arrays(est):
-    """Public fitted float arrays (the released model), by attribute name.
+    """Public fitted float arrays (the released model), by attribute name (``name[i]`` for lists of arrays).
 
     Boolean arrays count as 0/1 floats: a feature selector's released model is its mask.
     """
-    return {
-        k: v.astype(np.float64) if v.dtype.kind == "b" else v
-        for k, v in vars(est).items()
-        if k.endswith("_") and not k.startswith("_") and isinstance(v, np.ndarray) and v.dtype.kind in "fb"
-    }
+    found = {}
+    for k, v in vars(est).items():
+        if not k.endswith("_") or k.startswith("_"):
+            continue
+        items = list(enumerate(v)) if isinstance(v, list) else [(None, v)]
+        for i, a in items:
+            if isinstance(a, np.ndarray) and a.dtype.kind in "fb":
+                found[k if i is None else f"{k}[{i}]"] = a.astype(np.float64) if a.dtype.kind == "b" else a
+    return found
 
 
 def _leaves(events):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import dpsk.linear_model._sgd as sgd
+import dpsk.utils._dpsgd as engine
 from dpsk.accounting import (
     BudgetAccountant,
     GaussianEvent,
@@ -72,7 +73,7 @@ def test_clipped_sum_equals_explicit_per_example_clipping():
 def test_calibration_meets_the_budget_and_is_tight():
     """Check that the calibrated σ gives ε <= target by the accountant, and 2% less σ does not."""
     q, steps = 0.02, 500
-    sigma = sgd._noise_multiplier(2.0, 1e-5, q, steps)
+    sigma = engine.noise_multiplier(2.0, 1e-5, q, steps)
     event = SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(sigma)), steps)
     assert get_epsilon(event, 1e-5) <= 2.0
     smaller = SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(sigma * 0.98)), steps)
@@ -83,7 +84,7 @@ def test_calibration_full_batch_is_exact_gaussian_composition():
     """Check DP-GD's σ: T Gaussian steps compose into one Gaussian of σ/sqrt(T) (exact)."""
     from dpsk.accounting import gaussian_sigma
 
-    sigma = sgd._noise_multiplier(1.0, 1e-5, 1.0, 16)
+    sigma = engine.noise_multiplier(1.0, 1e-5, 1.0, 16)
     assert sigma / 4.0 == pytest.approx(gaussian_sigma(1.0, 1e-5), rel=2e-3)
     assert sigma / 4.0 >= gaussian_sigma(1.0, 1e-5) * (1 - 1e-12)
 
@@ -98,7 +99,7 @@ def test_calibration_golden_against_dp_accounting():
         return dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(s)), 1000)
 
     reference = dpa.calibrate_dp_mechanism(dpa.pld.PLDAccountant, theirs, 1.0, 1e-5)
-    ours = sgd._noise_multiplier(1.0, 1e-5, 0.01, 1000)
+    ours = engine.noise_multiplier(1.0, 1e-5, 0.01, 1000)
     assert ours == pytest.approx(reference, rel=0.01)
 
 
@@ -242,7 +243,7 @@ def test_audit_accepts_dpsgd(batch_size):
 @pytest.mark.audit
 def test_audit_rejects_missing_clipping(monkeypatch):
     """Check the audit's power: gradients not clipped (noise still calibrated to C) are rejected."""
-    monkeypatch.setattr(sgd, "_CLIP_MARGIN", 1e6)
+    monkeypatch.setattr(engine, "clip_margin", lambda max_batch, width: -1e6)
     result = _audit(_audited(batch_size="full"))
     assert not result.passed, str(result)
 
@@ -250,8 +251,8 @@ def test_audit_rejects_missing_clipping(monkeypatch):
 @pytest.mark.audit
 def test_audit_rejects_half_noise(monkeypatch):
     """Check the audit's power: noise × 0.5 on every step is rejected."""
-    real = sgd.add_gaussian
-    monkeypatch.setattr(sgd, "add_gaussian", lambda x, sigma, rng: real(x, 0.5 * sigma, rng))
+    real = engine.add_gaussian
+    monkeypatch.setattr(engine, "add_gaussian", lambda x, sigma, rng: real(x, 0.5 * sigma, rng))
     result = _audit(_audited(epsilon=4.0, batch_size="full"))
     assert not result.passed, str(result)
 
@@ -259,6 +260,18 @@ def test_audit_rejects_half_noise(monkeypatch):
 @pytest.mark.audit
 def test_audit_rejects_sampling_without_amplification(monkeypatch):
     """Check the audit's power: every row in every step while q = 0.25 is declared is rejected."""
-    monkeypatch.setattr(sgd, "poisson_batch", lambda n, q, rng: slice(None))
+    monkeypatch.setattr(engine, "poisson_batch", lambda n, q, rng: slice(None))
     result = _audit(_audited(batch_size=5))
     assert not result.passed, str(result)
+
+
+def test_overflowing_row_contributes_nothing():
+    """Check that a row whose margin overflows is dropped from the clipped sum instead of making it NaN."""
+    rows = np.array([[1.0, 2.0, 1.0], [-1.0, 0.5, 1.0], [1e308, 1e308, 1.0]])
+    targets = np.array([[1.0], [2.0], [0.0]])
+    coef = np.array([[3.0, 3.0, 0.0]])
+    with np.errstate(all="ignore"):
+        total, factor = sgd.clipped_gradient_sum(rows, targets, coef, sgd.LOSSES["squared_error"], 1.0, None)
+    expected, _ = sgd.clipped_gradient_sum(rows[:2], targets[:2], coef, sgd.LOSSES["squared_error"], 1.0, None)
+    np.testing.assert_array_equal(total, expected)
+    assert factor[2] == 0.0

@@ -37,6 +37,8 @@ INIT_PARAMS = {
     # Full-batch steps (the checks' data sets are small): DP-GD, many epochs for accuracy.
     "SGDClassifier": dict(epsilon=1e4, max_iter=200),
     "SGDRegressor": dict(epsilon=1e4, max_iter=200),
+    "MLPClassifier": dict(epsilon=1e4, max_iter=100, hidden_layer_sizes=(16,), learning_rate_init=0.01),
+    "MLPRegressor": dict(epsilon=1e4, max_iter=100, hidden_layer_sizes=(16,), learning_rate_init=0.01),
     # Integer noise at ε = 1e4 is almost always 0: fits would not differ between seeds.
     "BernoulliNB": dict(epsilon=1.0),
     "CategoricalNB": dict(epsilon=1.0),
@@ -96,6 +98,8 @@ for _name in (
     "RandomForestClassifier",
     "RandomForestRegressor",
     "Ridge",
+    "MLPClassifier",
+    "MLPRegressor",
     "SGDClassifier",
     "SGDRegressor",
     "StandardScaler",
@@ -130,6 +134,15 @@ EXPECTED_FAILED_DP_CHECKS = {
     }
     for name in ("GridSearchCV", "RandomizedSearchCV")
 }
+# The weights of a network start from a random (data-independent, public) initialisation
+# drawn per seed: their spread over seeds is the initialisation's at any ε. The noise's
+# dependence on ε is the calibrated σ, tested in tests/neural_network and the audits.
+for _name in ("MLPClassifier", "MLPRegressor"):
+    EXPECTED_FAILED_DP_CHECKS[_name] = {
+        "check_noise_decreases_with_epsilon": "the weights' spread over seeds is dominated by the random "
+        "initialisation (a public, data-independent draw per seed), which does not shrink with epsilon, and Adam's "
+        "steps are scale-free; tests/neural_network checks it from a fixed initialisation with SGD steps",
+    }
 
 EXPECTED_FAILED_DP_CHECKS["KMeans"] = {
     "check_infinite_epsilon_is_exact": "the starting centres are drawn at random (public randomness, "

@@ -1,0 +1,51 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The shared DP-SGD engine: the clip margin that covers the rounding of batch sums."""
+
+import math
+
+import numpy as np
+import pytest
+
+import dpsk.utils._dpsgd as engine
+from dpsk.linear_model import SGDClassifier
+
+U = 2.0**-53
+
+
+@pytest.mark.parametrize("max_batch", [1, 100, 2046, 2047, 3072, 132_292, 10**6, 4 * 10**6 + 2048])
+@pytest.mark.parametrize("width", [2, 10_000])
+def test_clip_margin_covers_the_rounding_bound(max_batch, width):
+    """Check (1 − μ)(1 + (W + 16)u)(1 + 2γ_{M+1}(M + 1)) <= 1, the module docstring's condition, and minimality."""
+    mu = engine.clip_margin(max_batch, width)
+    gamma = (max_batch + 1) * U / (1 - (max_batch + 1) * U)
+    assert (1 - mu) * (1 + (width + 16) * U) * (1 + 2 * gamma * (max_batch + 1)) <= 1.0
+    assert mu == engine.MIN_MARGIN or engine.covered_batch(mu / 2, width) < max_batch
+    assert engine.covered_batch(mu, width) >= max_batch
+    assert math.log2(mu) == int(math.log2(mu))
+
+
+def test_former_fixed_margin_covered_batches_of_2036_rows():
+    """Check the figure stated in the docstring: 2⁻³⁰ covers batch sums of at most 2,036 rows."""
+    assert engine.covered_batch(2.0**-30, 0) == 2036
+    assert engine.clip_margin(engine.batch_bound(32_561), 109) == 2.0**-17
+
+
+def test_full_batch_fit_clips_with_the_margin_of_its_batch_bound(monkeypatch):
+    """Check that DP-GD on 32,561 rows clips at C·(1 − 2⁻¹⁷), not at the 2⁻³⁰ that does not cover its rounding."""
+    targets = []
+    real = engine.run_steps
+
+    def spy(n, clipped_sum, update, **kwargs):
+        def recording(idx, target):
+            targets.append(target)
+            return clipped_sum(idx, target)
+
+        return real(n, recording, update, **kwargs)
+
+    monkeypatch.setattr(engine, "run_steps", spy)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(32_561, 3))
+    y = (X[:, 0] > 0).astype(int)
+    SGDClassifier(noise_multiplier=1.0, batch_size="full", max_iter=1, n_samples=32_561, classes=[0, 1]).fit(X, y)
+    assert targets == [1.0 - 2.0**-17]
