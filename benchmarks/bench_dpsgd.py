@@ -38,14 +38,19 @@ from dpsk.datasets import load_adult
 from dpsk.linear_model import LogisticRegression, SGDClassifier
 
 
-def main(quick=False):
+def _row(model, epsilon, accuracy, seconds):
+    return {"model": model, "ε": epsilon, "accuracy": round(float(accuracy), 4), "fit s": round(float(seconds), 2)}
+
+
+def run(quick=False):
+    """One row per (model, ε): mean test accuracy and median fit seconds."""
     warnings.simplefilter("ignore")
+    rows = []
     data = load_adult()
     X, y = data.data, data.target
     Xt, yt = load_adult(subset="test", return_X_y=True)
     epsilons = [1.0] if quick else [1.0, 3.0, 8.0]
     seeds = [0] if quick else [0, 1, 2]
-    print(f"{'model':<28}{'eps':>6}{'accuracy':>10}{'fit s':>8}")
     for eps in epsilons:
         for name, make in (
             (
@@ -65,15 +70,18 @@ def main(quick=False):
                 model = make(seed).fit(X, y)
                 times.append(time.perf_counter() - t)
                 scores.append(model.score(Xt, yt))
-            print(f"{name:<28}{eps:>6g}{np.mean(scores):>10.4f}{np.median(times):>8.2f}")
+            rows.append(_row(name, eps, np.mean(scores), np.median(times)))
     scores, times = [], []
     for seed in seeds:
         t = time.perf_counter()
         model = SkSGD(loss="log_loss", random_state=seed).fit(X, y)
         times.append(time.perf_counter() - t)
         scores.append(model.score(Xt, yt))
-    print(f"{'sklearn SGDClassifier':<28}{'inf':>6}{np.mean(scores):>10.4f}{np.median(times):>8.2f}")
+    rows.append(_row("sklearn SGDClassifier", float("inf"), np.mean(scores), np.median(times)))
+    return rows
 
 
 if __name__ == "__main__":
-    main(quick="--quick" in sys.argv)
+    print(f"{'model':<28}{'eps':>6}{'accuracy':>10}{'fit s':>8}")
+    for r in run(quick="--quick" in sys.argv):
+        print(f"{r['model']:<28}{r['ε']:>6g}{r['accuracy']:>10.4f}{r['fit s']:>8.2f}")

@@ -54,14 +54,19 @@ def _run(make, X, y, Xt, yt, seeds):
     return np.mean(scores), np.median(times)
 
 
-def main(quick=False):
+def _row(model, epsilon, accuracy, seconds):
+    return {"model": model, "ε": epsilon, "accuracy": round(float(accuracy), 4), "fit s": round(float(seconds), 2)}
+
+
+def run(quick=False):
+    """One row per (model, ε): mean test accuracy and median fit seconds."""
     warnings.simplefilter("ignore")
+    rows = []
     X, y = load_adult(return_X_y=True)
     Xt, yt = load_adult(subset="test", return_X_y=True)
     n = X.shape[0]
     epsilons = [1.0] if quick else [1.0, 3.0, 8.0]
     seeds = [0] if quick else [0, 1]
-    print(f"{'model':<28}{'eps':>6}{'accuracy':>10}{'fit s':>8}")
     for eps in epsilons:
         for name, make in (
             (
@@ -74,10 +79,13 @@ def main(quick=False):
             ),
         ):
             acc, fit_s = _run(make, X, y, Xt, yt, seeds)
-            print(f"{name:<28}{eps:>6g}{acc:>10.4f}{fit_s:>8.2f}")
+            rows.append(_row(name, eps, acc, fit_s))
     acc, fit_s = _run(lambda s: SkMLP((64,), batch_size=256, max_iter=15, random_state=s), X, y, Xt, yt, seeds)
-    print(f"{'sklearn MLPClassifier (64,)':<28}{'inf':>6}{acc:>10.4f}{fit_s:>8.2f}")
+    rows.append(_row("sklearn MLPClassifier (64,)", float("inf"), acc, fit_s))
+    return rows
 
 
 if __name__ == "__main__":
-    main(quick="--quick" in sys.argv)
+    print(f"{'model':<28}{'eps':>6}{'accuracy':>10}{'fit s':>8}")
+    for r in run(quick="--quick" in sys.argv):
+        print(f"{r['model']:<28}{r['ε']:>6g}{r['accuracy']:>10.4f}{r['fit s']:>8.2f}")

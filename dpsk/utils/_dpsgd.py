@@ -124,14 +124,19 @@ def noise_multiplier(epsilon, delta, sampling_probability, steps):
     return calibrate_noise_multiplier(functools.partial(steps_event, sampling_probability, steps), epsilon, delta)
 
 
+def step_event(sampling_probability, sigma):
+    """The privacy event of one training step; σ = 0 (``epsilon=inf``: no noise) is the infinite spend."""
+    if sigma == 0.0:
+        return budget_event(math.inf)
+    if sampling_probability >= 1.0:
+        return GaussianEvent(sigma)
+    return PoissonSampledEvent(sampling_probability, GaussianEvent(sigma))
+
+
 def steps_event(sampling_probability, steps, sigma):
     """The privacy event of the training steps: T Poisson-sampled Gaussian releases."""
-    step = (
-        GaussianEvent(sigma)
-        if sampling_probability >= 1.0
-        else PoissonSampledEvent(sampling_probability, GaussianEvent(sigma))
-    )
-    return SelfComposedEvent(step, steps)
+    step = step_event(sampling_probability, sigma)
+    return step if sigma == 0.0 else SelfComposedEvent(step, steps)
 
 
 def plan_steps(batch_size, max_iter, n_public):
@@ -191,12 +196,13 @@ def run_steps(n, clipped_sum, update, *, plan, clip_norm, width, rng):
     """
     C = float(clip_norm)
     target = C * (1.0 - clip_margin(batch_bound(plan.expected_batch), width))
-    step_event = steps_event(plan.q, 1, plan.sigma).event
+    one_step = step_event(plan.q, plan.sigma)
     for _ in range(plan.steps):
         sums = clipped_sum(poisson_batch(n, plan.q, rng), target)
         noisy = np.concatenate([np.asarray(s, dtype=np.float64).ravel() for s in sums])
-        add_gaussian(noisy, plan.sigma * C, rng)
-        note_release(step_event)
+        if plan.sigma > 0.0:
+            add_gaussian(noisy, plan.sigma * C, rng)
+        note_release(one_step)
         noisy /= plan.expected_batch
         grads, start = [], 0
         for s in sums:
@@ -227,6 +233,8 @@ class DPSGDMixin:
         q, steps, expected_batch = plan_steps(self.batch_size, self.max_iter, n_public)
         if self.noise_multiplier is not None:
             sigma = float(self.noise_multiplier)
+        elif math.isinf(epsilon):  # the non-private ceiling: no noise, an infinite spend
+            sigma = 0.0
         else:
             sigma = noise_multiplier(float(epsilon), float(self.delta), q, steps)
         return Plan(q, steps, expected_batch, sigma)
@@ -247,7 +255,7 @@ class DPSGDMixin:
             return plan, float(self.n_samples)
         count_epsilon = split_epsilon(self.epsilon * COUNT_SHARE, 1)
         counter = DiscreteLaplace(epsilon=count_epsilon, random_state=rng)
-        steps_epsilon = round_down(self.epsilon - count_epsilon)
+        steps_epsilon = self.epsilon if math.isinf(self.epsilon) else round_down(self.epsilon - count_epsilon)
         # The count's event is known before it is drawn: charging it separately would be
         # two spends, so the one spend comes after the count (nothing is released before
         # it: the count stays inside this fit).

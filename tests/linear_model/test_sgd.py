@@ -184,6 +184,25 @@ def test_budget_exceeded_before_data_is_read():
     assert len(acc.spent_budget) == 0
 
 
+@pytest.mark.parametrize("n_samples", [200, None])
+def test_infinite_epsilon_is_noise_free_and_an_infinite_spend(n_samples):
+    """Check epsilon=inf: full-batch fits agree across seeds, one infinite spend; a finite budget refuses it."""
+    X, y = _data()
+    acc = BudgetAccountant()
+    fits = [
+        SGDRegressor(epsilon=math.inf, batch_size="full", n_samples=n_samples, random_state=seed, accountant=acc).fit(
+            X, y.astype(float)
+        )
+        for seed in (0, 1)
+    ]
+    np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
+    assert len(acc.spent_budget) == 2 and math.isinf(acc.total().epsilon)
+    finite = BudgetAccountant(epsilon=1e6, delta=0.5)
+    with pytest.raises(BudgetExceededError):
+        SGDRegressor(epsilon=math.inf, n_samples=n_samples, accountant=finite).fit(X, y.astype(float))
+    assert len(finite.spent_budget) == 0
+
+
 # ------------------------------------------------------------------ utility
 
 
