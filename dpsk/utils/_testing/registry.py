@@ -472,6 +472,12 @@ NOT_AUDITED["SelectKBest"] = (
     "audited in tests/feature_selection/test_univariate.py (test_selection_privacy_audit: a canary "
     "that makes one feature's score the largest, with broken variants that must fail)"
 )
+for _name in ("MLPClassifier", "MLPRegressor"):
+    NOT_AUDITED[_name] = (
+        "audited in tests/neural_network/test_mlp.py (test_audit_accepts_dpsgd_mlp: a canary row whose "
+        "gradient alone moves the first layer from a fixed initialisation; no clipping and half the noise "
+        "must fail)"
+    )
 NOT_AUDITED["SelectPercentile"] = (
     "the fit of SelectKBest (the same base class) with k from the public percentile; SelectKBest's audit covers it"
 )
@@ -586,6 +592,10 @@ OFFSET_NOT_APPLICABLE = {
     "values): a clipped gradient and a batch sum round relative to clip_norm, not to an offset",
     "SGDRegressor": "no public value range (DP-SGD clips each row's gradient to clip_norm whatever the "
     "values): a clipped gradient and a batch sum round relative to clip_norm, not to an offset",
+    "MLPClassifier": "no public value range (the DP-SGD engine clips each row's gradient to clip_norm "
+    "whatever the values): as SGDClassifier",
+    "MLPRegressor": "no public value range (the DP-SGD engine clips each row's gradient to clip_norm "
+    "whatever the values): as SGDClassifier",
     "SelectKBest": "exact integer scores on a public grid (dpsk.feature_selection._univariate), released "
     "through the exponential mechanism: no float sum to round",
     "SelectPercentile": "exact integer scores on a public grid (dpsk.feature_selection._univariate), released "
