@@ -102,7 +102,7 @@ _DOCS = dict(
     privacy_spent_=_shared_docs["privacy_spent_"],
     score_func="""score_func : {"class_deviation"}, default="class_deviation"
         The score of each feature, of proven sensitivity (module docstring): the
-        between-class spread Σ_c n_c |mean_c − mean| of the feature scaled to [0, 1] by
+        between-class spread ``Σ_c n_c |mean_c − mean|`` of the feature scaled to [0, 1] by
         ``bounds`` (sensitivity 2). Callables are not accepted: dpsk cannot check the
         sensitivity of an arbitrary score.""",
     selection="""selection : {"exponential", "permute_and_flip"}, default="exponential"
