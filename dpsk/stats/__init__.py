@@ -10,7 +10,7 @@ function(s)                                           what
 :func:`var`, :func:`std`                              variance and standard deviation
 :func:`quantile`, :func:`percentile`, :func:`median`  quantiles (exponential mechanism over a public grid of bins)
 :func:`histogram`, :func:`histogramdd`                counts over public bins
-:func:`subsample_aggregate`                           any statistic: private mean or median of its values on disjoint parts
+:func:`subsample_aggregate`                           any statistic: private mean or median of its values on parts
 ====================================================  ============================================================
 
 Each function takes ``epsilon`` (and ``delta`` where Gaussian noise helps), public
