@@ -59,6 +59,7 @@ from dpsk.accounting import (
     note_release,
 )
 from dpsk.accounting._calibration import gaussian_sigma
+from dpsk.accounting._events import budget_event
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.ensemble._parts import fit_parts, seed_estimators
 from dpsk.exceptions import PrivacyLeakWarning
@@ -187,7 +188,12 @@ def _constant_votes(label, X_query, classes):
 def _n_rows(X):
     """Number of rows from the shape alone (no value read)."""
     shape = getattr(X, "shape", None)
-    return int(shape[0]) if shape is not None and len(shape) else len(X)
+    if shape is not None and len(shape):
+        return int(shape[0])
+    try:
+        return len(X)
+    except TypeError:  # array-likes with neither shape nor len
+        return np.asarray(X).shape[0]
 
 
 def _student_has(method):
@@ -423,11 +429,12 @@ class PATEClassifier(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, Base
                 PrivacyLeakWarning,
                 stacklevel=2,
             )
+        # The budget first (nothing read); the detailed cost, a function of the number of
+        # public rows (public), never exceeds it.
+        self._check_privacy_budget(budget_event(self.epsilon, self.delta))
         n_public = _n_rows(X if X_public is None else X_public)
         n_queries = n_public if self.max_queries is None else min(int(self.max_queries), n_public)
         scale, threshold_scale, cost = self._cost(n_queries)
-        self._check_privacy_budget(cost)
-
         X, y = validate_data(self, X, y)
         X_query_all = X if X_public is None else validate_data(self, X_public, reset=False)
         classes, y_index = resolve_classes(self, self.classes, y)

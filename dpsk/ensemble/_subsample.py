@@ -7,6 +7,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, RegressorMixin
 
+from dpsk.accounting._events import budget_event
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.ensemble._parts import fit_parts, seed_estimators
 from dpsk.stats._subsample import SubsampleQuery, part_outputs
@@ -175,14 +176,10 @@ class SubsampleAggregate(DPEstimatorMixin, MetaEstimatorMixin, RegressorMixin, B
         -------
         self : object
         """
-        shape = getattr(X, "shape", None)
-        if shape is None or len(shape) != 2:  # lists, or a wrong shape that validation refuses
-            X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], y_numeric=True)
-        n_features = int(X.shape[1])
-        # The cost depends on public parameters and the number of features only.
-        cost = self._query(n_features + 1, np.random.default_rng(0)).event
-        self._check_privacy_budget(cost)
+        # The budget first (nothing read); the release's detailed cost never exceeds it.
+        self._check_privacy_budget(budget_event(self.epsilon, self.delta))
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], y_numeric=True)
+        n_features = X.shape[1]
         rng = release_generator(self.random_state, context=self, data=(X, y))
         query = self._query(n_features + 1, rng)
         if self.bounds is not None:
