@@ -15,28 +15,26 @@ data-independent value), and the parts' warnings are silenced, since an exceptio
 warning that depends on the rows would be a release outside the noise.
 """
 
-import warnings
-
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
 
+from dpsk.stats._subsample import run_quietly
+
 __all__ = ["fit_parts", "part_rows", "seed_estimators"]
+
+
+def _fit_output(estimator, X, y, output, constant):
+    if constant is not None and y is not None and np.all(y == y[0]):
+        return constant(y[0])
+    return output(estimator.fit(X) if y is None else estimator.fit(X, y))
 
 
 def _run_part(estimator, X, y, output, constant):
     """``output(fitted clone)`` of one part, or None if the part cannot give one."""
     if X.shape[0] == 0:
         return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            if constant is not None and y is not None and np.all(y == y[0]):
-                return constant(y[0])
-            fitted = estimator.fit(X) if y is None else estimator.fit(X, y)
-            return output(fitted)
-        except Exception:  # noqa: BLE001 -- any failure of a user's model: the part abstains
-            return None
+    return run_quietly(_fit_output, estimator, X, y, output, constant)
 
 
 def part_rows(parts, n_parts):

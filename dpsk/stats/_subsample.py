@@ -38,7 +38,7 @@ from dpsk.stats._quantile import QuantileQuery
 from dpsk.utils._units import random_parts
 from dpsk.utils.validation import check_bounds
 
-__all__ = ["SubsampleQuery", "subsample_aggregate"]
+__all__ = ["SubsampleQuery", "run_quietly", "subsample_aggregate"]
 
 _AGGREGATES = ("mean", "median")
 
@@ -107,14 +107,17 @@ def part_outputs(results, n_outputs):
     return out
 
 
-def _call_function(func, part):
-    if part.shape[0] == 0:
-        return None
+def run_quietly(func, *args):
+    """``func(*args)`` with warnings silenced, or None if it raises.
+
+    A part's computation (a user's function or model) must reveal nothing but its output:
+    an exception or a warning that depends on the rows would be a release outside the noise.
+    """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            return func(part)
-        except Exception:  # noqa: BLE001 -- a failing part contributes the box centre
+            return func(*args)
+        except Exception:  # noqa: BLE001 -- any failure of user code: the part gives nothing
             return None
 
 
@@ -217,7 +220,7 @@ def subsample_aggregate(
         data=(X,),
     )
     parts = random_parts(call.rng, int(n_parts), X.shape[0], None)
-    results = [_call_function(func, X[parts == k]) for k in range(int(n_parts))]
+    results = [run_quietly(func, X[parts == k]) if np.any(parts == k) else None for k in range(int(n_parts))]
     value = query.release(part_outputs(results, n_outputs), lower, upper)
     value = np.asarray(value, dtype=np.float64).reshape(shape)
     return value[()] if value.ndim == 0 else value
