@@ -28,6 +28,7 @@ Run: ``python benchmarks/bench_pate.py [--quick]``.
 """
 
 import math
+import sys
 import time
 import warnings
 
@@ -70,20 +71,28 @@ def _pate_row(dataset, name, teacher, X, y, X_public, X_eval, y_eval, epsilon, c
     start = time.perf_counter()
     clf = PATEClassifier(teacher, epsilon=epsilon, delta=DELTA, classes=classes, random_state=0, **params)
     clf.fit(X, y, X_public=X_public)
-    return {
-        "dataset": dataset,
-        "model": f"PATE, {name} teachers",
-        "epsilon": epsilon,
-        "accuracy": clf.score(X_eval, y_eval),
-        "sigma": round(clf.sigma_, 1),
-        "teachers": clf.n_teachers,
-        "queries": clf.n_queries_,
-        "fit (s)": round(time.perf_counter() - start, 1),
-    }
+    return _progress(
+        {
+            "dataset": dataset,
+            "model": f"PATE, {name} teachers",
+            "epsilon": epsilon,
+            "accuracy": clf.score(X_eval, y_eval),
+            "sigma": round(clf.sigma_, 1),
+            "teachers": clf.n_teachers,
+            "queries": clf.n_queries_,
+            "fit (s)": round(time.perf_counter() - start, 1),
+        }
+    )
 
 
 def _reference(dataset, model, accuracy, epsilon=math.inf):
-    return {"dataset": dataset, "model": model, "epsilon": epsilon, "accuracy": accuracy}
+    return _progress({"dataset": dataset, "model": model, "epsilon": epsilon, "accuracy": accuracy})
+
+
+def _progress(row):
+    """Each row on stderr as soon as it is measured (the whole run takes minutes)."""
+    print(row, file=sys.stderr, flush=True)
+    return row
 
 
 def adult_rows(epsilons):
@@ -194,12 +203,14 @@ def subsample_rows(epsilon=1.0):
         start = time.perf_counter()
         model.fit(X_train, y_train)
         rows.append(
-            {
-                "model": name,
-                "epsilon": math.inf if "non-private" in name else epsilon,
-                "R²": r2_score(y_test, model.predict(X_test)),
-                "fit (s)": round(time.perf_counter() - start, 1),
-            }
+            _progress(
+                {
+                    "model": name,
+                    "epsilon": math.inf if "non-private" in name else epsilon,
+                    "R²": r2_score(y_test, model.predict(X_test)),
+                    "fit (s)": round(time.perf_counter() - start, 1),
+                }
+            )
         )
     for n_parts, delta in ((300, 0.0), (300, DELTA)):
         start = time.perf_counter()
@@ -213,12 +224,14 @@ def subsample_rows(epsilon=1.0):
         )
         reg.fit(X_train, y_train)
         rows.append(
-            {
-                "model": f"SubsampleAggregate(HuberRegressor), {n_parts} parts, δ={delta:g}",
-                "epsilon": epsilon,
-                "R²": r2_score(y_test, reg.predict(X_test)),
-                "fit (s)": round(time.perf_counter() - start, 1),
-            }
+            _progress(
+                {
+                    "model": f"SubsampleAggregate(HuberRegressor), {n_parts} parts, δ={delta:g}",
+                    "epsilon": epsilon,
+                    "R²": r2_score(y_test, reg.predict(X_test)),
+                    "fit (s)": round(time.perf_counter() - start, 1),
+                }
+            )
         )
     return rows
 
@@ -229,9 +242,9 @@ def run(quick=False):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return [
+            ("SubsampleAggregate on make_regression(20000, 20): held-out R²", subsample_rows()),
             ("PATE on Adult: test accuracy on the evaluation half (one seed)", adult_rows(epsilons)),
             ("PATE on breast_cancer and digits (one seed)", small_rows(epsilons)),
-            ("SubsampleAggregate on make_regression(20000, 20): held-out R²", subsample_rows()),
         ]
 
 
