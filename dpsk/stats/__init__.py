@@ -10,6 +10,7 @@ function(s)                                           what
 :func:`var`, :func:`std`                              variance and standard deviation
 :func:`quantile`, :func:`percentile`, :func:`median`  quantiles (exponential mechanism over a public grid of bins)
 :func:`histogram`, :func:`histogramdd`                counts over public bins
+:func:`subsample_aggregate`                           any statistic: private mean or median of its values on parts
 ====================================================  ============================================================
 
 Each function takes ``epsilon`` (and ``delta`` where Gaussian noise helps), public
@@ -36,6 +37,7 @@ from dpsk.stats._histogram import histogram, histogramdd
 from dpsk.stats._moments import count, mean, std, sum, var
 from dpsk.stats._quantile import median, percentile, quantile
 from dpsk.stats._result import DPResult
+from dpsk.stats._subsample import subsample_aggregate
 
 __all__ = [
     "DPResult",
@@ -47,6 +49,7 @@ __all__ = [
     "percentile",
     "quantile",
     "std",
+    "subsample_aggregate",
     "sum",
     "var",
 ]

@@ -472,6 +472,11 @@ NOT_AUDITED["SelectKBest"] = (
     "audited in tests/feature_selection/test_univariate.py (test_selection_privacy_audit: a canary "
     "that makes one feature's score the largest, with broken variants that must fail)"
 )
+for _name in ("PATEClassifier", "SubsampleAggregate"):
+    NOT_AUDITED[_name] = (
+        "audited in tests/ensemble/test_pate.py with canary neighbours that need public rows "
+        "(X_public) or a part-level canary, each with broken variants that must be rejected"
+    )
 for _name in ("MLPClassifier", "MLPRegressor"):
     NOT_AUDITED[_name] = (
         "audited in tests/neural_network/test_mlp.py (test_audit_accepts_dpsgd_mlp: a canary row whose "

@@ -1,0 +1,541 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""PATE: any scikit-learn classifier, made private by a noisy vote of teachers on disjoint data.
+
+Papernot et al., "Semi-supervised knowledge transfer for deep learning from private
+training data" (ICLR 2017: LNMax) and "Scalable private learning with PATE" (ICLR 2018:
+GNMax, Confident-GNMax); seed 002, Section 7.5, and spec-accounting.md A.4.
+
+Why :mod:`dpsk.ensemble` and not a ``semi_supervised`` module: PATE is a meta-estimator
+that fits clones of the user's classifier on disjoint random parts of the rows, the
+machinery it shares with :class:`~dpsk.ensemble.SubsampleAggregate` (one home:
+``dpsk.ensemble._parts``), and scikit-learn users wrapping "any model" reach for
+:mod:`sklearn.ensemble` (``BaggingClassifier``, ``VotingClassifier``). scikit-learn's
+semi-supervised estimators take unlabelled rows as ``y == -1`` inside ``X``; PATE's public
+rows must stay apart from the private ones (they have another privacy status), so its
+``fit(X, y, X_public=...)`` would not match that API anyway.
+
+Accounting (data-independent)
+=============================
+
+One row is in one teacher's part, so it can change that teacher's vote on every query
+and nothing else: per query, one vote moves from a class to another (or from abstaining
+to a class), which changes two counts of the vote histogram by 1 (L1 sensitivity 2, L2
+sensitivity √2). The noise is independent per count, so the release of the T × C
+histogram of T queries is, for the worst pair of neighbours, the composition of 2T
+scalar releases of sensitivity 1 (a count that does not change costs nothing). The
+declared event is exactly that: ``SelfComposedEvent(DiscreteGaussianEvent(σ, 1), 2T)``
+(GNMax) or ``SelfComposedEvent(DiscreteLaplaceEvent(b, 1), 2T)`` (LNMax, each query
+(2/b)-DP as in seed 002's ``Lap(2/γ)``), composed by the accountant's tightest method
+(privacy loss distributions when available). Confident-GNMax adds, per query, the
+threshold check on the noisy largest count (sensitivity 1): T more discrete Gaussian
+releases of scale σ₁. Which queries pass depends on the data, so every query is charged
+as answered. The argmax and the student are post-processing.
+
+The data-dependent bounds of Papernot et al. (smaller when the teachers agree) depend on
+the votes themselves: releasing them would leak, and a guarantee built on them needs the
+smooth-sensitivity release of the 2018 paper. dpsk does not offer them: the cost charged
+is always the data-independent one.
+"""
+
+import functools
+import math
+import warnings
+from fractions import Fraction
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.dummy import DummyClassifier
+from sklearn.utils.metaestimators import available_if
+
+from dpsk._core._exact import MAX_T_DEN, MAX_T_NUM, discrete_gaussian, discrete_laplace, round_up_sigma2
+from dpsk.accounting import (
+    ComposedEvent,
+    DiscreteGaussianEvent,
+    DiscreteLaplaceEvent,
+    SelfComposedEvent,
+    get_epsilon,
+    note_release,
+)
+from dpsk.accounting._calibration import gaussian_sigma
+from dpsk.accounting._events import budget_event
+from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.ensemble._parts import fit_parts, seed_estimators
+from dpsk.exceptions import PrivacyLeakWarning
+from dpsk.mechanisms._base import exact_rational
+from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context, check_is_fitted, validate_data
+from dpsk.utils._units import random_parts
+from dpsk.utils.validation import release_generator, resolve_classes
+
+__all__ = ["PATEClassifier", "pate_cost"]
+
+#: Default ratio σ₁/σ of Confident-GNMax's threshold noise to its vote noise. The check
+#: then takes 1/(1 + 2·2²) = 11% of the Gaussian budget (ρ of T checks of sensitivity 1
+#: against 2T vote counts), as in Papernot et al. 2018, whose σ₁ is several times σ₂.
+THRESHOLD_NOISE_RATIO = 2.0
+
+#: Default threshold of Confident-GNMax, as a fraction of ``n_teachers``.
+THRESHOLD_FRACTION = 0.6
+
+_AGGREGATORS = ("gnmax", "lnmax", "confident")
+
+
+def _vote_event(aggregator, n_queries, scale, threshold_scale=None):
+    """The declared event of ``n_queries`` answered queries with these noise scales."""
+    if aggregator == "lnmax":
+        return SelfComposedEvent(DiscreteLaplaceEvent(scale, 1), 2 * n_queries)
+    votes = SelfComposedEvent(DiscreteGaussianEvent(scale, 1), 2 * n_queries)
+    if aggregator == "gnmax":
+        return votes
+    return ComposedEvent((SelfComposedEvent(DiscreteGaussianEvent(threshold_scale, 1), n_queries), votes))
+
+
+def _smallest_scale(cost_of, epsilon, delta, lo, hi, tolerance=1.002):
+    """The smallest scale s in [lo, ...) with ``get_epsilon(cost_of(s), delta) <= epsilon``, rounded up.
+
+    Geometric bisection to a relative ``tolerance``; the upper end (which fits) is returned.
+    """
+
+    def fits(scale):
+        return get_epsilon(cost_of(scale), delta) <= epsilon
+
+    while not fits(hi):
+        lo, hi = hi, hi * 1.1
+    while fits(lo):
+        lo, hi = lo / 2, lo
+    while hi / lo > tolerance:
+        mid = math.sqrt(hi * lo)
+        hi, lo = (mid, lo) if fits(mid) else (hi, mid)
+    return hi
+
+
+@functools.lru_cache(maxsize=128)
+def calibrate_pate(aggregator, n_queries, epsilon, delta, threshold_ratio=THRESHOLD_NOISE_RATIO):
+    """Noise scales ``(scale, threshold_scale)`` that make ``n_queries`` queries (ε, δ)-DP.
+
+    Public parameters only (computed before any data is read; cached). ``scale`` is σ of
+    the discrete Gaussian vote noise (GNMax, Confident-GNMax) or the scale b of the
+    discrete Laplace vote noise (LNMax); ``threshold_scale`` is σ₁ = ``threshold_ratio`` · σ
+    for Confident-GNMax, else None.
+    """
+    if n_queries == 0:
+        return (1.0, threshold_ratio if aggregator == "confident" else None)
+    if aggregator == "lnmax":
+        if delta == 0:  # basic composition is exact for pure DP at δ = 0
+            return (float(Fraction(2 * n_queries) / Fraction(epsilon)), None)
+        basic = 2 * n_queries / epsilon  # fits: the sum of the 2T releases' ε
+        return (_smallest_scale(lambda b: _vote_event("lnmax", n_queries, b), epsilon, delta, basic / 8, basic), None)
+    if delta == 0:
+        raise ValueError(f"aggregator={aggregator!r} adds Gaussian noise and needs delta > 0; use 'lnmax' for delta=0")
+    # Continuous-Gaussian guess: μ² = T (2 + [1/r²]) / σ² must equal 1/gaussian_sigma(ε, δ)².
+    spread = 2.0 + (1.0 / threshold_ratio**2 if aggregator == "confident" else 0.0)
+    guess = math.sqrt(n_queries * spread) * gaussian_sigma(epsilon, delta)
+
+    def cost_of(sigma):
+        return _vote_event(aggregator, n_queries, sigma, threshold_ratio * sigma)
+
+    # The discrete Gaussian's accounting is a little looser than the continuous one's.
+    sigma = _smallest_scale(cost_of, epsilon, delta, guess, guess * 1.1)
+    return (sigma, threshold_ratio * sigma if aggregator == "confident" else None)
+
+
+def pate_cost(aggregator, n_queries, *, epsilon=None, delta=0.0, sigma=None, sigma_threshold=None):
+    """The scales and the declared privacy event of a PATE labelling of ``n_queries`` queries.
+
+    Parameters
+    ----------
+    aggregator : {"gnmax", "lnmax", "confident"}
+    n_queries : int
+    epsilon, delta : float
+        The target, used when ``sigma`` is None (calibration).
+    sigma, sigma_threshold : float or None
+        Given noise scales (the event is theirs, whatever ε).
+
+    Returns
+    -------
+    scale, threshold_scale, event
+    """
+    if sigma is None:
+        ratio = THRESHOLD_NOISE_RATIO
+        if sigma_threshold is not None:
+            raise ValueError("sigma_threshold needs sigma (or leave both to the calibration)")
+        scale, threshold_scale = calibrate_pate(aggregator, int(n_queries), float(epsilon), float(delta), ratio)
+    else:
+        scale = float(sigma)
+        threshold_scale = None
+        if aggregator == "confident":
+            threshold_scale = THRESHOLD_NOISE_RATIO * scale if sigma_threshold is None else float(sigma_threshold)
+    return scale, threshold_scale, _vote_event(aggregator, int(n_queries), scale, threshold_scale)
+
+
+def _teacher_votes(fitted, X_query, classes):
+    """Index in ``classes`` of a teacher's prediction on each query (-1: abstain)."""
+    predicted = np.asarray(fitted.predict(X_query))
+    if predicted.shape != (X_query.shape[0],):
+        return None
+    index = np.searchsorted(classes, predicted)
+    index = np.clip(index, 0, classes.size - 1)
+    return np.where(classes[index] == predicted, index, -1).astype(np.intp)
+
+
+def _constant_votes(label, X_query, classes):
+    """The votes of a teacher whose part holds one class: that class on every query."""
+    return _teacher_votes(DummyClassifier(strategy="constant", constant=label).fit([[0]], [label]), X_query, classes)
+
+
+def _n_rows(X):
+    """Number of rows from the shape alone (no value read)."""
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape):
+        return int(shape[0])
+    try:
+        return len(X)
+    except TypeError:  # array-likes with neither shape nor len
+        return np.asarray(X).shape[0]
+
+
+def _student_has(method):
+    def check(self):
+        return hasattr(self.student_ if hasattr(self, "student_") else self._student(), method)
+
+    return check
+
+
+@Substitution(
+    epsilon=_shared_docs["epsilon"],
+    classes=_shared_docs["classes"],
+    accountant=_shared_docs["accountant"],
+    random_state=_shared_docs["random_state"],
+    privacy_spent_=_shared_docs["privacy_spent_"],
+)
+class PATEClassifier(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """Private Aggregation of Teacher Ensembles: any classifier, made private with public unlabelled data.
+
+    The private rows are split at random into ``n_teachers`` disjoint parts; a clone of
+    ``estimator`` (any scikit-learn classifier, not private) is fitted on each. The
+    teachers vote on the rows of ``X_public`` (public, unlabelled); the noisy argmax of
+    each vote histogram labels that row; the ``student`` is fitted on the public rows
+    and their noisy labels. Only the student is kept: it answers any number of queries
+    at no further cost. The teachers are discarded after ``fit`` (they saw the private
+    rows without noise: keeping them would break the guarantee).
+
+    Parameters
+    ----------
+    estimator : classifier
+        The teachers' model (cloned per teacher), e.g. scikit-learn's
+        ``LogisticRegression()`` or ``HistGradientBoostingClassifier()``; it needs
+        ``fit`` and ``predict``. Teachers whose ``random_state`` is None are seeded from
+        ``random_state``.
+
+    n_teachers : int, default=250
+        Number of teachers. Each sees about ``n_samples / n_teachers`` rows: more
+        teachers give larger vote margins against the same noise, but weaker teachers.
+        A teacher with no row abstains (so do teachers whose fit fails); a teacher whose
+        part holds one class votes it.
+
+    student : classifier or None, default=None
+        Fitted on the labelled public rows; None: a clone of ``estimator``.
+
+    aggregator : {{"gnmax", "lnmax", "confident"}}, default="gnmax"
+        ``"gnmax"``: argmax of the votes plus discrete Gaussian noise (Papernot et al.
+        2018). ``"lnmax"``: plus discrete Laplace noise (2017; seed 002's ``Lap(2/γ)``),
+        the choice for ``delta=0``. ``"confident"``: Confident-GNMax, a query is
+        answered only if its largest count plus Gaussian noise of scale
+        ``sigma_threshold`` reaches ``threshold``; unanswered rows are left out of the
+        student's training set. With data-independent accounting every query is
+        charged as answered, so this filters labels, it does not save budget.
+
+    sigma : float or None, default=None
+        Scale of the vote noise (σ of the discrete Gaussian, or b of the discrete
+        Laplace ``P(k) ∝ exp(-|k|/b)``). None: the smallest that makes
+        ``max_queries`` queries (ε, δ)-DP, calibrated before any data is read. When
+        given, the cost is computed from it, and fit refuses (before reading the data)
+        a cost above (``epsilon``, ``delta``).
+
+    threshold : float or None, default=None
+        Confident-GNMax's threshold on the noisy largest count; None:
+        ``0.6 * n_teachers``.
+
+    sigma_threshold : float or None, default=None
+        Confident-GNMax's threshold noise σ₁; None: ``2 * sigma``.
+
+    {epsilon}
+
+    delta : float, default=1e-5
+        Privacy parameter δ in [0, 1); must be > 0 for the Gaussian aggregators.
+
+    max_queries : int or None, default=None
+        Number of public rows labelled (a random subset when ``X_public`` has more).
+        None: every public row. The cost grows with it: fewer, better labelled rows
+        often train a better student (see the user guide).
+
+    {classes}
+
+    n_jobs : int or None, default=None
+        joblib workers fitting the teachers.
+
+    {accountant}
+
+    {random_state}
+
+    Attributes
+    ----------
+    student_ : classifier
+        The fitted student (a ``DummyClassifier`` if the noisy labels hold one class).
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    sigma_ : float
+        The vote noise scale used.
+    sigma_threshold_ : float or None
+        Confident-GNMax's threshold noise σ₁ (else None).
+    n_queries_ : int
+        Public rows queried (the cost was charged for them).
+    n_answered_ : int
+        Queries answered (all but Confident-GNMax's rejected ones); a function of the
+        noisy release.
+    class_count_ : ndarray of shape (n_classes,)
+        Number of answered queries labelled with each class (post-processing).
+    {privacy_spent_}
+
+    See Also
+    --------
+    SubsampleAggregate : any regressor, made private by a private aggregate of its fits on parts.
+
+    Notes
+    -----
+    **Privacy.** (ε, δ)-DP under add/remove-one-row of ``X, y``, for public ``X_public``
+    and ``classes``. Each private row draws its teacher independently and uniformly, so
+    it is in exactly one teacher's part and can change that teacher's votes only: per
+    query, two counts of the vote histogram by 1 (L1 sensitivity 2, L2 sensitivity √2),
+    whatever ``estimator`` does (teachers that fail or have no rows abstain: one count
+    by 1). The T × n_classes vote counts of the T = ``n_queries_`` queries get
+    independent exact discrete Gaussian (or discrete Laplace) noise, floating-point
+    safe; the cost is the composition of 2T scalar releases of sensitivity 1 (plus T
+    threshold checks for Confident-GNMax), by the accountant's tightest method, and is
+    data-independent: it depends on T, not on how much the teachers agree (the smaller
+    data-dependent bounds of Papernot et al. depend on the data and are not offered).
+    Released: the noisy argmax labels, hence the student, a post-processing of them and
+    of the public rows. Teachers' warnings and failures are silenced: they would depend
+    on the rows. Without ``X_public`` the private rows' features are the queries: only
+    the labels are protected (label DP), with a
+    :class:`~dpsk.exceptions.PrivacyLeakWarning`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression as SkLogisticRegression
+    >>> from dpsk.ensemble import PATEClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(20000, 2))
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> X_public = rng.normal(size=(200, 2))
+    >>> clf = PATEClassifier(SkLogisticRegression(), n_teachers=200, epsilon=1.0, classes=[0, 1], random_state=0)
+    >>> clf.fit(X, y, X_public=X_public).predict([[-2.0, 0.0], [2.0, 0.0]])
+    array([0, 1])
+    """
+
+    _parameter_constraints = {
+        **DP_PARAMETER_CONSTRAINTS,
+        "estimator": [HasMethods(["fit", "predict"])],
+        "n_teachers": [Interval(Integral, 1, None, closed="left")],
+        "student": [HasMethods(["fit", "predict"]), None],
+        "aggregator": [StrOptions(set(_AGGREGATORS))],
+        "sigma": [Interval(Real, 0, None, closed="neither"), None],
+        "threshold": [Interval(Real, None, None, closed="neither"), None],
+        "sigma_threshold": [Interval(Real, 0, None, closed="neither"), None],
+        "max_queries": [Interval(Integral, 0, None, closed="left"), None],
+        "classes": ["array-like", None],
+        "n_jobs": [Integral, None],
+    }
+
+    def __init__(
+        self,
+        estimator,
+        *,
+        n_teachers=250,
+        student=None,
+        aggregator="gnmax",
+        sigma=None,
+        threshold=None,
+        sigma_threshold=None,
+        epsilon=1.0,
+        delta=1e-5,
+        max_queries=None,
+        classes=None,
+        n_jobs=None,
+        accountant=None,
+        random_state=None,
+    ):
+        self.estimator = estimator
+        self.n_teachers = n_teachers
+        self.student = student
+        self.aggregator = aggregator
+        self.sigma = sigma
+        self.threshold = threshold
+        self.sigma_threshold = sigma_threshold
+        self.epsilon = epsilon
+        self.delta = delta
+        self.max_queries = max_queries
+        self.classes = classes
+        self.n_jobs = n_jobs
+        self.accountant = accountant
+        self.random_state = random_state
+
+    def _student(self):
+        return self.estimator if self.student is None else self.student
+
+    def _cost(self, n_queries):
+        """Scales and event for ``n_queries`` queries; refuses given scales above the budget."""
+        scale, threshold_scale, event = pate_cost(
+            self.aggregator,
+            n_queries,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            sigma=self.sigma,
+            sigma_threshold=self.sigma_threshold,
+        )
+        if self.sigma is not None and n_queries and get_epsilon(event, self.delta) > self.epsilon:
+            raise ValueError(
+                f"sigma={self.sigma} for {n_queries} queries costs more than epsilon={self.epsilon} at "
+                f"delta={self.delta}; raise sigma, lower max_queries, or leave sigma=None"
+            )
+        return scale, threshold_scale, event
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, X_public=None):
+        """Fit the teachers on disjoint parts of (X, y), label X_public by noisy vote, fit the student.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Private rows.
+        y : array-like of shape (n_samples,)
+            Private labels.
+        X_public : array-like of shape (n_public, n_features) or None, default=None
+            Public unlabelled rows. None: X itself (label privacy only, with a
+            :class:`~dpsk.exceptions.PrivacyLeakWarning`).
+
+        Returns
+        -------
+        self : object
+        """
+        if X_public is None:
+            warnings.warn(
+                "X_public is None: the private rows' features are used as the public queries and are "
+                "released through the student; only the labels are protected. Pass public unlabelled "
+                "rows as X_public.",
+                PrivacyLeakWarning,
+                stacklevel=2,
+            )
+        # The budget first (nothing read); the detailed cost, a function of the number of
+        # public rows (public), never exceeds it.
+        self._check_privacy_budget(budget_event(self.epsilon, self.delta))
+        n_public = _n_rows(X if X_public is None else X_public)
+        n_queries = n_public if self.max_queries is None else min(int(self.max_queries), n_public)
+        scale, threshold_scale, cost = self._cost(n_queries)
+        X, y = validate_data(self, X, y)
+        X_query_all = X if X_public is None else validate_data(self, X_public, reset=False)
+        classes, y_index = resolve_classes(self, self.classes, y)
+        rng = release_generator(self.random_state, context=self, data=(X, y, X_query_all))
+        self._spend_privacy_budget(cost)
+
+        query = np.sort(rng.choice(n_public, size=n_queries, replace=False)) if n_queries < n_public else None
+        X_query = X_query_all if query is None else X_query_all[query]
+        teachers = seed_estimators(self.estimator, int(self.n_teachers), rng)
+        parts = random_parts(rng, int(self.n_teachers), X.shape[0], None).astype(np.intp)
+        votes = np.zeros((n_queries, classes.size), dtype=np.int64)
+        output = functools.partial(_teacher_votes, X_query=X_query, classes=classes)
+        constant = functools.partial(_constant_votes, X_query=X_query, classes=classes)
+        rows = np.arange(n_queries)
+        for teacher_votes in fit_parts(teachers, X, classes[y_index], parts, output, self.n_jobs, constant=constant):
+            if teacher_votes is not None:
+                voting = teacher_votes >= 0
+                np.add.at(votes, (rows[voting], teacher_votes[voting]), 1)
+        del teachers  # the teachers saw the private rows without noise: never kept
+
+        answered, labels = self._noisy_labels(votes, scale, threshold_scale, rng)
+        note_release(cost)
+        X_answered = X_query[answered]
+        y_answered = classes[labels[answered]]
+        self.student_ = self._fit_student(X_answered, y_answered, classes)
+        self.classes_ = classes
+        self.n_classes_ = classes.size
+        self.sigma_ = scale
+        self.sigma_threshold_ = threshold_scale
+        self.n_queries_ = n_queries
+        self.n_answered_ = int(np.count_nonzero(answered))
+        self.class_count_ = np.bincount(labels[answered], minlength=classes.size).astype(np.float64)
+        return self
+
+    def _noisy_labels(self, votes, scale, threshold_scale, rng):
+        """(answered mask, noisy argmax index) of every query: the one noisy release."""
+        n_queries = votes.shape[0]
+        if self.aggregator == "lnmax":
+            num, den = exact_rational(Fraction(scale), MAX_T_NUM, MAX_T_DEN, rounding="up")
+            noise = np.empty(votes.size, dtype=np.int64)
+            discrete_laplace(noise, num, den, rng)
+        else:
+            num, den = round_up_sigma2(Fraction(scale) ** 2)
+            noise = np.empty(votes.size, dtype=np.int64)
+            discrete_gaussian(noise, num, den, rng)
+        noisy = votes + noise.reshape(votes.shape)
+        answered = np.ones(n_queries, dtype=bool)
+        if self.aggregator == "confident":
+            num, den = round_up_sigma2(Fraction(threshold_scale) ** 2)
+            check = np.empty(n_queries, dtype=np.int64)
+            discrete_gaussian(check, num, den, rng)
+            threshold = THRESHOLD_FRACTION * self.n_teachers if self.threshold is None else self.threshold
+            answered = votes.max(axis=1, initial=0) + check >= threshold
+        return answered, np.argmax(noisy, axis=1) if n_queries else np.zeros(0, dtype=np.intp)
+
+    def _fit_student(self, X, y, classes):
+        """The student on the labelled public rows (post-processing of the release)."""
+        if np.unique(y).size < 2:
+            label = y[0] if y.size else classes[0]
+            return DummyClassifier(strategy="constant", constant=label).fit(np.zeros((1, 1)), [label])
+        return clone(self._student()).fit(X, y)
+
+    def predict(self, X):
+        """The student's prediction for each row of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        if isinstance(self.student_, DummyClassifier):
+            return self.student_.predict(np.zeros((X.shape[0], 1)))
+        return self.student_.predict(X)
+
+    @available_if(_student_has("predict_proba"))
+    def predict_proba(self, X):
+        """The student's class probabilities, in the columns of ``classes_`` (0 for classes it never saw).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        if isinstance(self.student_, DummyClassifier):
+            X = np.zeros((X.shape[0], 1))
+        proba = self.student_.predict_proba(X)
+        out = np.zeros((proba.shape[0], self.classes_.size))
+        out[:, np.searchsorted(self.classes_, self.student_.classes_)] = proba
+        return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
