@@ -321,6 +321,10 @@ class PATEClassifier(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, Base
     on the rows. Without ``X_public`` the private rows' features are the queries: only
     the labels are protected (label DP), with a
     :class:`~dpsk.exceptions.PrivacyLeakWarning`.
+    Domain: finite ``X`` and ``X_public``, labels in ``classes`` (rows a teacher cannot
+    fit make it abstain, inside the mechanism).
+    Data outside it raise a ``ValueError`` before any noise is drawn, which reveals only
+    that the data left the domain (:ref:`declared_domain`).
 
     Examples
     --------

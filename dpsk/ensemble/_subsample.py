@@ -103,6 +103,10 @@ class SubsampleAggregate(DPEstimatorMixin, MetaEstimatorMixin, RegressorMixin, B
     exact sums (floating-point safe); the medians by the exact quantile mechanism.
     Parts that are empty or whose fit fails contribute the box's centre; their warnings
     and errors are silenced. Released: ``coef_`` and ``intercept_``.
+    Domain: finite X and y (rows a part's estimator cannot fit make that part fail,
+    inside the mechanism).
+    Data outside it raise a ``ValueError`` before any noise is drawn, which reveals only
+    that the data left the domain (:ref:`declared_domain`).
 
     Examples
     --------

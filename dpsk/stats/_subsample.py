@@ -184,6 +184,9 @@ def subsample_aggregate(
     the median's scores move by at most 1 (exact exponential mechanism, one per entry
     with ε / entries). ``func`` is not trusted: its failures and warnings are silenced,
     as they would depend on the rows. Released: the aggregate only.
+    Domain: any rows; ``func``'s failures and non-finite outputs are handled inside the
+    mechanism (the part contributes the box's centre), so no data raise an error
+    (:ref:`declared_domain`).
 
     Examples
     --------

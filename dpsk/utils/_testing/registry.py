@@ -597,6 +597,12 @@ OFFSET_NOT_APPLICABLE = {
     "values): a clipped gradient and a batch sum round relative to clip_norm, not to an offset",
     "SGDRegressor": "no public value range (DP-SGD clips each row's gradient to clip_norm whatever the "
     "values): a clipped gradient and a batch sum round relative to clip_norm, not to an offset",
+    "stats.subsample_aggregate": "the parts' clipped outputs are aggregated by exact fixed-point sums or the "
+    "exact quantile mechanism (as SubsampleAggregate); func itself is any function, replaced whole by one row",
+    "PATEClassifier": "the released noisy labels come from integer vote counts with exact discrete noise: "
+    "no float sum to round",
+    "SubsampleAggregate": "the parts' clipped outputs are aggregated by exact fixed-point sums (Box/JointRelease) "
+    "or the exact quantile mechanism; a part's own fit is any estimator, replaced whole by one row",
     "MLPClassifier": "no public value range (the DP-SGD engine clips each row's gradient to clip_norm "
     "whatever the values): as SGDClassifier",
     "MLPRegressor": "no public value range (the DP-SGD engine clips each row's gradient to clip_norm "
