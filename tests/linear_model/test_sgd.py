@@ -103,6 +103,25 @@ def test_calibration_golden_against_dp_accounting():
     assert ours == pytest.approx(reference, rel=0.01)
 
 
+def test_steps_event_is_the_accountants_golden_dpsgd_event():
+    """Check the engine builds exactly the event whose ε the accountant's golden tests pin."""
+    golden = SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.1)), 10_000)
+    assert engine.steps_event(0.01, 10_000, 1.1) == golden
+
+
+def test_golden_dpsgd_epsilon_pld():
+    """Check issue 21's golden value: q = 0.01, σ = 1.1, 10⁴ steps give ε ≈ 5.19 at δ = 1e-5 by PLD.
+
+    The same figure as tests/accounting/test_composition.py::test_golden_dpsgd_pld, here for
+    the event the engine builds (and by the method its fits use when dp-accounting is there);
+    not marked slow: it takes under a second.
+    """
+    pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
+    event = engine.steps_event(0.01, 10_000, 1.1)
+    assert get_epsilon(event, 1e-5, method="pld") == pytest.approx(5.1926, abs=2e-3)
+    assert get_epsilon(event, 1e-5) == pytest.approx(5.1926, abs=2e-3)
+
+
 @pytest.mark.slow
 def test_calibrate_noise_multiplier_rdp_matches_bisection():
     """Check the root finder against a plain bisection on the RDP accountant."""
