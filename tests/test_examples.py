@@ -78,6 +78,17 @@ EXPECTED = {
         ],
         ["local_frequencies.png"],
     ),
+    "plot_dpsgd_accuracy_vs_epsilon.py": (
+        [
+            "2000 training rows, 107 features",
+            "SGDClassifier (DP-SGD)",
+            "MLPClassifier (DP-SGD)",
+            "LogisticRegression (objective perturbation)",
+            "3 spends",
+            "by model",
+        ],
+        ["dpsgd_accuracy_vs_epsilon.png"],
+    ),
     "plot_walkthrough.py": (
         ["PrivacyLeakWarning:", "neighbours 1 apart: pass", "neighbours 2 apart: fail", "2 spends"],
         ["walkthrough_audit.png"],

@@ -81,10 +81,10 @@ def clipped_gradient_sum(rows, targets, coef, loss_grad, clip_norm, weights, hub
     return scaled.T @ rows, factor
 
 
-def run_dpsgd(rows, targets, n_outputs, *, loss_grad, plan, rng, weights, params):
-    """DP-SGD (Poisson batches) or DP-GD (q = 1) on rows (n, p); returns coef (k, p)."""
+def run_dpsgd(rows, targets, n_outputs, *, loss_grad, plan, rng, weights, params, init=None):
+    """DP-SGD (Poisson batches) or DP-GD (q = 1) on rows (n, p) from ``init`` (zeros); returns coef (k, p)."""
     n, p = rows.shape
-    coef = np.zeros((n_outputs, p))
+    coef = np.zeros((n_outputs, p)) if init is None else np.array(init, dtype=np.float64).reshape(n_outputs, p)
     eta, alpha = float(params["eta0"]), float(params["alpha"])
     penalised = np.ones(p)
     if params["fit_intercept"]:
@@ -123,6 +123,19 @@ _SGD_DOCS = {
 }
 
 
+_PARTIAL_FIT_DOC = """More DP-SGD steps on new data: one epoch over X, one private release.
+
+        Continues from the fitted coefficients (from zeros on the first call). Each call
+        is its own spend of (``epsilon``, ``delta``), planned from the public
+        ``n_samples`` (the expected number of rows of each call's X, required) and
+        checked against the budget before X is read; the accountant composes the calls.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data of this call."""
+
+
 def _parameters(names):
     return "\n\n    ".join(_SGD_DOCS[n].strip("\n") for n in names)
 
@@ -138,10 +151,26 @@ class _BaseDPSGD(DPSGDMixin, DPEstimatorMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
     }
 
-    def _fit_linear(self, X, y, sample_weight, prepare_targets):
-        """The fit protocol: budget check, validation, count, spend, steps."""
-        plan = self._check_dpsgd_budget()
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=self._y_numeric)
+    def _fit_linear(self, X, y, sample_weight, prepare_targets, *, partial=False):
+        """The fit protocol: budget check, validation, count, spend, steps.
+
+        ``partial=True`` (``partial_fit``): one epoch over the given rows, planned from
+        the public ``n_samples`` alone, continuing from the fitted coefficients if any.
+        """
+        warm = partial and hasattr(self, "coef_")
+        if partial:
+            if self.n_samples is None:
+                raise ValueError(
+                    "partial_fit needs the public n_samples hint (the number of rows of each batch): "
+                    "the privacy cost of a call must be known before its data is read."
+                )
+            plan = self._plan(self.n_samples, self.epsilon, epochs=1)
+            self._check_privacy_budget(_dpsgd.steps_event(plan.q, plan.steps, plan.sigma))
+        else:
+            plan = self._check_dpsgd_budget()
+        X, y = validate_data(
+            self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=self._y_numeric, reset=not warm
+        )
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         targets = prepare_targets(y)
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
@@ -149,6 +178,10 @@ class _BaseDPSGD(DPSGDMixin, DPEstimatorMixin, BaseEstimator):
         rows = X.astype(np.float64)
         if self.fit_intercept:
             rows = np.hstack([rows, np.ones((rows.shape[0], 1))])
+        init = None
+        if warm:
+            init = np.hstack([np.reshape(self.coef_, (targets.shape[1], -1)), np.reshape(self.intercept_, (-1, 1))])
+            init = init if self.fit_intercept else init[:, :-1]
         coef = run_dpsgd(
             rows,
             targets,
@@ -158,13 +191,14 @@ class _BaseDPSGD(DPSGDMixin, DPEstimatorMixin, BaseEstimator):
             rng=rng,
             weights=sample_weight,
             params=self.get_params(),
+            init=init,
         )
         d = X.shape[1]
         self.coef_ = coef[:, :d].astype(X.dtype)
         self.intercept_ = (coef[:, d] if self.fit_intercept else np.zeros(coef.shape[0])).astype(X.dtype)
         self.n_samples_ = n_public
         self.noise_multiplier_ = plan.sigma
-        self.n_iter_ = plan.steps
+        self.n_iter_ = plan.steps + (self.n_iter_ if warm else 0)
         return self
 
     def _decision(self, X):
@@ -342,6 +376,37 @@ class SGDClassifier(ClassifierMixin, _BaseDPSGD):
             return np.where(y_index[:, None] == np.arange(classes.size), 1.0, -1.0)
 
         return self._fit_linear(X, y, sample_weight, targets)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    @Substitution(sample_weight=_shared_docs["sample_weight"], partial_fit=_PARTIAL_FIT_DOC)
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """{partial_fit}
+        y : array-like of shape (n_samples,)
+            Class labels, in the public classes.
+        classes : array-like of shape (n_classes,), default=None
+            All the classes (public), on the first call (or the ``classes`` parameter);
+            ignored afterwards. Neither given: the labels of the first call's y are used,
+            with a :class:`~dpsk.exceptions.PrivacyLeakWarning`, as in ``fit``.
+        {sample_weight}
+
+        Returns
+        -------
+        self : object
+            The updated estimator.
+        """
+
+        def targets(y):
+            if hasattr(self, "classes_"):
+                public = self.classes_
+            else:
+                public = classes if classes is not None else self.classes
+            known, y_index = resolve_classes(self, public, y)
+            self.classes_ = known
+            if known.size == 2:
+                return np.where(y_index == 1, 1.0, -1.0)[:, None]
+            return np.where(y_index[:, None] == np.arange(known.size), 1.0, -1.0)
+
+        return self._fit_linear(X, y, sample_weight, targets, partial=True)
 
     def decision_function(self, X):
         """Signed score of each class (of ``classes_[1]`` when binary).
@@ -522,6 +587,23 @@ class SGDRegressor(RegressorMixin, _BaseDPSGD):
             The fitted estimator.
         """
         self._fit_linear(X, y, sample_weight, lambda y: np.asarray(y, dtype=np.float64).reshape(-1, 1))
+        self.coef_ = self.coef_.ravel()
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    @Substitution(sample_weight=_shared_docs["sample_weight"], partial_fit=_PARTIAL_FIT_DOC)
+    def partial_fit(self, X, y, sample_weight=None):
+        """{partial_fit}
+        y : array-like of shape (n_samples,)
+            Targets.
+        {sample_weight}
+
+        Returns
+        -------
+        self : object
+            The updated estimator.
+        """
+        self._fit_linear(X, y, sample_weight, lambda y: np.asarray(y, dtype=np.float64).reshape(-1, 1), partial=True)
         self.coef_ = self.coef_.ravel()
         return self
 

@@ -229,8 +229,9 @@ class DPSGDMixin:
     ``n_samples`` parameters and :class:`~dpsk.base.DPEstimatorMixin`.
     """
 
-    def _plan(self, n_public, epsilon):
-        q, steps, expected_batch = plan_steps(self.batch_size, self.max_iter, n_public)
+    def _plan(self, n_public, epsilon, epochs=None):
+        epochs = self.max_iter if epochs is None else epochs
+        q, steps, expected_batch = plan_steps(self.batch_size, epochs, n_public)
         if self.noise_multiplier is not None:
             sigma = float(self.noise_multiplier)
         elif math.isinf(epsilon):  # the non-private ceiling: no noise, an infinite spend

@@ -103,6 +103,25 @@ def test_calibration_golden_against_dp_accounting():
     assert ours == pytest.approx(reference, rel=0.01)
 
 
+def test_steps_event_is_the_accountants_golden_dpsgd_event():
+    """Check the engine builds exactly the event whose ε the accountant's golden tests pin."""
+    golden = SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.1)), 10_000)
+    assert engine.steps_event(0.01, 10_000, 1.1) == golden
+
+
+def test_golden_dpsgd_epsilon_pld():
+    """Check issue 21's golden value: q = 0.01, σ = 1.1, 10⁴ steps give ε ≈ 5.19 at δ = 1e-5 by PLD.
+
+    The same figure as tests/accounting/test_composition.py::test_golden_dpsgd_pld, here for
+    the event the engine builds (and by the method its fits use when dp-accounting is there);
+    not marked slow: it takes under a second.
+    """
+    pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
+    event = engine.steps_event(0.01, 10_000, 1.1)
+    assert get_epsilon(event, 1e-5, method="pld") == pytest.approx(5.1926, abs=2e-3)
+    assert get_epsilon(event, 1e-5) == pytest.approx(5.1926, abs=2e-3)
+
+
 @pytest.mark.slow
 def test_calibrate_noise_multiplier_rdp_matches_bisection():
     """Check the root finder against a plain bisection on the RDP accountant."""
@@ -294,3 +313,64 @@ def test_overflowing_row_contributes_nothing():
     expected, _ = sgd.clipped_gradient_sum(rows[:2], targets[:2], coef, sgd.LOSSES["squared_error"], 1.0, None)
     np.testing.assert_array_equal(total, expected)
     assert factor[2] == 0.0
+
+
+# ------------------------------------------------------------------ partial_fit
+
+
+def test_partial_fit_one_spend_per_call_of_one_epoch():
+    """Check each call is one spend: the event of one epoch planned from the public n_samples."""
+    X, y = _data(200)
+    acc = BudgetAccountant()
+    clf = SGDClassifier(epsilon=1.0, n_samples=200, batch_size=50, classes=[0, 1], accountant=acc, random_state=0)
+    clf.partial_fit(X, y)
+    clf.partial_fit(X, y)
+    assert len(acc.spent_budget) == 2
+    q, steps, _ = engine.plan_steps(50, 1, 200)
+    expected = engine.steps_event(q, steps, engine.noise_multiplier(1.0, 1e-5, q, steps))
+    assert all(event == expected for event in acc.spent_budget)
+    assert clf.n_iter_ == 2 * steps
+
+
+@pytest.mark.parametrize("Est, extra", [(SGDClassifier, {"classes": [0, 1]}), (SGDRegressor, {})])
+def test_partial_fit_continues_from_the_coefficients(Est, extra):
+    """Check a call starts where the previous one stopped: noise-free, two calls = fit with two epochs."""
+    X, y = _data(100)
+    y = y if Est is SGDClassifier else X @ [1.0, -1.0, 0.5]
+    params = dict(epsilon=math.inf, n_samples=100, batch_size="full", random_state=0, **extra)
+    online = Est(**params)
+    online.partial_fit(X, y).partial_fit(X, y)
+    batch = Est(max_iter=2, **params).fit(X, y)
+    once = Est(**params).partial_fit(X, y)
+    np.testing.assert_allclose(online.coef_, batch.coef_, rtol=1e-12)
+    np.testing.assert_allclose(online.intercept_, batch.intercept_, rtol=1e-12)
+    assert not np.allclose(online.coef_, once.coef_)
+
+
+@pytest.mark.parametrize(
+    "params, call",
+    [
+        ({"classes": [0, 1]}, {}),  # no public n_samples
+        ({"n_samples": 200}, {"y": np.ones(200)}),  # one class, none public
+        ({"n_samples": 200, "classes": [0, 1]}, {"y": np.full(200, 2)}),  # a label outside the classes
+        ({"n_samples": 200, "classes": [0, 1]}, {"X": np.full((200, 3), np.nan)}),
+        ({"n_samples": 200, "classes": [0, 1], "clip_norm": 0.0}, {}),
+    ],
+)
+def test_partial_fit_bad_input_refused_before_any_spend(params, call):
+    X, y = _data(200)
+    acc = BudgetAccountant()
+    clf = SGDClassifier(epsilon=1.0, accountant=acc, random_state=0, **params)
+    with pytest.raises(ValueError):
+        clf.partial_fit(call.get("X", X), call.get("y", y))
+    assert len(acc.spent_budget) == 0
+
+
+def test_partial_fit_budget_checked_before_the_data_is_read():
+    acc = BudgetAccountant(epsilon=1.2, delta=1e-5)
+    clf = SGDClassifier(epsilon=1.0, n_samples=200, classes=[0, 1], accountant=acc, random_state=0)
+    X, y = _data(200)
+    clf.partial_fit(X, y)
+    with pytest.raises(BudgetExceededError):
+        clf.partial_fit(np.full((200, 3), np.nan), y)
+    assert len(acc.spent_budget) == 1
