@@ -19,6 +19,7 @@ from dpsk.tree._classes import (
     RandomTree,
 )
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._progress import progress
 from dpsk.utils._sklearn_compat import Interval
 from dpsk.utils.validation import is_seed
 
@@ -30,6 +31,13 @@ _N_JOBS_DOC = """n_jobs : int or None, default=None
         ``apply`` (``None``: 1; ``-1``: all CPUs). Workers only route and count: every
         random number (structure, partition, noise) is drawn in the calling thread
         from the fit's generator, so results do not depend on ``n_jobs``."""
+
+_VERBOSE_DOC = """verbose : int, default=0
+        At 1 or more, ``fit`` draws a progress bar over the trees as they are assembled
+        into ``estimators_`` (tqdm's when installed, the ``progress`` extra; a few plain
+        lines on standard error otherwise), after the one pass that counts the data.
+        Only the public number of trees is shown. The fit is the same whatever
+        ``verbose`` is, with the same noise for the same ``random_state``."""
 
 
 class _ForestMixin:
@@ -87,6 +95,12 @@ class _ForestMixin:
     def _n_threads(self):
         return effective_n_jobs(self.n_jobs)
 
+    def _tree_indices(self, n_trees):
+        """``range(n_trees)``, drawn as a progress bar at ``verbose >= 1``."""
+        if self.verbose:
+            return progress(range(n_trees), n_trees, type(self).__name__, unit="tree")
+        return range(n_trees)
+
     def apply(self, X):
         """Index of the leaf (node number in each tree's ``tree_``) each row reaches in each tree.
 
@@ -103,6 +117,7 @@ class _ForestMixin:
 
 @Substitution(
     n_jobs=_N_JOBS_DOC,
+    verbose=_VERBOSE_DOC,
     epsilon=_shared_docs["epsilon"],
     classes=_shared_docs["classes"],
     accountant=_shared_docs["accountant"],
@@ -139,6 +154,8 @@ class RandomForestClassifier(_ForestMixin, BaseRandomTrees):
     {classes}
 
     {n_jobs}
+
+    {verbose}
 
     {accountant}
 
@@ -199,6 +216,7 @@ class RandomForestClassifier(_ForestMixin, BaseRandomTrees):
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "evidence_weight": [Interval(Real, 0, None, closed="neither")],
         "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -211,6 +229,7 @@ class RandomForestClassifier(_ForestMixin, BaseRandomTrees):
         bounds=None,
         classes=None,
         n_jobs=None,
+        verbose=0,
         accountant=None,
         random_state=None,
     ):
@@ -221,6 +240,7 @@ class RandomForestClassifier(_ForestMixin, BaseRandomTrees):
         self.bounds = bounds
         self.classes = classes
         self.n_jobs = n_jobs
+        self.verbose = verbose
         self.accountant = accountant
         self.random_state = random_state
 
@@ -231,7 +251,7 @@ class RandomForestClassifier(_ForestMixin, BaseRandomTrees):
     def _store_trees(self, feature, threshold, noisy, noise_std):
         trees = []
         seeds = self._tree_random_states(noisy.shape[0])
-        for t in range(noisy.shape[0]):
+        for t in self._tree_indices(noisy.shape[0]):
             tree = DecisionTreeClassifier(
                 max_depth=self.max_depth_,
                 epsilon=self.epsilon,
@@ -251,6 +271,7 @@ class RandomForestClassifier(_ForestMixin, BaseRandomTrees):
 
 @Substitution(
     n_jobs=_N_JOBS_DOC,
+    verbose=_VERBOSE_DOC,
     epsilon=_shared_docs["epsilon"],
     accountant=_shared_docs["accountant"],
     random_state=_shared_docs["random_state"],
@@ -282,6 +303,8 @@ class RandomForestRegressor(_ForestMixin, BaseRandomTreesRegressor):
     {bounds_y}
 
     {n_jobs}
+
+    {verbose}
 
     {accountant}
 
@@ -333,6 +356,7 @@ class RandomForestRegressor(_ForestMixin, BaseRandomTreesRegressor):
         "bounds_y": TARGET_BOUNDS_CONSTRAINT,
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -344,6 +368,7 @@ class RandomForestRegressor(_ForestMixin, BaseRandomTreesRegressor):
         bounds=None,
         bounds_y=None,
         n_jobs=None,
+        verbose=0,
         accountant=None,
         random_state=None,
     ):
@@ -353,13 +378,14 @@ class RandomForestRegressor(_ForestMixin, BaseRandomTreesRegressor):
         self.bounds = bounds
         self.bounds_y = bounds_y
         self.n_jobs = n_jobs
+        self.verbose = verbose
         self.accountant = accountant
         self.random_state = random_state
 
     def _store_trees(self, feature, threshold, counts, sums):
         trees = []
         seeds = self._tree_random_states(counts.shape[0])
-        for t in range(counts.shape[0]):
+        for t in self._tree_indices(counts.shape[0]):
             tree = DecisionTreeRegressor(
                 max_depth=self.max_depth_,
                 epsilon=self.epsilon,

@@ -15,6 +15,7 @@ checked on the accountant before the data is read, recorded before the first rel
 
 import functools
 import numbers
+from collections.abc import Mapping
 from typing import NamedTuple
 
 import numpy as np
@@ -29,6 +30,7 @@ __all__ = [
     "as_array",
     "as_records",
     "check_accountant",
+    "column_names",
     "frame_aware",
     "layout",
     "resolve_stat_bounds",
@@ -171,16 +173,33 @@ def shape_output(values, records, keepdims, dtype, *, leading=()):
     return out[()] if out.ndim == 0 else out
 
 
-def resolve_stat_bounds(bounds, records, function):
+def column_names(a, axis):
+    """The column labels of a 2-d DataFrame ``a`` reduced over its rows (one output per
+    column), else None: what a dict of ``bounds`` may be keyed by."""
+    columns = _columns_of(a)
+    if columns is None or _normalize_axis(axis, 2) != (0,):
+        return None
+    return list(columns)
+
+
+def resolve_stat_bounds(bounds, records, function, *, feature_names=None):
     """Public (lower, upper) bounds broadcast to the outputs, or data-derived ones with a warning.
 
-    Bounds are scalars or arrays broadcastable to the result shape (without keepdims).
-    Returns two float64 arrays of shape ``(n_outputs,)``.
+    Bounds are scalars or arrays broadcastable to the result shape (without keepdims),
+    or, for one output per column, a dict of ``(lower, upper)`` per column, keyed by
+    column index or by name (``feature_names``, from :func:`column_names`), resolved as
+    the estimators' bounds by name. Returns two float64 arrays of shape ``(n_outputs,)``.
     """
     n_outputs = records.X.shape[1]
     if bounds is None:
         # As for estimators: the data's minimum and maximum, with the leak warning.
         return resolve_bounds(function, None, records.X, attribute=None)
+    if isinstance(bounds, Mapping):
+        if len(records.out_shape) != 1:
+            raise ValueError(
+                "bounds as a dict give (lower, upper) per column: they need a 2-d input reduced over axis=0"
+            )
+        return check_bounds(bounds, n_outputs, feature_names=feature_names)
     if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
         raise ValueError("bounds must be a tuple (lower, upper)")
     try:
@@ -214,10 +233,13 @@ STATS_DOCS = {
         ``0`` gives pure ε-DP (Laplace noise). A value in (0, 1) uses Gaussian noise for
         the sums, much more accurate for many entries at once; choose δ well below
         1/n_records.""",
-    "bounds": """bounds : tuple (lower, upper) or None, default=None
+    "bounds": """bounds : tuple (lower, upper), dict or None, default=None
         Public bounds on the values: scalars, or arrays broadcastable to the result's
-        shape (e.g. one per column). Values outside are clipped, so the guarantee holds
-        whatever the data. ``None`` uses the data's minimum and maximum with a
+        shape (e.g. one per column). With one result per column (a 2-d input,
+        ``axis=0``) also a dict of ``(lower, upper)`` per column, keyed by column index
+        or, for a DataFrame, by column name (``{"age": (17, 90), ...}``), covering every
+        column. Values outside are clipped, so the guarantee holds whatever the data.
+        ``None`` uses the data's minimum and maximum with a
         :class:`~dpsk.exceptions.PrivacyLeakWarning`, which breaks the guarantee.""",
     "axis": """axis : None, int or tuple of ints, default=None
         Axes to reduce over; must include axis 0 (the records). ``None``: all values,

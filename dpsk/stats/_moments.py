@@ -46,6 +46,7 @@ from dpsk.stats._common import (
     Records,
     as_array,
     as_records,
+    column_names,
     frame_aware,
     layout,
     resolve_stat_bounds,
@@ -347,7 +348,7 @@ def _moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_
     arr = call.screen(arr)
     records = as_records(arr, axis, allow_empty=call.on_invalid != "raise")
     if kind != "count":
-        lower, upper = resolve_stat_bounds(bounds, records, function)
+        lower, upper = resolve_stat_bounds(bounds, records, function, feature_names=column_names(a, axis))
     else:
         lower = upper = np.zeros(records.n_outputs)
     call.spend(records.n_records, function=function, params=(bounds, axis, keepdims), data=(arr,))

@@ -48,6 +48,7 @@ from dpsk.stats._common import (
     Records,
     as_array,
     as_records,
+    column_names,
     frame_aware,
     layout,
     resolve_stat_bounds,
@@ -284,7 +285,7 @@ def _quantile_statistic(call, a, q, bounds, axis, keepdims, bins, return_error, 
     call.check(query.event)
     arr = call.screen(arr)
     records = as_records(arr, axis, allow_empty=call.on_invalid != "raise")
-    lower, upper = resolve_stat_bounds(bounds, records, function)
+    lower, upper = resolve_stat_bounds(bounds, records, function, feature_names=column_names(a, axis))
     call.spend(records.n_records, function=function, params=(q, bounds, axis, keepdims, bins), data=(arr,))
     contribution = call.contribution(kappa=query.kappa(per_record))
     values = query.release(records, lower, upper, contribution)

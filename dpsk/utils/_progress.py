@@ -16,8 +16,8 @@ __all__ = ["progress"]
 _PLAIN_LINES = 10
 
 
-def progress(iterable, total, description):
-    """Iterate over ``iterable`` (``total`` items) drawing a progress bar.
+def progress(iterable, total, description, unit="fit"):
+    """Iterate over ``iterable`` (``total`` items, ``unit`` each) drawing a progress bar.
 
     tqdm's bar (``tqdm.auto``, which draws a widget in notebooks) when tqdm is
     installed, the optional ``progress`` extra; otherwise lines such as
@@ -26,15 +26,15 @@ def progress(iterable, total, description):
     try:
         from tqdm.auto import tqdm
     except ImportError:
-        return _plain(iterable, total, description)
-    return tqdm(iterable, total=total, desc=description, unit="fit", file=sys.stderr)
+        return _plain(iterable, total, description, unit)
+    return tqdm(iterable, total=total, desc=description, unit=unit, file=sys.stderr)
 
 
-def _plain(iterable, total, description):
+def _plain(iterable, total, description, unit):
     step = max(total // _PLAIN_LINES, 1)
     done = 0
     for item in iterable:
         yield item
         done += 1
         if done % step == 0 or done == total:
-            print(f"{description}: {done}/{total} fits done", file=sys.stderr, flush=True)
+            print(f"{description}: {done}/{total} {unit}s done", file=sys.stderr, flush=True)

@@ -3,6 +3,8 @@
 """dpsk.ensemble.RandomForestClassifier: random trees on disjoint parts of the rows, one budget."""
 
 import pickle
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -199,3 +201,38 @@ def test_forest_decision_path_matches_apply(kind):
         np.testing.assert_array_equal(block, tree.decision_path(X[:5]).toarray())
         assert np.all(block.sum(axis=1) == tree.get_depth() + 1)
         assert np.all(block[np.arange(5), leaves[:, t]] == 1) and np.all(block[:, 0] == 1)
+
+
+@pytest.mark.parametrize("kind", ["classifier", "regressor"])
+def test_verbose_draws_progress_over_trees_and_changes_nothing(kind, monkeypatch, capsys):
+    """Check that verbose=1 prints a progress bar over the trees (plain lines without tqdm)
+    and that the fit is the same as without it: same trees, same noise, same spend."""
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    quiet, X = _small_forest(kind, random_state=0)
+    assert capsys.readouterr().err == ""
+    loud, _ = _small_forest(kind, random_state=0, verbose=1)
+    lines = capsys.readouterr().err.splitlines()
+    name = type(loud).__name__
+    assert lines and lines[-1] == f"{name}: 4/4 trees done"
+    assert all(line.startswith(f"{name}: ") and line.endswith(" trees done") for line in lines)
+    for tq, tl in zip(quiet, loud):
+        np.testing.assert_array_equal(tq.tree_.value, tl.tree_.value)
+        assert tq.random_state == tl.random_state
+    np.testing.assert_array_equal(quiet.predict(X), loud.predict(X))
+    assert quiet.privacy_spent_ == loud.privacy_spent_
+
+
+def test_verbose_uses_tqdm_when_installed(monkeypatch):
+    seen = []
+
+    def fake_tqdm(iterable, total, desc, unit, file):
+        seen.append((total, desc, unit))
+        return iterable
+
+    fake = types.ModuleType("tqdm.auto")
+    fake.tqdm = fake_tqdm
+    monkeypatch.setitem(sys.modules, "tqdm", types.ModuleType("tqdm"))
+    monkeypatch.setitem(sys.modules, "tqdm.auto", fake)
+    _small_forest("regressor", random_state=0, verbose=1)
+    assert seen == [(4, "RandomForestRegressor", "tree")]

@@ -84,3 +84,32 @@ def test_statistics_of_a_dataframe_are_series_with_its_columns():
     assert list(quantiles.columns) == list(df.columns)
     # axis=None reduces everything, as numpy does: a scalar.
     assert np.ndim(stats.mean(df, epsilon=1.0, bounds=(0, 10), random_state=0)) == 0
+
+
+@pytest.mark.parametrize("function", [stats.mean, stats.var, stats.median])
+def test_bounds_by_column_name_on_a_dataframe(function):
+    """Check that bounds={"column": (low, high)} are matched to a DataFrame's columns as the
+    estimators' bounds by name: the same release as the arrays in column order."""
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(X, columns=["age", "hours", "income"])
+    by_name = {"income": (0.0, 5.0), "age": (1.0, 10.0), "hours": (0.0, 8.0)}
+    arrays = (np.array([1.0, 0.0, 0.0]), np.array([10.0, 8.0, 5.0]))
+    got = function(df, epsilon=1.0, bounds=by_name, axis=0, random_state=np.random.PCG64(0))
+    expected = function(df, epsilon=1.0, bounds=arrays, axis=0, random_state=np.random.PCG64(0))
+    pd.testing.assert_series_equal(got, expected)
+    # Column indices work as keys too, on arrays as on frames.
+    by_index = dict(enumerate(zip(*arrays)))
+    np.testing.assert_array_equal(
+        function(X, epsilon=1.0, bounds=by_index, axis=0, random_state=np.random.PCG64(0)), expected.to_numpy()
+    )
+
+
+def test_bounds_by_name_refused_before_any_spend():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(X, columns=["age", "hours", "income"])
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError, match="income"):
+        stats.mean(df, epsilon=1.0, bounds={"age": (0, 10), "hours": (0, 10)}, axis=0, accountant=acc)
+    with pytest.raises(ValueError, match="axis=0"):
+        stats.mean(df, epsilon=1.0, bounds={"age": (0, 10)}, accountant=acc)  # axis=None: one output
+    assert len(acc) == 0
