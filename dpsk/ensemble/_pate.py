@@ -392,6 +392,13 @@ class PATEClassifier(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, Base
 
     def _cost(self, n_queries):
         """Scales and event for ``n_queries`` queries; refuses given scales above the budget."""
+        if math.isinf(self.epsilon) and self.sigma is None:
+            # No noise scale corresponds to ε = ∞ by calibration; the non-private ceiling
+            # of PATE is the estimator itself, fitted on all the private rows.
+            raise ValueError(
+                "PATEClassifier needs a finite epsilon (or an explicit sigma); for the non-private "
+                "ceiling fit the estimator itself on the private rows"
+            )
         scale, threshold_scale, event = pate_cost(
             self.aggregator,
             n_queries,
