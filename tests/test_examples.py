@@ -41,7 +41,7 @@ EXPECTED = {
             "costs found without data: {'columntransformer__numeric': 0.2, 'logisticregression': 0.8}",
             "refused: Fitting Pipeline would exceed the budget",
             "spends recorded by the refused fit: 0",
-            "scikit-learn's pipeline refused: Privacy spend",
+            "scikit-learn's pipeline refused: Spend by LogisticRegression",
             "spends recorded by scikit-learn's pipeline before the refusal: 1",
         ],
         ["pipeline_budget.png"],

@@ -79,6 +79,7 @@ def test_bulk_sampler_draws_what_randomise_releases(name):
 @pytest.mark.parametrize("broken", [False, True], ids=["correct", "broken"])
 @pytest.mark.parametrize("name", sorted(set(MECHANISM_AUDITS) - {"ToyLaplaceMechanism", "ToyGaussianMechanism"}))
 def test_mechanism_audit_rates(name, broken):
-    """Check acceptance ≥ 0.9 (correct) and rejection ≥ 0.9 (broken) over 20 seeds."""
+    """Check acceptance ≥ 0.9 (correct) and rejection ≥ the entry's rate (0.9 unless stated) over 20 seeds."""
     results = [run_audit(name, broken=broken, seed=seed) for seed in SLOW_SEEDS]
-    check_audit_rate(name, MECHANISM_AUDITS[name].bug if broken else None, results)
+    case = MECHANISM_AUDITS[name]
+    check_audit_rate(name, case.bug if broken else None, results, minimum=case.min_rejection_rate if broken else 0.9)
