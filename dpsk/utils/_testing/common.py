@@ -40,6 +40,9 @@ INIT_PARAMS = {
     # Full-batch steps (the checks' data sets are small): DP-GD, many epochs for accuracy.
     "SGDClassifier": dict(epsilon=1e4, max_iter=200, n_samples=100),  # partial_fit needs the public size
     "SGDRegressor": dict(epsilon=1e4, max_iter=200, n_samples=100),
+    # One pass over the checks' small data: a large epsilon and a free leader (small alpha).
+    "OnlineSGDClassifier": dict(epsilon=1e4, max_samples=1000, alpha=1.0),
+    "OnlineSGDRegressor": dict(epsilon=1e4, max_samples=1000, alpha=10.0),
     "MLPClassifier": dict(epsilon=1e4, max_iter=100, hidden_layer_sizes=(16,), learning_rate_init=0.01),
     "MLPRegressor": dict(epsilon=1e4, max_iter=100, hidden_layer_sizes=(16,), learning_rate_init=0.01),
     # Integer noise at ε = 1e4 is almost always 0: fits would not differ between seeds.
@@ -108,6 +111,8 @@ for _name in (
     "MLPRegressor",
     "SGDClassifier",
     "SGDRegressor",
+    "OnlineSGDClassifier",
+    "OnlineSGDRegressor",
     "StandardScaler",
 ):
     EXPECTED_FAILED_CHECKS.setdefault(_name, {}).update(

@@ -42,6 +42,8 @@ from dpsk.linear_model import (
     LabelPrivateLinearRegression,
     LinearRegression,
     LogisticRegression,
+    OnlineSGDClassifier,
+    OnlineSGDRegressor,
     Ridge,
     SGDClassifier,
     SGDRegressor,
@@ -493,6 +495,25 @@ ESTIMATOR_AUDITS["SGDRegressor"] = EstimatorAudit(
     lambda est: canary_neighbours(np.zeros((19, 1)), np.zeros(19), canary_X=[100.0], canary_y=-100.0),
 )
 
+# Private online learning (continual release over a stream): the canary is the last row
+# (an empty slot in the neighbour: the event-level relation), its gradient clipped to C;
+# a strong regulariser keeps w near 0 so that it is. The final model holds it in one tree
+# node; the audit of all the releases of a stream (each row in L nodes), with a broken
+# variant ignoring L, is tests/linear_model/test_online.py::test_stream_audit_*.
+_ONLINE = dict(epsilon=1.0, max_samples=20, alpha=1e3, fit_intercept=False)
+ESTIMATOR_AUDITS["OnlineSGDClassifier"] = EstimatorAudit(
+    OnlineSGDClassifier(classes=[0, 1], **_ONLINE),
+    project_attribute("coef_", (0, 0)),
+    lambda est: canary_neighbours(np.zeros((19, 1)), np.zeros(19, dtype=int), canary_X=[100.0], canary_y=1),
+    n_samples=3_000,
+)
+ESTIMATOR_AUDITS["OnlineSGDRegressor"] = EstimatorAudit(
+    OnlineSGDRegressor(**_ONLINE),
+    project_attribute("coef_", 0),
+    lambda est: canary_neighbours(np.zeros((19, 1)), np.zeros(19), canary_X=[100.0], canary_y=-100.0),
+    n_samples=3_000,
+)
+
 # Naive Bayes, PCA, k-means, scalers, trees: configurations in dpsk/utils/_testing/family.py.
 ESTIMATOR_AUDITS.update(
     {name: EstimatorAudit(a.estimator, a.projection, a.neighbours, a.n_samples) for name, a in FAMILY_AUDITS.items()}
@@ -633,6 +654,10 @@ OFFSET_NOT_APPLICABLE = {
     "values): a clipped gradient and a batch sum round relative to clip_norm, not to an offset",
     "SGDRegressor": "no public value range (DP-SGD clips each row's gradient to clip_norm whatever the "
     "values): a clipped gradient and a batch sum round relative to clip_norm, not to an offset",
+    "OnlineSGDClassifier": "no public value range (each row's gradient is clipped to clip_norm whatever the "
+    "values): the tree nodes' sums round relative to clip_norm, covered by the clip margin",
+    "OnlineSGDRegressor": "no public value range (each row's gradient is clipped to clip_norm whatever the "
+    "values): the tree nodes' sums round relative to clip_norm, covered by the clip margin",
     "stats.subsample_aggregate": "the parts' clipped outputs are aggregated by exact fixed-point sums or the "
     "exact quantile mechanism (as SubsampleAggregate); func itself is any function, replaced whole by one row",
     "PATEClassifier": "the released noisy labels come from integer vote counts with exact discrete noise: "
