@@ -52,6 +52,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
 
 from dpsk._core._noise import add_gaussian
+from dpsk._core._online import LOSS_CODES, ftrl_tree_rows
 from dpsk.accounting import GaussianEvent, note_release
 from dpsk.accounting._calibration import gaussian_sigma
 from dpsk.accounting._events import budget_event
@@ -63,6 +64,10 @@ from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check
 from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_classes
 
 __all__ = ["OnlineSGDClassifier", "OnlineSGDRegressor", "TreeAggregator", "tree_levels"]
+
+
+#: Rows per kernel call (bounds the pre-drawn noise to 4096 x parameters).
+_KERNEL_CHUNK = 4096
 
 
 def tree_levels(horizon):
@@ -112,20 +117,6 @@ class TreeAggregator:
                     add_gaussian(node.reshape(-1), self.noise_std, rng)
                 self.closed[h] = node
             self.open[h] = segment_sum(last - t0, m)
-        self.position = t1
-
-    def add_row(self, value, rng):
-        """Append one row of exact value ``value`` (the same releases as ``add`` with m = 1)."""
-        t1 = self.position + 1
-        if t1 > self.horizon:
-            raise ValueError(f"the stream's horizon is {self.horizon} rows; {t1} would exceed it")
-        h = (t1 & -t1).bit_length() - 1  # trailing zeros: nodes of levels <= h close, only level h is odd
-        node = self.open[h] + value
-        if self.noise_std > 0.0:
-            add_gaussian(node.reshape(-1), self.noise_std, rng)
-        self.closed[h] = node
-        self.open[: h + 1] = 0.0
-        self.open[h + 1 :] += value
         self.position = t1
 
     def prefix(self):
@@ -330,18 +321,30 @@ class _BaseOnline(DPEstimatorMixin, BaseEstimator):
         return coef
 
     def _rows_one_by_one(self, rows, targets, weights, coef, rng, target):
-        """``batch_size=1``: the same computation as the batched loop, one row per round, with less overhead."""
-        tree, loss_grad, huber = self._tree, LOSSES[self.loss], getattr(self, "huber_epsilon", None)
-        row_norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
-        for i in range(rows.shape[0]):
-            x = rows[i : i + 1]
-            r = loss_grad(x @ coef.T, targets[i : i + 1], huber)
-            norm = math.sqrt(float(np.dot(r[0], r[0]))) * float(row_norms[i])
-            factor = 0.0 if not math.isfinite(norm) else (target / norm if norm > target else 1.0)
-            if weights is not None:
-                factor *= float(weights[i])
-            tree.add_row((r * factor).T @ x, rng)
-            coef = self._leader(tree.prefix())
+        """``batch_size=1``: the rounds of one row in the kernel ``dpsk._core._online`` (same releases)."""
+        tree = self._tree
+        k, p = coef.shape
+        no_weights = np.empty(0)
+        for start in range(0, rows.shape[0], _KERNEL_CHUNK):
+            stop = min(start + _KERNEL_CHUNK, rows.shape[0])
+            noise = np.zeros((stop - start, k, p))  # each row closes one usable node: its noise, in order
+            if tree.noise_std > 0.0:
+                add_gaussian(noise.reshape(-1), tree.noise_std, rng)
+            tree.position = ftrl_tree_rows(
+                rows[start:stop],
+                np.ascontiguousarray(targets[start:stop], dtype=np.float64),
+                no_weights if weights is None else np.ascontiguousarray(weights[start:stop], dtype=np.float64),
+                LOSS_CODES[self.loss],
+                float(getattr(self, "huber_epsilon", 0.0)),
+                target,
+                self._lambda,
+                float(self.radius),
+                coef,
+                tree.open,
+                tree.closed,
+                tree.position,
+                noise,
+            )
         return coef
 
     def _leader(self, noisy_sum):

@@ -31,15 +31,35 @@ def test_tree_prefix_sums_are_exact_without_noise(horizon):
         np.testing.assert_allclose(tree.prefix(), values[:c].sum(axis=0), atol=1e-12)
 
 
-def test_add_row_releases_what_add_releases():
-    """Check that the one-row path draws the same node noise as rounds of one row (same generator)."""
-    values = np.random.default_rng(0).normal(size=(13, 1, 2))
-    one, many = TreeAggregator(13, (1, 2), 0.7), TreeAggregator(13, (1, 2), 0.7)
-    rng_one, rng_many = np.random.default_rng(5), np.random.default_rng(5)
-    for i in range(13):
-        one.add_row(values[i], rng_one)
-        many.add(lambda s, e, i=i: values[i : i + 1][s:e].sum(axis=0), 1, rng_many)
-        np.testing.assert_array_equal(one.prefix(), many.prefix())
+@pytest.mark.parametrize("loss", ["log_loss", "hinge", "modified_huber"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_one_row_kernel_matches_the_tree_in_python(loss, n_classes):
+    """Check the kernel (batch_size=1) against rounds of one row through TreeAggregator.add and
+    the losses of dpsk.linear_model._sgd, with the same generator (the same node noise)."""
+    X, y = make_classification(
+        n_samples=45, n_features=4, n_informative=3, n_redundant=0, n_classes=n_classes, random_state=1
+    )
+    w = np.random.default_rng(2).uniform(0, 1.5, size=45)
+    clf = OnlineSGDClassifier(
+        loss, max_samples=50, radius=0.8, classes=np.arange(n_classes), random_state=np.random.PCG64(7)
+    )
+    clf.partial_fit(X[:20], y[:20], sample_weight=w[:20]).partial_fit(X[20:], y[20:], sample_weight=w[20:])
+    # The reference, in Python.
+    rng = np.random.Generator(np.random.PCG64(7))
+    rows = np.hstack([X, np.ones((45, 1))])
+    k = 1 if n_classes == 2 else n_classes
+    t = np.where(y == 1, 1.0, -1.0)[:, None] if k == 1 else np.where(y[:, None] == np.arange(k), 1.0, -1.0)
+    tree = TreeAggregator(50, (k, 5), clf.noise_multiplier_ * clf.clip_norm)
+    target = 1.0 - online.clip_margin(50, k + 5)
+    coef = np.zeros((k, 5))
+    for i in range(45):
+        r = online.LOSSES[loss](rows[i : i + 1] @ coef.T, t[i : i + 1], None)
+        norm = np.linalg.norm(r) * np.linalg.norm(rows[i])
+        g = (r * min(1.0, target / norm) * min(1.0, w[i])).T @ rows[i : i + 1]
+        tree.add(lambda a, c, g=g: g[None][a:c].sum(axis=0), 1, rng)
+        coef = -tree.prefix() / clf.regularization_
+        coef *= min(1.0, 0.8 / np.linalg.norm(coef))
+    np.testing.assert_allclose(np.hstack([clf.coef_, clf.intercept_[:, None]]), coef, rtol=1e-9, atol=1e-12)
 
 
 def test_each_position_is_in_one_node_per_level_and_a_prefix_uses_disjoint_nodes():
@@ -51,7 +71,7 @@ def test_each_position_is_in_one_node_per_level_and_a_prefix_uses_disjoint_nodes
         tree = TreeAggregator(T, (1,), 0.0)
         touched = set()
         for t in range(T):
-            tree.add_row(values[t], None)
+            tree.add(lambda a, c, row=values[t : t + 1]: row[a:c].sum(axis=0), 1, None)
             assert tree.prefix()[0] == (1.0 if t >= pos else 0.0)  # the row counted exactly once
             touched |= {(h, (t + 1) >> h) for h in range(tree.levels) if (t + 1) % (1 << h) == 0 and t >= pos}
         nodes = {(h, (pos >> h) + 1) for h in range(tree_levels(T)) if ((pos >> h) + 1) << h <= T}
@@ -63,7 +83,7 @@ def test_horizon_is_enforced():
     tree = TreeAggregator(3, (1,), 0.0)
     tree.add(lambda a, c: np.full(1, float(c - a)), 3, None)
     with pytest.raises(ValueError, match="horizon"):
-        tree.add_row(np.ones(1), None)
+        tree.add(lambda a, c: np.full(1, float(c - a)), 1, None)
 
 
 # ------------------------------------------------------------------ the stream protocol
