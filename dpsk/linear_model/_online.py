@@ -47,9 +47,7 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.metaestimators import available_if
 
 from dpsk._core._noise import add_gaussian
 from dpsk._core._online import LOSS_CODES, ftrl_tree_rows
@@ -57,10 +55,10 @@ from dpsk.accounting import GaussianEvent, note_release
 from dpsk.accounting._calibration import gaussian_sigma
 from dpsk.accounting._events import budget_event
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
-from dpsk.linear_model._sgd import LOSSES, _has_log_loss
+from dpsk.linear_model._sgd import LOSSES, SGDClassifier, SGDRegressor, _BaseDPSGD
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._dpsgd import clip_factors, clip_margin
-from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
+from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, validate_data
 from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_classes
 
 __all__ = ["OnlineSGDClassifier", "OnlineSGDRegressor", "TreeAggregator", "tree_levels"]
@@ -355,10 +353,7 @@ class _BaseOnline(DPEstimatorMixin, BaseEstimator):
             coef *= float(self.radius) / norm
         return coef
 
-    def _decision(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
-        return X @ self.coef_.T + self.intercept_
+    _decision = _BaseDPSGD._decision  # X @ coef_.T + intercept_, after the fitted-input checks
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -573,67 +568,12 @@ class OnlineSGDClassifier(ClassifierMixin, _BaseOnline):
             public = classes if classes is not None else self.classes
         return self._run(X, y, sample_weight, self._targets(public), reset=False)
 
-    def decision_function(self, X):
-        """Signed score of each class (of ``classes_[1]`` when binary).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-        """
-        scores = self._decision(X)
-        return scores.ravel() if scores.shape[1] == 1 else scores
-
-    def predict(self, X):
-        """Predicted class of each row.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-        """
-        scores = self.decision_function(X)
-        index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
-        return self.classes_[index]
-
-    @available_if(_has_log_loss)
-    def predict_proba(self, X):
-        """Class probabilities (``loss="log_loss"`` only; one-vs-rest heads normalised).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        scores = self._decision(X)
-        if scores.shape[1] == 1:
-            p = expit(scores[:, 0])
-            return np.column_stack([1.0 - p, p])
-        p = expit(scores)
-        return p / p.sum(axis=1, keepdims=True)
-
-    @available_if(_has_log_loss)
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-        """
-        return np.log(self.predict_proba(X))
+    # A fitted linear classifier's outputs (coef_, intercept_, classes_, loss) are DP-SGD's:
+    # one home for decision_function, predict and the probabilities.
+    decision_function = SGDClassifier.decision_function
+    predict = SGDClassifier.predict
+    predict_proba = SGDClassifier.__dict__["predict_proba"]
+    predict_log_proba = SGDClassifier.__dict__["predict_log_proba"]
 
 
 @Substitution(
@@ -802,17 +742,4 @@ class OnlineSGDRegressor(RegressorMixin, _BaseOnline):
         self.coef_ = self.coef_.ravel()
         return self
 
-    def predict(self, X):
-        """Predicted targets.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
-        return X @ self.coef_ + self.intercept_
+    predict = SGDRegressor.predict  # the same fitted attributes as DP-SGD's regressor
