@@ -89,6 +89,10 @@ EXPECTED = {
         ],
         ["dpsgd_accuracy_vs_epsilon.png"],
     ),
+    "plot_online_learning.py": (
+        ["a stream of 32561 rows in 32 chunks", "progressive accuracy", "3 spends"],
+        ["online_learning.png"],
+    ),
     "plot_walkthrough.py": (
         ["PrivacyLeakWarning:", "neighbours 1 apart: pass", "neighbours 2 apart: fail", "2 spends"],
         ["walkthrough_audit.png"],
