@@ -185,7 +185,10 @@ _PRIVACY = """**Privacy.** (ε, δ)-DP for the whole stream — every model rele
     sums). Between calls the estimator keeps the exact sums of the open tree nodes
     (private state): publish the coefficients, not the pickled estimator. Continuous
     Gaussian noise (not floating-point safe); the rounding of the node sums is covered
-    by a clip margin."""
+    by a clip margin. Domain: finite X and y (for classifiers, labels in ``classes``),
+    finite, non-negative ``sample_weight``. Data outside it raise a ``ValueError`` before
+    any noise of the call is drawn, which reveals only that the data left the domain
+    (:ref:`declared_domain`)."""
 
 _REGRET = """**Regret.** Jain, Kothari & Thakurta (2012) with tree-based aggregation: on
     the linearised losses (the losses themselves when they are convex and C-Lipschitz
