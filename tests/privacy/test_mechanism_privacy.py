@@ -83,3 +83,17 @@ def test_mechanism_audit_rates(name, broken):
     results = [run_audit(name, broken=broken, seed=seed) for seed in SLOW_SEEDS]
     case = MECHANISM_AUDITS[name]
     check_audit_rate(name, case.bug if broken else None, results, minimum=case.min_rejection_rate if broken else 0.9)
+
+
+def test_answer_counts_tells_every_count_pattern_apart():
+    """Check that the sparse-vector projection maps distinct per-block counts of ⊤ and ⊥ to distinct codes."""
+    from itertools import product
+
+    from dpsk.utils._testing.registry import answer_counts
+
+    runs = np.array(list(product((-1, 0, 1), repeat=5)))
+    codes = answer_counts(runs, blocks=(2, 3))
+    counts = [((r[:2] == 1).sum(), (r[:2] == 0).sum(), (r[2:] == 1).sum(), (r[2:] == 0).sum()) for r in runs]
+    assert len(set(codes.tolist())) == len(set(counts))
+    for code, count in zip(codes, counts):
+        assert all(codes[i] == code for i, c in enumerate(counts) if c == count)
