@@ -270,7 +270,6 @@ class _BaseOnline(DPEstimatorMixin, BaseEstimator):
             self._spend_privacy_budget(stream_event(sigma_one))
             note_release(stream_event(sigma_one))
             self._tree = TreeAggregator(horizon, (k, p), sigma * float(self.clip_norm))
-            self._sigma_one = sigma_one
             self._lambda = (
                 float(self.alpha)
                 if self.alpha is not None
