@@ -1,0 +1,162 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Dask input: detection without importing Dask, and lazy validation (shapes, dtypes, names).
+
+Nothing here reads a value: only the public shape, the dtype and the column names.
+Values are checked by the kernels, chunk by chunk, when the statistics are computed
+(NaN or infinity raise there, before anything is spent or released).
+"""
+
+import numpy as np
+
+__all__ = ["as_rows", "as_vector", "is_dask", "require_public", "worker_view"]
+
+
+def is_dask(*objects):
+    """True if any of ``objects`` is a Dask collection (array, DataFrame, Series).
+
+    Duck-typed on the class's module: Dask is never imported here, so users without it
+    (and every in-memory fit) pay nothing.
+    """
+    for obj in objects:
+        if obj is not None and type(obj).__module__.partition(".")[0] in ("dask", "dask_expr"):
+            return True
+    return False
+
+
+def _dask_array(obj, name):
+    import dask.array as da
+
+    if isinstance(obj, da.Array):
+        return obj, None
+    if hasattr(obj, "to_dask_array"):  # DataFrame or Series: lengths are the public shape
+        columns = getattr(obj, "columns", None)
+        return obj.to_dask_array(lengths=True), None if columns is None else list(columns)
+    raise TypeError(f"{name} must be a dask.array.Array or a dask DataFrame/Series, got {type(obj).__name__}")
+
+
+def _float_dtype(arr, name):
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if arr.dtype in (np.float32, np.float64):
+        return arr
+    return arr.astype(np.float64)
+
+
+def as_rows(estimator, X, *, reset=True, name="X"):
+    """X as a 2-d float32/float64 Dask array chunked by rows only (all columns in a chunk).
+
+    With ``reset`` sets ``n_features_in_`` and ``feature_names_in_`` (string column
+    names of a DataFrame) as ``validate_data`` does; otherwise checks them.
+    """
+    arr, columns = _dask_array(X, name)
+    if arr.ndim != 2:
+        raise ValueError(f"Expected a 2-d {name}, got {arr.ndim} dimension(s)")
+    if any(np.isnan(c) for c in arr.chunks[0]):
+        raise ValueError(f"{name} has unknown chunk sizes: call compute_chunk_sizes() first")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} has 0 samples; at least one is required")
+    names = None
+    if columns is not None and all(isinstance(c, str) for c in columns):
+        names = np.asarray(columns, dtype=object)
+    if estimator is not None:
+        if reset:
+            estimator.n_features_in_ = int(arr.shape[1])
+            if names is not None:
+                estimator.feature_names_in_ = names
+            elif hasattr(estimator, "feature_names_in_"):
+                del estimator.feature_names_in_
+        elif arr.shape[1] != estimator.n_features_in_:
+            raise ValueError(
+                f"X has {arr.shape[1]} features, but {type(estimator).__name__} is expecting "
+                f"{estimator.n_features_in_} features as input"
+            )
+    return _float_dtype(arr, name).rechunk({1: -1})
+
+
+def as_vector(values, rows, name, *, dtype=None):
+    """A per-row vector (``y``, ``sample_weight``) as a Dask array chunked like ``rows``.
+
+    None stays None; a scalar is broadcast; an in-memory array is wrapped. Its length must
+    be the number of rows (public shapes: this error is no release).
+    """
+    import dask.array as da
+
+    if values is None:
+        return None
+    if np.ndim(values) == 0 and not is_dask(values):
+        values = da.full(rows.shape[0], values, chunks=(rows.chunks[0],))
+    if is_dask(values):
+        arr, _ = _dask_array(values, name)
+    else:
+        arr = da.from_array(np.asarray(values), chunks=(rows.chunks[0],) + tuple((s,) for s in np.shape(values)[1:]))
+    if arr.shape[0] != rows.shape[0] or any(np.isnan(c) for c in arr.chunks[0]):
+        raise ValueError(
+            f"{name} has {arr.shape[0]} rows (partitions must have known sizes), X has {rows.shape[0]}: they must match"
+        )
+    if dtype is not None:
+        arr = arr.astype(dtype)
+    return arr.rechunk({0: rows.chunks[0], **{ax: -1 for ax in range(1, arr.ndim)}})
+
+
+def require_public(value, name, what="Dask fits"):
+    """Refuse a missing public parameter: a data-derived one would be a silent leak."""
+    if value is None:
+        raise ValueError(
+            f"{what} need the public `{name}`: data-derived values are not computed on a cluster. Pass `{name}`."
+        )
+    return value
+
+
+def worker_view(estimator):
+    """A shallow copy of ``estimator`` without its accountant, for shipping to workers.
+
+    The per-chunk statistics call the estimator's own statistic method (one home; the
+    audits' deliberately broken variants override it); the ledger stays on the client.
+    """
+    import copy
+
+    view = copy.copy(estimator)
+    if "accountant" in view.__dict__:
+        view.accountant = None
+    return view
+
+
+def dask_fit(estimator, X, y=None, **fit_params):
+    """Fit ``estimator`` on Dask input (``dpsk.dask._fit``); imports Dask only now."""
+    from dpsk.dask._fit import fit
+
+    return fit(estimator, X, y, **fit_params)
+
+
+def _apply_block(estimator, method, columns, block):
+    if columns is not None:  # the names the estimator was fitted with
+        import pandas as pd
+
+        block = pd.DataFrame(block, columns=columns)
+    return getattr(estimator, method)(block)
+
+
+def dask_apply(estimator, method, X, *, n_outputs=None, dtype=None):
+    """``estimator.method`` on each row chunk of X, lazily: a Dask array (``map_blocks``).
+
+    The fitted estimator's own in-memory method runs on every chunk (one home).
+    ``n_outputs``: columns of the result (None: one value per row, a 1-d array).
+    """
+    import functools
+
+    arr, _ = _dask_array(X, "X")
+    if arr.ndim != 2 or arr.shape[1] != estimator.n_features_in_:
+        raise ValueError(
+            f"X has shape {arr.shape}, but {type(estimator).__name__} is expecting "
+            f"{estimator.n_features_in_} features as input"
+        )
+    arr = _float_dtype(arr, "X").rechunk({1: -1})
+    names = getattr(estimator, "feature_names_in_", None)
+    function = functools.partial(_apply_block, worker_view(estimator), method, None if names is None else list(names))
+    dtype = arr.dtype if dtype is None else dtype
+    if n_outputs is None:
+        return arr.map_blocks(function, drop_axis=1, dtype=dtype, meta=np.empty((0,), dtype=dtype))
+    return arr.map_blocks(
+        function, chunks=(arr.chunks[0], (n_outputs,)), dtype=dtype, meta=np.empty((0, 0), dtype=dtype)
+    )

@@ -1,0 +1,237 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Fits on Dask input: the in-memory protocol with the statistics computed per chunk.
+
+Every fit here follows the estimator contract in the order that matters on a cluster:
+
+1. the budget is checked (by the estimator's ``fit``, before it hands over: nothing has
+   been computed yet);
+2. shapes, dtypes and names are validated lazily, and the public parameters (bounds,
+   classes) are required: a data-derived bound is never computed on the cluster;
+3. the exact statistics are computed per chunk by the estimator's own statistic method
+   (the in-memory Cython kernels) and merged exactly (:mod:`dpsk.dask._reduce`):
+   NaN/inf raise here, before any spend;
+4. the release's Generator is made on the client, the cost is spent once, and the
+   estimator's own release method (shared with the in-memory fit) draws the noise once
+   and builds the model.
+"""
+
+import functools
+
+import numpy as np
+
+from dpsk.dask._data import as_rows, as_vector, require_public, worker_view
+from dpsk.dask._reduce import fingerprint, map_reduce
+from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_bounds, resolve_classes
+
+__all__ = ["fit", "moments_statistic"]
+
+
+def _weights(sample_weight, X):
+    """A chunk's weights clipped to [0, 1] as in memory (None stays None)."""
+    return _check_sample_weight_dp(sample_weight, X)
+
+
+# -- preprocessing -------------------------------------------------------------------------
+
+
+def _scaler_chunk(view, box, X, sample_weight):
+    return view._sums(X, box, _weights(sample_weight, X))
+
+
+def _fit_standard_scaler(est, X, y=None, sample_weight=None):
+    from dpsk.accounting import ComposedEvent
+    from dpsk.mechanisms._joint import Box
+
+    X = as_rows(est, X)
+    w = as_vector(sample_weight, X, "sample_weight", dtype=np.float64)
+    lower, upper = resolve_bounds(est, require_public(est.bounds, "bounds"), X)
+    box = Box(lower, upper)
+    est.bounds_ = (lower, upper)
+    k = est._n_statistics()
+    if k == 0:  # as in memory: nothing about the data is needed
+        est._spend_privacy_budget(ComposedEvent(()))
+        est.mean_ = est.var_ = est.scale_ = None
+        est.n_samples_seen_ = 0.0
+        return est
+    moments = map_reduce(functools.partial(_scaler_chunk, worker_view(est), box), X, w)
+    rng = release_generator(est.random_state, context=est, data=fingerprint(moments))
+    release, sizes = est._release(box, rng), (1, X.shape[1], X.shape[1])[:k]
+    est._spend_privacy_budget(release.privacy_event(sizes))
+    return est._fit_sums(moments, box, release, sizes, X.dtype)
+
+
+def _histogram_chunk(lower, upper, bins, X, sample_weight):
+    from dpsk.preprocessing._data import _weighted_histogram
+    from dpsk.utils.validation import _weight_units
+
+    units, _ = _weight_units(_weights(sample_weight, X))
+    return np.asarray(_weighted_histogram(X, lower, upper, bins, units), dtype=np.int64)
+
+
+def _fit_min_max_scaler(est, X, y=None, sample_weight=None):
+    from dpsk.utils.validation import WEIGHT_GRID
+
+    X = as_rows(est, X)
+    w = as_vector(sample_weight, X, "sample_weight", dtype=np.float64)
+    lower, upper = resolve_bounds(est, require_public(est.bounds, "bounds"), X)
+    grid = 1 if w is None else WEIGHT_GRID
+    counts = map_reduce(functools.partial(_histogram_chunk, lower, upper, est.bins), X, w)
+    rng = release_generator(est.random_state, context=est, data=fingerprint(counts))
+    mechanism = est._mechanism(X.shape[1] * grid, rng)
+    est._spend_privacy_budget(mechanism.privacy_event(X.shape[1] * est.bins))
+    est.bounds_ = (lower, upper)
+    return est._fit_counts(counts, mechanism, grid, lower, upper, X.dtype)
+
+
+# -- naive Bayes ---------------------------------------------------------------------------
+
+
+def _gaussian_nb_chunk(view, classes, box, X, y, sample_weight):
+    _, y_index = resolve_classes(None, classes, y)
+    return view._class_sums(X, y_index, classes.size, box, _weights(sample_weight, X))
+
+
+def _fit_gaussian_nb(est, X, y, sample_weight=None):
+    from dpsk.mechanisms._joint import Box
+    from dpsk.naive_bayes._base import check_priors
+
+    if est.on_invalid != "raise":
+        raise ValueError('Dask fits support on_invalid="raise" only: clean the data first')
+    X = as_rows(est, X)
+    y = as_vector(require_public(y, "y"), X, "y")
+    w = as_vector(sample_weight, X, "sample_weight", dtype=np.float64)
+    lower, upper = resolve_bounds(est, require_public(est.bounds, "bounds"), X)
+    classes = np.unique(np.asarray(require_public(est.classes, "classes")))
+    if classes.ndim != 1 or classes.size < 2:
+        raise ValueError("classes must be a 1-d array-like of at least two labels")
+    n_classes, n_features = classes.size, X.shape[1]
+    priors = None if est.priors is None else check_priors(est.priors, n_classes, "priors")
+    box = Box(lower, upper)
+    moments = map_reduce(functools.partial(_gaussian_nb_chunk, worker_view(est), classes, box), X, y, w)
+    rng = release_generator(est.random_state, context=est, data=fingerprint(moments))
+    release = est._release(box, rng)
+    sizes = (n_classes, n_classes * n_features, n_classes * n_features)
+    est._spend_privacy_budget(release.privacy_event(sizes))
+    return est._fit_sums(moments, box, release, sizes, classes, priors, X.dtype)
+
+
+# -- least squares -------------------------------------------------------------------------
+
+
+def _least_squares_chunk(view, lower, upper, centre, half, target, X, y, sample_weight):
+    Y = np.asarray(y, dtype=np.float64).reshape(X.shape[0], -1)
+    return view._exact_sums(X, Y, lower, upper, centre, half, target, _weights(sample_weight, X))
+
+
+def _fit_least_squares(est, X, y, groups=None, sample_weight=None):
+    from dpsk.accounting._events import compose
+    from dpsk.linear_model._user_level import user_plan
+
+    if groups is not None:
+        raise ValueError("groups= is not supported with Dask input yet: fit the user-level model in memory")
+    epsilon, delta = float(est.epsilon), float(est.delta)
+    X = as_rows(est, X)
+    y = as_vector(require_public(y, "y"), X, "y")
+    if y.ndim not in (1, 2):
+        raise ValueError(f"y must be 1-d or 2-d, got {y.ndim} dimensions")
+    w = as_vector(sample_weight, X, "sample_weight", dtype=np.float64)
+    if est.row_norm is None:
+        require_public(est.bounds_X, "bounds_X")
+    require_public(est.bounds_y, "bounds_y")
+    n_targets = 1 if y.ndim == 1 else y.shape[1]
+    users = user_plan(None, X.shape[0], epsilon)
+    bounds, centre, half, r = est._standardisation(X)
+    target = est._target_box(*est._resolve_bounds_y(np.empty((0, n_targets))))
+    mechanisms, cost = est._releases(users.release_epsilon, delta, X.shape[1], r, n_targets)
+    cost = compose([users.event, cost])
+    chunk = functools.partial(_least_squares_chunk, worker_view(est), *bounds, centre, half, target)
+    sums = map_reduce(chunk, X, y, w)
+    rng = release_generator(est.random_state, context=est, data=fingerprint(sums))
+    est._spend_privacy_budget(cost)
+    unit = users.resolve(rng).unit
+    return est._fit_sums(sums, bounds, centre, half, target, unit, mechanisms, rng, X.dtype, y.ndim)
+
+
+# -- dispatch ------------------------------------------------------------------------------
+
+
+def _fits():
+    from dpsk.linear_model._least_squares import _BaseLeastSquares
+    from dpsk.naive_bayes import GaussianNB
+    from dpsk.preprocessing import MinMaxScaler, StandardScaler
+
+    return (
+        (StandardScaler, _fit_standard_scaler),
+        (MinMaxScaler, _fit_min_max_scaler),
+        (GaussianNB, _fit_gaussian_nb),
+        (_BaseLeastSquares, _fit_least_squares),
+    )
+
+
+def fit(estimator, X, y=None, **fit_params):
+    """Fit ``estimator`` (its budget already checked) on Dask ``X`` (and ``y``, weights)."""
+    for cls, function in _fits():
+        if isinstance(estimator, cls):
+            return function(estimator, X, y, **fit_params)
+    raise TypeError(
+        f"{type(estimator).__name__} has no Dask fit: pass numpy arrays, or see the user guide "
+        "(doc/user_guide/dask.rst) for the estimators that run on Dask collections"
+    )
+
+
+# -- dpsk.stats ----------------------------------------------------------------------------
+
+
+def _moments_chunk(lower, upper, X):
+    from dpsk._core._exact_sums import exact_moments
+
+    return exact_moments(X, lower, upper)
+
+
+def moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_error, function):
+    """``dpsk.stats`` count / sum / mean / var / std of a Dask array or DataFrame.
+
+    Reductions over the records (axis 0; ``axis=None`` for 1-d input), item level, with
+    ``on_invalid="raise"``; the release itself is the in-memory one
+    (``dpsk.stats._moments``).
+    """
+    from dpsk.stats._common import Records, layout, resolve_stat_bounds
+    from dpsk.stats._moments import MomentsQuery, moments_result
+
+    if call.user_level or call.on_invalid != "raise":
+        raise ValueError(f"{function} on Dask input supports item-level releases with on_invalid='raise' only")
+    arr = a.to_dask_array(lengths=True) if hasattr(a, "to_dask_array") else a
+    columns = list(a.columns) if hasattr(a, "columns") else None
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"{function} on Dask input takes 1-d or 2-d data, got {arr.ndim} dimensions")
+    _, _, per_record, out_shape, keep_shape = layout(arr, axis)
+    if per_record != 1:
+        raise ValueError(f"{function} on Dask input reduces over the records only (axis=0)")
+    n_outputs = int(np.prod(out_shape, dtype=np.int64))
+    query = MomentsQuery(
+        kind,
+        epsilon=call.release_epsilon,
+        delta=call.delta,
+        n_outputs=n_outputs,
+        relation=call.relation,
+        integer_count=True,
+        rng=call.rng,
+    )
+    call.check(query.event)  # before anything is computed
+    rows = as_rows(None, arr if arr.ndim == 2 else arr[:, None], name="a")
+    records = Records(rows, rows.shape[0], 1, out_shape, keep_shape)
+    if kind != "count":
+        names = columns if columns is not None and arr.ndim == 2 else None
+        lower, upper = resolve_stat_bounds(
+            require_public(bounds, "bounds", function), records, function, feature_names=names
+        )
+    else:
+        lower = upper = np.zeros(n_outputs)
+    moments = map_reduce(functools.partial(_moments_chunk, lower, upper), rows)
+    call.spend(records.n_records, function=function, params=(bounds, axis, keepdims), data=fingerprint(moments))
+    contribution = call.contribution()
+    noisy = query.release(records, lower, upper, contribution, moments=moments)
+    return moments_result(
+        call, kind, statistic, query, records, noisy, keepdims, return_error, lower, upper, contribution
+    )
