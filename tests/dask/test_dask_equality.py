@@ -12,13 +12,14 @@ cancel, so that summing rounded per-chunk partials would depend on the chunking
 import numpy as np
 import pytest
 
-import dask.array as da
-import dask.dataframe as dd
 from dpsk import stats
 from dpsk._core._exact_sums import exact_moments
 from dpsk.linear_model import LinearRegression, Ridge
 from dpsk.naive_bayes import GaussianNB
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
+
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
 
 N, D = 1500, 3
 OFFSET = 1e6
