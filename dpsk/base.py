@@ -36,6 +36,7 @@ from dpsk.accounting._context import (
     spending_as,
     step_path,
 )
+from dpsk.dask._data import dask_apply, is_dask
 from dpsk.utils._sklearn_compat import HasMethods, Interval, Options, _VisualBlock, check_is_fitted
 
 # The bases of the naive Bayes and tree classifiers are importable but internal: only the
@@ -213,6 +214,8 @@ class BaseJointLogLikelihoodClassifier(DPEstimatorMixin, ClassifierMixin, BaseEs
             Columns in the order of ``classes_``.
         """
         check_is_fitted(self)
+        if is_dask(X):  # lazily, chunk by chunk (dpsk.dask)
+            return dask_apply(self, "predict_joint_log_proba", X, n_outputs=self.classes_.size, dtype=np.float64)
         return self._joint_log_likelihood(self._check_X(X))
 
     def predict(self, X):
@@ -226,6 +229,9 @@ class BaseJointLogLikelihoodClassifier(DPEstimatorMixin, ClassifierMixin, BaseEs
         -------
         y : ndarray of shape (n_samples,)
         """
+        if is_dask(X):
+            check_is_fitted(self)
+            return dask_apply(self, "predict", X, dtype=self.classes_.dtype)
         jll = self.predict_joint_log_proba(X)
         return self.classes_[np.argmax(jll, axis=1)]
 
@@ -240,6 +246,9 @@ class BaseJointLogLikelihoodClassifier(DPEstimatorMixin, ClassifierMixin, BaseEs
         -------
         C : ndarray of shape (n_samples, n_classes)
         """
+        if is_dask(X):
+            check_is_fitted(self)
+            return dask_apply(self, "predict_log_proba", X, n_outputs=self.classes_.size, dtype=np.float64)
         jll = self.predict_joint_log_proba(X)
         return jll - logsumexp(jll, axis=1, keepdims=True)
 
@@ -254,7 +263,7 @@ class BaseJointLogLikelihoodClassifier(DPEstimatorMixin, ClassifierMixin, BaseEs
         -------
         C : ndarray of shape (n_samples, n_classes)
         """
-        return np.exp(self.predict_log_proba(X))
+        return np.exp(self.predict_log_proba(X))  # lazy for Dask input (a ufunc on a Dask array)
 
 
 def priors_from_counts(counts):

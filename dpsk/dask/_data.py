@@ -88,6 +88,8 @@ def as_vector(values, rows, name, *, dtype=None):
         values = da.full(rows.shape[0], values, chunks=(rows.chunks[0],))
     if is_dask(values):
         arr, _ = _dask_array(values, name)
+    elif np.shape(values)[:1] != (rows.shape[0],):
+        raise ValueError(f"{name} has {np.shape(values)[:1]} rows, X has {rows.shape[0]}: they must match")
     else:
         arr = da.from_array(np.asarray(values), chunks=(rows.chunks[0],) + tuple((s,) for s in np.shape(values)[1:]))
     if arr.shape[0] != rows.shape[0] or any(np.isnan(c) for c in arr.chunks[0]):
@@ -159,4 +161,20 @@ def dask_apply(estimator, method, X, *, n_outputs=None, dtype=None):
         return arr.map_blocks(function, drop_axis=1, dtype=dtype, meta=np.empty((0,), dtype=dtype))
     return arr.map_blocks(
         function, chunks=(arr.chunks[0], (n_outputs,)), dtype=dtype, meta=np.empty((0, 0), dtype=dtype)
+    )
+
+
+#: What runs on Dask collections (the user guide's table, and the error below).
+SUPPORTED = (
+    "StandardScaler, MinMaxScaler, GaussianNB, LinearRegression, Ridge (fit); their predict/transform and "
+    "those of the naive Bayes classifiers and random trees (lazy); dpsk.stats count, sum, mean, var, std"
+)
+
+
+def refuse_dask(estimator):
+    """The error for an estimator (or method) that does not run on Dask collections."""
+    name = type(estimator).__name__ if estimator is not None else "this function"
+    raise TypeError(
+        f"{name} does not run on Dask collections here, and gathering the data into memory is left to you: "
+        f"pass `X.compute()` (if it fits in memory) or use an estimator that runs on Dask. On Dask: {SUPPORTED}."
     )
