@@ -21,7 +21,36 @@ def is_dask(*objects):
     for obj in objects:
         if obj is not None and type(obj).__module__.partition(".")[0] in ("dask", "dask_expr"):
             return True
+        if isinstance(obj, DaskRows):
+            return True
     return False
+
+
+class DaskRows:
+    """Validated Dask rows (and clipped weights) handed to an in-memory fit's passes.
+
+    Multi-pass fits (k-means) run their own release code on it; where that code computes
+    a statistic of X, it calls :meth:`reduce` instead: the estimator's own statistic
+    method per chunk, merged exactly, one Dask computation per pass.
+    """
+
+    def __init__(self, rows, sample_weight=None):
+        self.rows, self.sample_weight = rows, sample_weight
+        self.shape, self.dtype = rows.shape, rows.dtype
+
+    def reduce(self, estimator, method, *args):
+        import functools
+
+        from dpsk.dask._reduce import map_reduce
+
+        chunk = functools.partial(_method_chunk, worker_view(estimator), method, args)
+        return map_reduce(chunk, self.rows, self.sample_weight)
+
+
+def _method_chunk(estimator, method, args, X, sample_weight):
+    from dpsk.utils.validation import _check_sample_weight_dp
+
+    return getattr(estimator, method)(X, *args, sample_weight=_check_sample_weight_dp(sample_weight, X))
 
 
 def _dask_array(obj, name):

@@ -153,10 +153,43 @@ def _fit_least_squares(est, X, y, groups=None, sample_weight=None):
     return est._fit_sums(sums, bounds, centre, half, target, unit, mechanisms, rng, X.dtype, y.ndim)
 
 
+# -- k-means: one map-reduce per pass ------------------------------------------------------
+
+
+def _fingerprint_chunk(box, X, sample_weight):
+    return box.exact_sums(X, sample_weight=_weights(sample_weight, X))
+
+
+def dask_generator(est, data, box):
+    """The release Generator of a multi-pass fit, after one validating pass.
+
+    The first pass computes the exact moments of the clipped rows: NaN, infinity or bad
+    weights raise there, before the spend (the passes of the fit come after it). With an
+    integer seed the stream is keyed by those moments: under add/remove they differ for
+    neighbouring datasets (the weighted count changes), unless the extra row weighs 0
+    and so changes nothing. A Generator is used as is; None is fresh entropy.
+    """
+    moments = map_reduce(functools.partial(_fingerprint_chunk, box), data.rows, data.sample_weight)
+    return release_generator(est.random_state, context=est, data=fingerprint(moments))
+
+
+def _fit_kmeans(est, X, y=None, sample_weight=None):
+    from dpsk.dask._data import DaskRows
+    from dpsk.mechanisms._joint import Box
+
+    rows = as_rows(est, X)
+    w = as_vector(sample_weight, rows, "sample_weight", dtype=np.float64)
+    lower, upper = resolve_bounds(est, require_public(est.bounds, "bounds"), rows)
+    box = Box(lower, upper)
+    data = DaskRows(rows, w)
+    return est._fit_passes(data, box, dask_generator(est, data, box))
+
+
 # -- dispatch ------------------------------------------------------------------------------
 
 
 def _fits():
+    from dpsk.cluster import KMeans
     from dpsk.linear_model._least_squares import _BaseLeastSquares
     from dpsk.naive_bayes import GaussianNB
     from dpsk.preprocessing import MinMaxScaler, StandardScaler
@@ -166,6 +199,7 @@ def _fits():
         (MinMaxScaler, _fit_min_max_scaler),
         (GaussianNB, _fit_gaussian_nb),
         (_BaseLeastSquares, _fit_least_squares),
+        (KMeans, _fit_kmeans),
     )
 
 

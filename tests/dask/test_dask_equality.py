@@ -236,3 +236,21 @@ def test_merged_statistics_are_the_in_memory_integers(chunks):
     got = map_reduce(chunk, _dask(X, chunks), _dask(y, chunks), _dask(w, chunks))
     assert got.count == expected.count and got.weight_scale == expected.weight_scale
     assert np.array_equal(got.total, expected.total) and np.array_equal(got.gram, expected.gram)
+
+
+@pytest.mark.parametrize("chunks", _chunkings()[1:3], ids=len)
+@pytest.mark.parametrize("init", ["summary", "random"])
+def test_kmeans_one_map_reduce_per_pass(chunks, init):
+    from dpsk.cluster import KMeans
+
+    X, _, labels, w = _data()
+    X = X + 6.0 * labels[:, None]  # two groups
+    params = dict(n_clusters=2, bounds=(OFFSET - 4, OFFSET + 12), init=init, max_iter=3)
+    a = KMeans(**params, random_state=_rng()).fit(X, sample_weight=w)
+    b = KMeans(**params, random_state=_rng()).fit(_dask(X, chunks), sample_weight=_dask(w, chunks))
+    _assert_same_fit(a, b, ["cluster_centers_", "cluster_sizes_"])
+    assert np.array_equal(b.predict(_dask(X, chunks)).compute(), a.predict(X))
+    assert np.array_equal(b.transform(_dask(X, chunks)).compute(), a.transform(X))
+    # an integer seed: reproducible across chunkings (keyed by the exact moments)
+    c = KMeans(**params, random_state=9).fit(_dask(X, chunks)).cluster_centers_
+    assert np.array_equal(c, KMeans(**params, random_state=9).fit(_dask(X, N)).cluster_centers_)
