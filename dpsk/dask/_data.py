@@ -13,10 +13,27 @@ __all__ = ["as_rows", "as_vector", "is_dask", "require_public", "worker_view"]
 
 
 def is_dask(*objects):
-    """True if any of ``objects`` is a Dask collection (array, DataFrame, Series).
+    """Whether any of ``objects`` is a Dask collection (array, DataFrame, Series).
 
-    Duck-typed on the class's module: Dask is never imported here, so users without it
-    (and every in-memory fit) pay nothing.
+    The test dpsk's estimators and statistics make to run a fit on Dask. Duck-typed on
+    the class's module: Dask is never imported here, so users without it (and every
+    in-memory fit) pay nothing.
+
+    Parameters
+    ----------
+    *objects : object
+        Anything (None entries allowed).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpsk.dask import is_dask
+    >>> is_dask(np.ones(3), None)
+    False
     """
     for obj in objects:
         if obj is not None and type(obj).__module__.partition(".")[0] in ("dask", "dask_expr"):
