@@ -5,9 +5,11 @@
 Pass a ``dask.array.Array`` or a ``dask.dataframe.DataFrame`` (``y`` and
 ``sample_weight`` likewise) to ``fit`` of :class:`~dpsk.preprocessing.StandardScaler`,
 :class:`~dpsk.preprocessing.MinMaxScaler`, :class:`~dpsk.naive_bayes.GaussianNB`,
-:class:`~dpsk.linear_model.LinearRegression`, :class:`~dpsk.linear_model.Ridge`, or to
+:class:`~dpsk.linear_model.LinearRegression`, :class:`~dpsk.linear_model.Ridge`,
+:class:`~dpsk.cluster.KMeans`, or to
 :func:`dpsk.stats.count`, :func:`~dpsk.stats.sum`, :func:`~dpsk.stats.mean`,
-:func:`~dpsk.stats.var` and :func:`~dpsk.stats.std`. Each chunk's exact sufficient
+:func:`~dpsk.stats.var`, :func:`~dpsk.stats.std`, :func:`~dpsk.stats.histogram` and
+:func:`~dpsk.stats.histogramdd`. Each chunk's exact sufficient
 statistics are computed where the chunk lives, by the in-memory kernels; the integer
 statistics are summed exactly by a tree reduction, so they do not depend on the
 chunking; the noise is drawn once, on the client. ``predict`` of the linear models on

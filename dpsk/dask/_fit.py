@@ -269,3 +269,39 @@ def moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_e
     return moments_result(
         call, kind, statistic, query, records, noisy, keepdims, return_error, lower, upper, contribution
     )
+
+
+def _bin_counts_chunk(edges, equal_width, X):
+    points = X.astype(np.float64, copy=False)
+    if not np.all(np.isfinite(points)):
+        raise ValueError("sample contains NaN or infinity")
+    if equal_width:  # numpy's linear-index path, as in memory (the same counts)
+        counts, _ = np.histogram(points[:, 0], bins=edges[0].size - 1, range=(edges[0][0], edges[0][-1]))
+    elif len(edges) == 1:
+        counts, _ = np.histogram(points[:, 0], bins=edges[0])
+    else:
+        counts, _ = np.histogramdd(points, bins=edges)
+    return np.rint(counts).astype(np.int64)
+
+
+def histogram_counts(call, arr, n_dims, bins, value_range, density, function):
+    """Exact bin counts of a Dask ``arr`` (``dpsk.stats.histogram``/``histogramdd``), after
+    the budget check; spends, and returns ``(counts, edges, contribution)``.
+
+    Item level, ``on_invalid="raise"``, public edges or range only.
+    """
+    from dpsk.stats._histogram import _edges
+
+    if call.user_level or call.on_invalid != "raise":
+        raise ValueError(f"{function} on Dask input supports item-level releases with on_invalid='raise' only")
+    if value_range is None and any(np.ndim(b) == 0 for b in bins):
+        require_public(None, "range", function)
+    arr = arr.to_dask_array(lengths=True) if hasattr(arr, "to_dask_array") else arr
+    # explicit edges everywhere when no range is given (the range is then not read)
+    edges = _edges(bins, value_range if value_range is not None else [(0.0, 1.0)] * n_dims, None, function)
+    n_records = arr.shape[0]
+    rows = as_rows(None, arr.reshape(-1, n_dims) if arr.ndim != 2 or arr.shape[1] != n_dims else arr, name="sample")
+    equal_width = n_dims == 1 and np.ndim(bins[0]) == 0
+    counts = map_reduce(functools.partial(_bin_counts_chunk, edges, equal_width), rows)
+    call.spend(n_records, function=function, params=(bins, value_range, density), data=fingerprint(counts))
+    return counts, edges, call.contribution(kappa=None)

@@ -254,3 +254,18 @@ def test_kmeans_one_map_reduce_per_pass(chunks, init):
     # an integer seed: reproducible across chunkings (keyed by the exact moments)
     c = KMeans(**params, random_state=9).fit(_dask(X, chunks)).cluster_centers_
     assert np.array_equal(c, KMeans(**params, random_state=9).fit(_dask(X, N)).cluster_centers_)
+
+
+@pytest.mark.parametrize("chunks", _chunkings(), ids=len)
+def test_histograms(chunks):
+    X, _, _, _ = _data()
+    cases = [
+        (stats.histogram, X[:, 0], dict(bins=16, range=BOUNDS)),
+        (stats.histogram, X, dict(bins=[OFFSET - 5, OFFSET, OFFSET + 0.5, OFFSET + 60])),
+        (stats.histogramdd, X[:, :2], dict(bins=3, range=[BOUNDS, BOUNDS], density=True)),
+    ]
+    for function, values, params in cases:
+        a, edges_a = function(values, **params, random_state=_rng(), return_error=True)
+        b, edges_b = function(_dask(values, chunks), **params, random_state=_rng(), return_error=True)
+        assert np.array_equal(a.value, b.value) and a.privacy_spent == b.privacy_spent
+        assert all(np.array_equal(e, f) for e, f in zip(np.atleast_2d(edges_a), np.atleast_2d(edges_b)))

@@ -198,3 +198,16 @@ def test_local_cluster_of_threads_gives_the_same_fit():
             mean = stats.mean(_dask(X, 50), bounds=BOUNDS, axis=0, random_state=np.random.PCG64(2))
     assert np.array_equal(expected.coef_, got.coef_) and expected.intercept_ == got.intercept_
     assert np.array_equal(mean, stats.mean(X, bounds=BOUNDS, axis=0, random_state=np.random.PCG64(2)))
+
+
+def test_histogram_needs_a_public_range_and_spends_once(computes):
+    X, _, _ = _data()
+    with pytest.raises(ValueError, match="public `range`"):
+        stats.histogram(_dask(X[:, 0]), bins=5)
+    assert computes.computes == 0
+    accountant = _RecordingAccountant()
+    with record_releases() as drawn:
+        result, _ = stats.histogram(_dask(X[:, 0]), bins=5, range=BOUNDS, accountant=accountant, return_error=True)
+    assert [call for call, _ in accountant.calls] == ["check", "record"]
+    assert _leaves(drawn) == _leaves([result.privacy_spent])
+    assert computes.computes == 1
