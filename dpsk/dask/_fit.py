@@ -102,9 +102,7 @@ def _fit_gaussian_nb(est, X, y, sample_weight=None):
     y = as_vector(require_public(y, "y"), X, "y")
     w = as_vector(sample_weight, X, "sample_weight", dtype=np.float64)
     lower, upper = resolve_bounds(est, require_public(est.bounds, "bounds"), X)
-    classes = np.unique(np.asarray(require_public(est.classes, "classes")))
-    if classes.ndim != 1 or classes.size < 2:
-        raise ValueError("classes must be a 1-d array-like of at least two labels")
+    classes = _public_classes(est)
     n_classes, n_features = classes.size, X.shape[1]
     priors = None if est.priors is None else check_priors(est.priors, n_classes, "priors")
     box = Box(lower, upper)
@@ -114,6 +112,45 @@ def _fit_gaussian_nb(est, X, y, sample_weight=None):
     sizes = (n_classes, n_classes * n_features, n_classes * n_features)
     est._spend_privacy_budget(release.privacy_event(sizes))
     return est._fit_sums(moments, box, release, sizes, classes, priors, X.dtype)
+
+
+def _bernoulli_chunk(view, classes, X, y, sample_weight):
+    from dpsk.utils.validation import _weight_units
+
+    if not np.all(np.isfinite(X)):
+        raise ValueError("Input X contains NaN or infinity.")
+    _, y_index = resolve_classes(None, classes, y)
+    units, _ = _weight_units(_weights(sample_weight, X))
+    # integers (weights: integer units in float64, exact): merged as int64
+    return np.rint(view._count_table(X, y_index, classes.size, units)).astype(np.int64)
+
+
+def _fit_bernoulli_nb(est, X, y, sample_weight=None):
+    from dpsk.utils.validation import WEIGHT_GRID
+
+    if est.on_invalid != "raise":
+        raise ValueError('Dask fits support on_invalid="raise" only: clean the data first')
+    X = as_rows(est, X)
+    y = as_vector(require_public(y, "y"), X, "y")
+    w = as_vector(sample_weight, X, "sample_weight", dtype=np.float64)
+    classes = _public_classes(est)
+    n_classes, n_features = classes.size, X.shape[1]
+    alpha = est._check_alpha(n_features)
+    grid = 1 if w is None else WEIGHT_GRID
+    table = map_reduce(functools.partial(_bernoulli_chunk, worker_view(est), classes), X, y, w)
+    table = table if w is None else table.astype(np.float64)  # the in-memory dtypes
+    rng = release_generator(est.random_state, context=est, data=fingerprint(table))
+    mechanism = est._mechanism((1 + n_features) * grid, rng)
+    est._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
+    return est._fit_table(table, mechanism, grid, classes, alpha)
+
+
+def _public_classes(est):
+    """The public, sorted ``classes`` (required on Dask input)."""
+    classes = np.unique(np.asarray(require_public(est.classes, "classes")))
+    if classes.ndim != 1 or classes.size < 2:
+        raise ValueError("classes must be a 1-d array-like of at least two labels")
+    return classes
 
 
 # -- least squares -------------------------------------------------------------------------
@@ -191,13 +228,14 @@ def _fit_kmeans(est, X, y=None, sample_weight=None):
 def _fits():
     from dpsk.cluster import KMeans
     from dpsk.linear_model._least_squares import _BaseLeastSquares
-    from dpsk.naive_bayes import GaussianNB
+    from dpsk.naive_bayes import BernoulliNB, GaussianNB
     from dpsk.preprocessing import MinMaxScaler, StandardScaler
 
     return (
         (StandardScaler, _fit_standard_scaler),
         (MinMaxScaler, _fit_min_max_scaler),
         (GaussianNB, _fit_gaussian_nb),
+        (BernoulliNB, _fit_bernoulli_nb),
         (_BaseLeastSquares, _fit_least_squares),
         (KMeans, _fit_kmeans),
     )

@@ -18,6 +18,7 @@ import numpy as np
 from dpsk._core._clip import clip_rows_l1
 from dpsk.accounting._events import budget_event
 from dpsk.base import priors_from_counts
+from dpsk.dask._data import dask_fit, is_dask
 from dpsk.mechanisms import DiscreteLaplace, Laplace
 from dpsk.naive_bayes._base import DISCRETE_NB_CONSTRAINTS, BaseDPNB, check_priors, on_invalid_doc
 from dpsk.utils._docstring import Substitution, _shared_docs
@@ -421,6 +422,9 @@ class BernoulliNB(_BaseDiscreteNB):
         -------
         self : object
         """
+        if is_dask(X, y, sample_weight):  # exact per-chunk count tables (dpsk.dask)
+            self._check_privacy_budget(budget_event(self.epsilon))
+            return dask_fit(self, X, y, sample_weight=sample_weight)
         X, y, classes, y_index, sample_weight = self._prepare(X, y, sample_weight, infinite="keep")
         units, grid = _weight_units(sample_weight)
         n_classes, n_features = classes.size, X.shape[1]
@@ -430,10 +434,18 @@ class BernoulliNB(_BaseDiscreteNB):
         mechanism = self._mechanism((1 + n_features) * grid, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
 
+        return self._fit_table(self._count_table(X, y_index, n_classes, units), mechanism, grid, classes, alpha)
+
+    def _count_table(self, X, y_index, n_classes, units):
+        """Exact (weighted) class counts and "on" counts per class: shape (n_classes, 1 + n_features)."""
         dtype = np.int64 if units is None else np.float64  # integer units: exact sums below 2**53
         indicator = _class_indicator(y_index, n_classes, dtype, units)
         on = (X > self.binarize).astype(dtype)
-        table = np.hstack([indicator.sum(axis=0)[:, None], indicator.T @ on])
+        return np.hstack([indicator.sum(axis=0)[:, None], indicator.T @ on])
+
+    def _fit_table(self, table, mechanism, grid, classes, alpha):
+        """The noisy count table and the fitted model (in memory and Dask)."""
+        n_classes = classes.size
         table = np.maximum(mechanism.randomise(table), 0).astype(np.float64) / grid
 
         self.classes_ = classes

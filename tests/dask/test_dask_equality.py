@@ -269,3 +269,18 @@ def test_histograms(chunks):
         b, edges_b = function(_dask(values, chunks), **params, random_state=_rng(), return_error=True)
         assert np.array_equal(a.value, b.value) and a.privacy_spent == b.privacy_spent
         assert all(np.array_equal(e, f) for e, f in zip(np.atleast_2d(edges_a), np.atleast_2d(edges_b)))
+
+
+@pytest.mark.parametrize("chunks", _chunkings(), ids=len)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_bernoulli_nb(chunks, weighted):
+    from dpsk.naive_bayes import BernoulliNB
+
+    X, _, labels, w = _data()
+    params = dict(classes=[0, 1], binarize=OFFSET)
+    weights = w if weighted else None
+    a = BernoulliNB(**params, random_state=_rng()).fit(X, labels, sample_weight=weights)
+    b = BernoulliNB(**params, random_state=_rng())
+    b.fit(_dask(X, chunks), _dask(labels, chunks), sample_weight=_dask(w, chunks) if weighted else None)
+    _assert_same_fit(a, b, ["class_count_", "feature_count_", "feature_log_prob_", "class_log_prior_"])
+    assert np.array_equal(b.predict_proba(_dask(X, chunks)).compute(), a.predict_proba(X))

@@ -15,7 +15,7 @@ from dpsk.accounting import record_releases
 from dpsk.cluster import KMeans
 from dpsk.exceptions import BudgetExceededError
 from dpsk.linear_model import LinearRegression, LogisticRegression, Ridge
-from dpsk.naive_bayes import GaussianNB
+from dpsk.naive_bayes import BernoulliNB, GaussianNB
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
 from dpsk.utils.estimator_checks import _leaves, _RecordingAccountant
 
@@ -42,6 +42,7 @@ def _fits():
         (LinearRegression(bounds_X=BOUNDS, bounds_y=(-3, 3)), "y"),
         (Ridge(bounds_X=BOUNDS, bounds_y=(-3, 3), delta=1e-5), "y"),
         (KMeans(n_clusters=2, bounds=BOUNDS, max_iter=2), None),
+        (BernoulliNB(classes=[0, 1]), "labels"),
     ]
 
 
