@@ -28,6 +28,12 @@ def is_dask(*objects):
     -------
     bool
 
+    Notes
+    -----
+    **Privacy.** Reads only the objects' types, never their values. What a fit on a Dask
+    collection releases is the in-memory release of the same estimator (the user guide,
+    :ref:`dask`, says where the statistics are computed and where the noise is drawn).
+
     Examples
     --------
     >>> import numpy as np
