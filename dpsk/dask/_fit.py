@@ -96,13 +96,8 @@ def _fit_gaussian_nb(est, X, y, sample_weight=None):
     from dpsk.mechanisms._joint import Box
     from dpsk.naive_bayes._base import check_priors
 
-    if est.on_invalid != "raise":
-        raise ValueError('Dask fits support on_invalid="raise" only: clean the data first')
-    X = as_rows(est, X)
-    y = as_vector(require_public(y, "y"), X, "y")
-    w = as_vector(sample_weight, X, "sample_weight", dtype=np.float64)
+    X, y, w, classes = _classifier_inputs(est, X, y, sample_weight)
     lower, upper = resolve_bounds(est, require_public(est.bounds, "bounds"), X)
-    classes = _public_classes(est)
     n_classes, n_features = classes.size, X.shape[1]
     priors = None if est.priors is None else check_priors(est.priors, n_classes, "priors")
     box = Box(lower, upper)
@@ -128,12 +123,7 @@ def _bernoulli_chunk(view, classes, X, y, sample_weight):
 def _fit_bernoulli_nb(est, X, y, sample_weight=None):
     from dpsk.utils.validation import WEIGHT_GRID
 
-    if est.on_invalid != "raise":
-        raise ValueError('Dask fits support on_invalid="raise" only: clean the data first')
-    X = as_rows(est, X)
-    y = as_vector(require_public(y, "y"), X, "y")
-    w = as_vector(sample_weight, X, "sample_weight", dtype=np.float64)
-    classes = _public_classes(est)
+    X, y, w, classes = _classifier_inputs(est, X, y, sample_weight)
     n_classes, n_features = classes.size, X.shape[1]
     alpha = est._check_alpha(n_features)
     grid = 1 if w is None else WEIGHT_GRID
@@ -145,12 +135,17 @@ def _fit_bernoulli_nb(est, X, y, sample_weight=None):
     return est._fit_table(table, mechanism, grid, classes, alpha)
 
 
-def _public_classes(est):
-    """The public, sorted ``classes`` (required on Dask input)."""
+def _classifier_inputs(est, X, y, sample_weight):
+    """X, y and weights as Dask arrays chunked alike, and the public, sorted ``classes``."""
+    if est.on_invalid != "raise":
+        raise ValueError('Dask fits support on_invalid="raise" only: clean the data first')
+    X = as_rows(est, X)
+    y = as_vector(require_public(y, "y"), X, "y")
+    w = as_vector(sample_weight, X, "sample_weight", dtype=np.float64)
     classes = np.unique(np.asarray(require_public(est.classes, "classes")))
     if classes.ndim != 1 or classes.size < 2:
         raise ValueError("classes must be a 1-d array-like of at least two labels")
-    return classes
+    return X, y, w, classes
 
 
 # -- least squares -------------------------------------------------------------------------
@@ -269,7 +264,7 @@ def moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_e
     (``dpsk.stats._moments``).
     """
     from dpsk.stats._common import Records, layout, resolve_stat_bounds
-    from dpsk.stats._moments import MomentsQuery, moments_result
+    from dpsk.stats._moments import moments_query, moments_result
 
     if call.user_level or call.on_invalid != "raise":
         raise ValueError(f"{function} on Dask input supports item-level releases with on_invalid='raise' only")
@@ -281,15 +276,7 @@ def moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_e
     if per_record != 1:
         raise ValueError(f"{function} on Dask input reduces over the records only (axis=0)")
     n_outputs = int(np.prod(out_shape, dtype=np.int64))
-    query = MomentsQuery(
-        kind,
-        epsilon=call.release_epsilon,
-        delta=call.delta,
-        n_outputs=n_outputs,
-        relation=call.relation,
-        integer_count=True,
-        rng=call.rng,
-    )
+    query = moments_query(call, kind, n_outputs)
     call.check(query.event)  # before anything is computed
     rows = as_rows(None, arr if arr.ndim == 2 else arr[:, None], name="a")
     records = Records(rows, rows.shape[0], 1, out_shape, keep_shape)

@@ -334,15 +334,9 @@ def _ratio_range(num_lo, num_hi, den_lo, den_hi):
 # ---------------------------------------------------------------------------------------
 
 
-def _moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_error, function):
-    if is_dask(a):  # per-chunk exact sums on the cluster, the same release (dpsk.dask)
-        from dpsk.dask._fit import moments_statistic
-
-        return moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_error, function)
-    arr = as_array(a)
-    _, _, per_record, out_shape, _ = layout(arr, axis)
-    n_outputs = int(np.prod(out_shape, dtype=np.int64))
-    query = MomentsQuery(
+def moments_query(call, kind, n_outputs):
+    """The :class:`MomentsQuery` of one public call (in memory and Dask)."""
+    return MomentsQuery(
         kind,
         epsilon=call.release_epsilon,
         delta=call.delta,
@@ -351,6 +345,17 @@ def _moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_
         integer_count=not call.user_level,
         rng=call.rng,
     )
+
+
+def _moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_error, function):
+    if is_dask(a):  # per-chunk exact sums on the cluster, the same release (dpsk.dask)
+        from dpsk.dask._fit import moments_statistic
+
+        return moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_error, function)
+    arr = as_array(a)
+    _, _, per_record, out_shape, _ = layout(arr, axis)
+    n_outputs = int(np.prod(out_shape, dtype=np.int64))
+    query = moments_query(call, kind, n_outputs)
     if kind != "count":
         call.require_public(bounds, "bounds")
     call.check(query.event)
