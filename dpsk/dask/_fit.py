@@ -217,11 +217,47 @@ def _fit_kmeans(est, X, y=None, sample_weight=None):
     return est._fit_passes(data, box, dask_generator(est, data, box))
 
 
+# -- PCA ---------------------------------------------------------------------------------
+
+
+def _gram_chunk(geometry, X, sample_weight):
+    return geometry.exact_sums(X, _weights(sample_weight, X))
+
+
+def _fit_pca(est, X, y=None, sample_weight=None):
+    from numbers import Integral
+
+    from dpsk._core._exact_sums import gram_floats
+    from dpsk.decomposition._pca import _Geometry
+    from dpsk.utils.validation import check_bounds, check_data_norm
+
+    X = as_rows(est, X)
+    w = as_vector(sample_weight, X, "sample_weight", dtype=np.float64)
+    n_features = X.shape[1]
+    if isinstance(est.n_components, Integral) and est.n_components > n_features:
+        raise ValueError(f"n_components={est.n_components} must be <= n_features={n_features}")
+    if est.bounds is None:
+        require_public(est.data_norm, "bounds` or `data_norm")
+    lower = upper = data_norm = None
+    if est.bounds is not None:
+        lower, upper = check_bounds(est.bounds, n_features, feature_names=getattr(est, "feature_names_in_", None))
+    if est.data_norm is not None:
+        data_norm = check_data_norm(est.data_norm)
+    geometry = _Geometry(lower, upper, data_norm, n_features, allow_midpoint=not est.centered)
+    sums = map_reduce(functools.partial(_gram_chunk, geometry), X, w)
+    rng = release_generator(est.random_state, context=est, data=fingerprint(sums))
+    release = est._release(geometry, rng)
+    n_triangle = n_features * (n_features + 1) // 2
+    est._spend_privacy_budget(release.privacy_event((1, n_triangle) if est.centered else (1, n_features, n_triangle)))
+    return est._fit_statistics(gram_floats(sums), release, geometry, (lower, upper), data_norm, X.dtype)
+
+
 # -- dispatch ------------------------------------------------------------------------------
 
 
 def _fits():
     from dpsk.cluster import KMeans
+    from dpsk.decomposition import PCA
     from dpsk.linear_model._least_squares import _BaseLeastSquares
     from dpsk.naive_bayes import BernoulliNB, GaussianNB
     from dpsk.preprocessing import MinMaxScaler, StandardScaler
@@ -233,6 +269,7 @@ def _fits():
         (BernoulliNB, _fit_bernoulli_nb),
         (_BaseLeastSquares, _fit_least_squares),
         (KMeans, _fit_kmeans),
+        (PCA, _fit_pca),
     )
 
 

@@ -13,6 +13,7 @@ import dpsk
 from dpsk import stats
 from dpsk.accounting import record_releases
 from dpsk.cluster import KMeans
+from dpsk.decomposition import PCA
 from dpsk.exceptions import BudgetExceededError
 from dpsk.linear_model import LinearRegression, LogisticRegression, Ridge
 from dpsk.naive_bayes import BernoulliNB, GaussianNB
@@ -43,6 +44,7 @@ def _fits():
         (Ridge(bounds_X=BOUNDS, bounds_y=(-3, 3), delta=1e-5), "y"),
         (KMeans(n_clusters=2, bounds=BOUNDS, max_iter=2), None),
         (BernoulliNB(classes=[0, 1]), "labels"),
+        (PCA(n_components=2, bounds=BOUNDS), None),
     ]
 
 
@@ -105,12 +107,13 @@ def test_stats_over_budget_computes_nothing_and_one_spend(computes):
     [
         (StandardScaler(), None),
         (MinMaxScaler(), None),
+        (PCA(), None),
         (GaussianNB(bounds=BOUNDS), "labels"),
         (GaussianNB(classes=[0, 1]), "labels"),
         (LinearRegression(bounds_y=(-3, 3)), "y"),
         (LinearRegression(bounds_X=BOUNDS), "y"),
     ],
-    ids=["scaler", "minmax", "nb-classes", "nb-bounds", "lr-bounds_X", "lr-bounds_y"],
+    ids=["scaler", "minmax", "pca", "nb-classes", "nb-bounds", "lr-bounds_X", "lr-bounds_y"],
 )
 def test_missing_public_bounds_raise_before_any_compute(estimator, target, computes):
     """Never a data-derived bound computed on the cluster (silently or with a warning)."""
@@ -169,7 +172,7 @@ def test_lazy_naive_bayes_prediction():
     for method in ("predict", "predict_proba", "predict_log_proba", "predict_joint_log_proba"):
         out = getattr(model, method)(_dask(X))
         assert isinstance(out, da.Array), method
-        assert np.array_equal(out.compute(), getattr(model, method)(X)), method
+        np.testing.assert_allclose(out.compute(), getattr(model, method)(X), rtol=1e-12, err_msg=method)
 
 
 def test_importing_dpsk_does_not_import_dask():
