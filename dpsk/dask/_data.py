@@ -183,7 +183,9 @@ def dask_fit(estimator, X, y=None, **fit_params):
     return fit(estimator, X, y, **fit_params)
 
 
-def _apply_block(estimator, method, columns, block):
+def _apply_block(estimator, method, columns, n_outputs, dtype, block):
+    if block.shape[0] == 0:  # an empty chunk: an empty result (the method wants rows)
+        return np.empty((0,) if n_outputs is None else (0, n_outputs), dtype=dtype)
     if columns is not None:  # the names the estimator was fitted with
         import pandas as pd
 
@@ -207,8 +209,9 @@ def dask_apply(estimator, method, X, *, n_outputs=None, dtype=None):
         )
     arr = _float_dtype(arr, "X").rechunk({1: -1})
     names = getattr(estimator, "feature_names_in_", None)
-    function = functools.partial(_apply_block, worker_view(estimator), method, None if names is None else list(names))
     dtype = arr.dtype if dtype is None else dtype
+    columns = None if names is None else list(names)
+    function = functools.partial(_apply_block, worker_view(estimator), method, columns, n_outputs, dtype)
     if n_outputs is None:
         return arr.map_blocks(function, drop_axis=1, dtype=dtype, meta=np.empty((0,), dtype=dtype))
     return arr.map_blocks(

@@ -89,7 +89,9 @@ def map_reduce(function, rows, *others):
     columns = [_blocks(rows, n_blocks), *(_blocks(other, n_blocks) for other in others)]
     apply = delayed(_apply, pure=True)
     combine = delayed(merge, pure=True)
-    level = [apply(function, *chunk) for chunk in zip(*columns)]
+    # Empty chunks add nothing (and some statistics cannot be shaped from no rows): skipped.
+    sizes = rows.chunks[0]
+    level = [apply(function, *chunk) for size, chunk in zip(sizes, zip(*columns)) if size > 0]
     while len(level) > 1:
         level = [combine(*level[i : i + FAN_IN]) for i in range(0, len(level), FAN_IN)]
     (result,) = dask.compute(level[0])
