@@ -7,7 +7,7 @@ Pass a ``dask.array.Array`` or a ``dask.dataframe.DataFrame`` (``y`` and
 :class:`~dpsk.preprocessing.MinMaxScaler`, :class:`~dpsk.naive_bayes.GaussianNB`,
 :class:`~dpsk.linear_model.LinearRegression`, :class:`~dpsk.linear_model.Ridge`,
 :class:`~dpsk.cluster.KMeans`, :class:`~dpsk.decomposition.PCA`,
-:class:`~dpsk.naive_bayes.BernoulliNB`, or to
+:class:`~dpsk.naive_bayes.BernoulliNB`, :class:`~dpsk.naive_bayes.CategoricalNB`, or to
 :func:`dpsk.stats.count`, :func:`~dpsk.stats.sum`, :func:`~dpsk.stats.mean`,
 :func:`~dpsk.stats.var`, :func:`~dpsk.stats.std`, :func:`~dpsk.stats.histogram` and
 :func:`~dpsk.stats.histogramdd`. Each chunk's exact sufficient

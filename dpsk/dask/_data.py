@@ -221,7 +221,8 @@ def dask_apply(estimator, method, X, *, n_outputs=None, dtype=None):
 
 #: What runs on Dask collections (the user guide's table, and the error below).
 SUPPORTED = (
-    "StandardScaler, MinMaxScaler, GaussianNB, BernoulliNB, LinearRegression, Ridge, KMeans, PCA (fit); "
+    "StandardScaler, MinMaxScaler, GaussianNB, BernoulliNB, CategoricalNB, LinearRegression, Ridge, KMeans, PCA "
+    "(fit); "
     "their predict/transform and those of the naive Bayes classifiers and random trees (lazy); "
     "dpsk.stats count, sum, mean, var, std, histogram, histogramdd"
 )

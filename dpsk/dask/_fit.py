@@ -135,6 +135,35 @@ def _fit_bernoulli_nb(est, X, y, sample_weight=None):
     return est._fit_table(table, mechanism, grid, classes, alpha)
 
 
+def _categorical_chunk(view, classes, n_categories, X, y, sample_weight):
+    from dpsk.utils.validation import _weight_units
+
+    if not np.all(np.isfinite(X)):
+        raise ValueError("Input X contains NaN or infinity.")
+    _, y_index = resolve_classes(None, classes, y)
+    units, _ = _weight_units(_weights(sample_weight, X))
+    flat = view._count_tables(view._codes(X), y_index, classes.size, n_categories, units)
+    return np.rint(flat).astype(np.int64)  # weights: integer units in float64, exact
+
+
+def _fit_categorical_nb(est, X, y, sample_weight=None):
+    from dpsk.utils.validation import WEIGHT_GRID
+
+    X, y, w, classes = _classifier_inputs(est, X, y, sample_weight)
+    n_classes, n_features = classes.size, X.shape[1]
+    alpha = np.broadcast_to(est._check_alpha(n_features), (n_features,))
+    require_public(est.n_categories, "n_categories")
+    n_categories = est._resolve_n_categories(np.empty((0, n_features)))
+    grid = 1 if w is None else WEIGHT_GRID
+    chunk = functools.partial(_categorical_chunk, worker_view(est), classes, n_categories)
+    flat = map_reduce(chunk, X, y, w)
+    flat = flat if w is None else flat.astype(np.float64)  # the in-memory dtypes
+    rng = release_generator(est.random_state, context=est, data=fingerprint(flat))
+    mechanism = est._mechanism(n_features * grid, rng)
+    est._spend_privacy_budget(mechanism.privacy_event(n_classes * int(n_categories.sum())))
+    return est._fit_tables(flat, mechanism, grid, classes, n_categories, alpha)
+
+
 def _classifier_inputs(est, X, y, sample_weight):
     """X, y and weights as Dask arrays chunked alike, and the public, sorted ``classes``."""
     if est.on_invalid != "raise":
@@ -259,7 +288,7 @@ def _fits():
     from dpsk.cluster import KMeans
     from dpsk.decomposition import PCA
     from dpsk.linear_model._least_squares import _BaseLeastSquares
-    from dpsk.naive_bayes import BernoulliNB, GaussianNB
+    from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB
     from dpsk.preprocessing import MinMaxScaler, StandardScaler
 
     return (
@@ -267,6 +296,7 @@ def _fits():
         (MinMaxScaler, _fit_min_max_scaler),
         (GaussianNB, _fit_gaussian_nb),
         (BernoulliNB, _fit_bernoulli_nb),
+        (CategoricalNB, _fit_categorical_nb),
         (_BaseLeastSquares, _fit_least_squares),
         (KMeans, _fit_kmeans),
         (PCA, _fit_pca),

@@ -618,6 +618,9 @@ class CategoricalNB(_BaseDiscreteNB):
         -------
         self : object
         """
+        if is_dask(X, y, sample_weight):  # exact per-chunk count tables (dpsk.dask)
+            self._check_privacy_budget(budget_event(self.epsilon))
+            return dask_fit(self, X, y, sample_weight=sample_weight)
         X, y, classes, y_index, sample_weight = self._prepare(
             X, y, sample_weight, row_valid=lambda X: np.all(_valid_codes(X), axis=1), clip=_unknown_codes
         )
@@ -630,16 +633,24 @@ class CategoricalNB(_BaseDiscreteNB):
         # Weighted counts are in units of 1/grid: one row adds at most grid units per table.
         mechanism = self._mechanism(n_features * grid, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * int(n_categories.sum())))
+        flat = self._count_tables(codes, y_index, n_classes, n_categories, units)
+        return self._fit_tables(flat, mechanism, grid, classes, n_categories, alpha)
 
+    def _count_tables(self, codes, y_index, n_classes, n_categories, units):
+        """Exact (weighted) counts of (class, category) per feature, all tables flattened."""
         tables = []
         for column, size in zip(codes.T, n_categories):
             known = (column >= 0) & (column < size)  # codes outside the public domain count nowhere
             cells = y_index[known] * size + column[known]
             weights = None if units is None else units[known]
             tables.append(np.bincount(cells, weights=weights, minlength=n_classes * size).reshape(n_classes, size))
-        flat = np.concatenate([t.ravel() for t in tables])
+        return np.concatenate([t.ravel() for t in tables])
+
+    def _fit_tables(self, flat, mechanism, grid, classes, n_categories, alpha):
+        """The noisy count tables and the fitted model (in memory and Dask)."""
+        n_classes = classes.size
         flat = np.maximum(mechanism.randomise(flat), 0).astype(np.float64) / grid
-        counts = np.split(flat, np.cumsum([t.size for t in tables])[:-1])
+        counts = np.split(flat, np.cumsum(n_classes * n_categories)[:-1])
 
         self.classes_ = classes
         self.n_categories_ = n_categories

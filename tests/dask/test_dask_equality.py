@@ -309,3 +309,22 @@ def test_pca(chunks, params):
     b = PCA(n_components=2, **params, random_state=_rng()).fit(_dask(X, chunks), sample_weight=_dask(w, chunks))
     _assert_same_fit(a, b, ["components_", "explained_variance_", "mean_", "singular_values_"])
     _assert_same_values(b.transform(_dask(X, chunks)).compute(), a.transform(X))
+
+
+@pytest.mark.parametrize("chunks", _chunkings(), ids=len)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_categorical_nb(chunks, weighted):
+    from dpsk.naive_bayes import CategoricalNB
+
+    _, _, labels, w = _data()
+    codes = np.random.default_rng(5).integers(0, 4, size=(N, D)).astype(np.float64)
+    codes[::41, 1] = 9.0  # outside the public domain: counted nowhere
+    params = dict(classes=[0, 1], n_categories=[4, 5, 4])
+    weights = w if weighted else None
+    a = CategoricalNB(**params, random_state=_rng()).fit(codes, labels, sample_weight=weights)
+    b = CategoricalNB(**params, random_state=_rng())
+    b.fit(_dask(codes, chunks), _dask(labels, chunks), sample_weight=_dask(w, chunks) if weighted else None)
+    for x, y in zip(a.category_count_, b.category_count_):
+        assert np.array_equal(x, y)
+    assert a.privacy_spent_ == b.privacy_spent_
+    _assert_same_values(b.predict_proba(_dask(codes, chunks)).compute(), a.predict_proba(codes))

@@ -16,7 +16,7 @@ from dpsk.cluster import KMeans
 from dpsk.decomposition import PCA
 from dpsk.exceptions import BudgetExceededError
 from dpsk.linear_model import LinearRegression, LogisticRegression, Ridge
-from dpsk.naive_bayes import BernoulliNB, GaussianNB
+from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
 from dpsk.utils.estimator_checks import _leaves, _RecordingAccountant
 
@@ -44,12 +44,15 @@ def _fits():
         (Ridge(bounds_X=BOUNDS, bounds_y=(-3, 3), delta=1e-5), "y"),
         (KMeans(n_clusters=2, bounds=BOUNDS, max_iter=2), None),
         (BernoulliNB(classes=[0, 1]), "labels"),
+        (CategoricalNB(classes=[0, 1], n_categories=3), "codes"),
         (PCA(n_components=2, bounds=BOUNDS), None),
     ]
 
 
 def _fit(estimator, target, X, y, labels, **params):
-    targets = {None: None, "y": y, "labels": labels}
+    targets = {None: None, "y": y, "labels": labels, "codes": labels}
+    if target == "codes":  # category codes 0, 1, 2 (NaN stays NaN)
+        X = da.floor(da.clip(X + 1.2, 0.0, 2.0)) if hasattr(X, "dask") else np.floor(np.clip(X + 1.2, 0.0, 2.0))
     args = (X,) if target is None else (X, targets[target])
     return estimator.fit(*args, **params)
 
@@ -110,10 +113,20 @@ def test_stats_over_budget_computes_nothing_and_one_spend(computes):
         (PCA(), None),
         (GaussianNB(bounds=BOUNDS), "labels"),
         (GaussianNB(classes=[0, 1]), "labels"),
+        (CategoricalNB(classes=[0, 1]), "codes"),
         (LinearRegression(bounds_y=(-3, 3)), "y"),
         (LinearRegression(bounds_X=BOUNDS), "y"),
     ],
-    ids=["scaler", "minmax", "pca", "nb-classes", "nb-bounds", "lr-bounds_X", "lr-bounds_y"],
+    ids=[
+        "scaler",
+        "minmax",
+        "pca",
+        "nb-classes",
+        "nb-bounds",
+        "categorical-n_categories",
+        "lr-bounds_X",
+        "lr-bounds_y",
+    ],
 )
 def test_missing_public_bounds_raise_before_any_compute(estimator, target, computes):
     """Never a data-derived bound computed on the cluster (silently or with a warning)."""
