@@ -36,7 +36,7 @@ from dpsk.accounting._context import (
     spending_as,
     step_path,
 )
-from dpsk.dask._data import dask_apply, is_dask
+from dpsk.dask._data import dask_apply, dask_score, is_dask
 from dpsk.utils._sklearn_compat import HasMethods, Interval, Options, _VisualBlock, check_is_fitted
 
 # The bases of the naive Bayes and tree classifiers are importable but internal: only the
@@ -264,6 +264,23 @@ class BaseJointLogLikelihoodClassifier(DPEstimatorMixin, ClassifierMixin, BaseEs
         C : ndarray of shape (n_samples, n_classes)
         """
         return np.exp(self.predict_log_proba(X))  # lazy for Dask input (a ufunc on a Dask array)
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy (scikit-learn's ``score``; reduced by Dask on Dask input).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+
+        Returns
+        -------
+        score : float
+        """
+        if is_dask(X, y, sample_weight):
+            return dask_score(self, X, y, sample_weight)
+        return super().score(X, y, sample_weight=sample_weight)
 
 
 def priors_from_counts(counts):

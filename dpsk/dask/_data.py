@@ -235,3 +235,35 @@ def refuse_dask(estimator):
         f"{name} does not run on Dask collections here, and gathering the data into memory is left to you: "
         f"pass `X.compute()` (if it fits in memory) or use an estimator that runs on Dask. On Dask: {SUPPORTED}."
     )
+
+
+def dask_score(estimator, X, y, sample_weight=None):
+    """``score`` on Dask input: R² (regressors) or accuracy (classifiers) by Dask reductions.
+
+    The predictions are the lazy ``predict``; the sums are reduced on the cluster and only
+    the score comes back (neither y nor the predictions are gathered on the client).
+    Non-private, as the in-memory ``score``: it is evaluation on the caller's data.
+    """
+    import dask
+    import dask.array as da
+
+    predicted = estimator.predict(X)
+    y = as_vector(y, predicted if predicted.ndim == 2 else predicted[:, None], "y")
+    w = as_vector(sample_weight, y if y.ndim == 2 else y[:, None], "sample_weight", dtype=np.float64)
+    w = da.ones(y.shape[0], chunks=(y.chunks[0],)) if w is None else w
+    total = w.sum()
+    if getattr(estimator, "_estimator_type", None) == "classifier" or hasattr(estimator, "classes_"):
+        hits = (w * (y == predicted)).sum()
+        hits, total = dask.compute(hits, total)
+        return float(hits / total)
+    y = y.astype(np.float64)
+    if y.ndim == 1:
+        y, predicted = y[:, None], predicted[:, None]
+    weights = w[:, None]
+    mean = (weights * y).sum(axis=0) / total
+    residual = (weights * (y - predicted) ** 2).sum(axis=0)
+    spread = (weights * (y - mean) ** 2).sum(axis=0)
+    residual, spread = dask.compute(residual, spread)
+    # scikit-learn's conventions for a constant target: 1 if predicted exactly, else 0
+    scores = np.where(spread > 0, 1.0 - residual / np.where(spread > 0, spread, 1.0), np.where(residual == 0, 1.0, 0.0))
+    return float(np.mean(scores))

@@ -328,3 +328,16 @@ def test_categorical_nb(chunks, weighted):
         assert np.array_equal(x, y)
     assert a.privacy_spent_ == b.privacy_spent_
     _assert_same_values(b.predict_proba(_dask(codes, chunks)).compute(), a.predict_proba(codes))
+
+
+def test_scores_are_reduced_on_dask():
+    """``score`` on Dask input: the in-memory R² / accuracy, from Dask reductions."""
+    X, y, labels, w = _data()
+    lr = dict(bounds_X=BOUNDS, bounds_y=(OFFSET / 2 - 20, OFFSET / 2 + 20))
+    model = LinearRegression(**lr, random_state=0).fit(X, y)
+    classifier = GaussianNB(bounds=BOUNDS, classes=[0, 1], random_state=0).fit(X, labels)
+    for chunks in _chunkings()[1:]:
+        Xd, yd, ld, wd = _dask(X, chunks), _dask(y, chunks), _dask(labels, chunks), _dask(w, chunks)
+        for weights, dweights in ((None, None), (w, wd)):
+            assert model.score(Xd, yd, dweights) == pytest.approx(model.score(X, y, weights), rel=1e-12)
+            assert classifier.score(Xd, ld, dweights) == pytest.approx(classifier.score(X, labels, weights), rel=1e-12)
