@@ -181,7 +181,34 @@ class DPEstimatorMixin:
         self.privacy_spent_ = cost
 
 
-class BaseJointLogLikelihoodClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
+class DaskScoreMixin:
+    """scikit-learn's ``score`` (R² or mean accuracy), reduced on the cluster for Dask input.
+
+    Put before scikit-learn's ``RegressorMixin`` / ``ClassifierMixin``. Non-private, as
+    theirs: evaluation on the caller's data (``dpsk.dask._data.dask_score``).
+    """
+
+    def score(self, X, y, sample_weight=None):
+        """The score of the predictions on X against y (scikit-learn's metric).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+
+        Returns
+        -------
+        score : float
+        """
+        if is_dask(X, y, sample_weight):
+            return dask_score(self, X, y, sample_weight)
+        return super().score(X, y, sample_weight=sample_weight)
+
+
+class BaseJointLogLikelihoodClassifier(
+    DaskScoreMixin, DPEstimatorMixin, ClassifierMixin, BaseEstimator, metaclass=ABCMeta
+):
     """Prediction from a joint log-likelihood: the naive Bayes classifiers and the random trees.
 
     Subclasses give ``_joint_log_likelihood`` and ``_check_X``; ``predict``,
@@ -264,23 +291,6 @@ class BaseJointLogLikelihoodClassifier(DPEstimatorMixin, ClassifierMixin, BaseEs
         C : ndarray of shape (n_samples, n_classes)
         """
         return np.exp(self.predict_log_proba(X))  # lazy for Dask input (a ufunc on a Dask array)
-
-    def score(self, X, y, sample_weight=None):
-        """Mean accuracy (scikit-learn's ``score``; reduced by Dask on Dask input).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,) or None, default=None
-
-        Returns
-        -------
-        score : float
-        """
-        if is_dask(X, y, sample_weight):
-            return dask_score(self, X, y, sample_weight)
-        return super().score(X, y, sample_weight=sample_weight)
 
 
 def priors_from_counts(counts):

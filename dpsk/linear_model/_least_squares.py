@@ -70,8 +70,14 @@ from dpsk._core._exact_sums import GRAM_BITS, ROUNDING_MARGIN, exact_gram_sums, 
 from dpsk.accounting import ComposedEvent
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import budget_event, compose
-from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, TARGET_BOUNDS_CONSTRAINT, DPEstimatorMixin
-from dpsk.dask._data import dask_apply, dask_fit, dask_score, is_dask
+from dpsk.base import (
+    BOUNDS_CONSTRAINT,
+    DP_PARAMETER_CONSTRAINTS,
+    TARGET_BOUNDS_CONSTRAINT,
+    DaskScoreMixin,
+    DPEstimatorMixin,
+)
+from dpsk.dask._data import dask_apply, dask_fit, is_dask
 from dpsk.linear_model._user_level import USER_LEVEL_NOTES, user_plan
 from dpsk.mechanisms import Gaussian, Laplace
 from dpsk.utils._docstring import Substitution, _shared_docs
@@ -200,7 +206,7 @@ def least_squares_sensitivities(n_features, row_norm, fit_intercept, n_targets=1
     return l1_a * up, l1_b * up, math.sqrt(l2_a2) * up, math.sqrt(l2_b2) * up
 
 
-class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
+class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEstimator):
     _parameter_constraints = {
         **DP_PARAMETER_CONSTRAINTS,
         "bounds_X": BOUNDS_CONSTRAINT,
@@ -458,23 +464,6 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             return dask_apply(self, "predict", X, n_outputs=None if self.coef_.ndim == 1 else self.coef_.shape[0])
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
         return X @ self.coef_.T + self.intercept_
-
-    def score(self, X, y, sample_weight=None):
-        """R² of the predictions (scikit-learn's ``score``; reduced by Dask on Dask input).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) or (n_samples, n_targets)
-        sample_weight : array-like of shape (n_samples,) or None, default=None
-
-        Returns
-        -------
-        score : float
-        """
-        if is_dask(X, y, sample_weight):
-            return dask_score(self, X, y, sample_weight)
-        return super().score(X, y, sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
