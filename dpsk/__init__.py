@@ -22,6 +22,7 @@ _submodules = [
     "accounting",
     "audit",
     "cluster",
+    "dask",
     "datasets",
     "decomposition",
     "ensemble",

@@ -36,6 +36,7 @@ from dpsk.accounting._context import (
     spending_as,
     step_path,
 )
+from dpsk.dask._data import dask_apply, dask_score, is_dask
 from dpsk.utils._sklearn_compat import HasMethods, Interval, Options, _VisualBlock, check_is_fitted
 
 # The bases of the naive Bayes and tree classifiers are importable but internal: only the
@@ -180,7 +181,34 @@ class DPEstimatorMixin:
         self.privacy_spent_ = cost
 
 
-class BaseJointLogLikelihoodClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
+class DaskScoreMixin:
+    """scikit-learn's ``score`` (R² or mean accuracy), reduced on the cluster for Dask input.
+
+    Put before scikit-learn's ``RegressorMixin`` / ``ClassifierMixin``. Non-private, as
+    theirs: evaluation on the caller's data (``dpsk.dask._data.dask_score``).
+    """
+
+    def score(self, X, y, sample_weight=None):
+        """The score of the predictions on X against y (scikit-learn's metric).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+
+        Returns
+        -------
+        score : float
+        """
+        if is_dask(X, y, sample_weight):
+            return dask_score(self, X, y, sample_weight)
+        return super().score(X, y, sample_weight=sample_weight)
+
+
+class BaseJointLogLikelihoodClassifier(
+    DaskScoreMixin, DPEstimatorMixin, ClassifierMixin, BaseEstimator, metaclass=ABCMeta
+):
     """Prediction from a joint log-likelihood: the naive Bayes classifiers and the random trees.
 
     Subclasses give ``_joint_log_likelihood`` and ``_check_X``; ``predict``,
@@ -213,6 +241,8 @@ class BaseJointLogLikelihoodClassifier(DPEstimatorMixin, ClassifierMixin, BaseEs
             Columns in the order of ``classes_``.
         """
         check_is_fitted(self)
+        if is_dask(X):  # lazily, chunk by chunk (dpsk.dask)
+            return dask_apply(self, "predict_joint_log_proba", X, n_outputs=self.classes_.size, dtype=np.float64)
         return self._joint_log_likelihood(self._check_X(X))
 
     def predict(self, X):
@@ -226,6 +256,9 @@ class BaseJointLogLikelihoodClassifier(DPEstimatorMixin, ClassifierMixin, BaseEs
         -------
         y : ndarray of shape (n_samples,)
         """
+        if is_dask(X):
+            check_is_fitted(self)
+            return dask_apply(self, "predict", X, dtype=self.classes_.dtype)
         jll = self.predict_joint_log_proba(X)
         return self.classes_[np.argmax(jll, axis=1)]
 
@@ -240,6 +273,9 @@ class BaseJointLogLikelihoodClassifier(DPEstimatorMixin, ClassifierMixin, BaseEs
         -------
         C : ndarray of shape (n_samples, n_classes)
         """
+        if is_dask(X):
+            check_is_fitted(self)
+            return dask_apply(self, "predict_log_proba", X, n_outputs=self.classes_.size, dtype=np.float64)
         jll = self.predict_joint_log_proba(X)
         return jll - logsumexp(jll, axis=1, keepdims=True)
 
@@ -254,7 +290,7 @@ class BaseJointLogLikelihoodClassifier(DPEstimatorMixin, ClassifierMixin, BaseEs
         -------
         C : ndarray of shape (n_samples, n_classes)
         """
-        return np.exp(self.predict_log_proba(X))
+        return np.exp(self.predict_log_proba(X))  # lazy for Dask input (a ufunc on a Dask array)
 
 
 def priors_from_counts(counts):

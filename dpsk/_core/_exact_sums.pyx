@@ -27,6 +27,9 @@ Exact sums (fixed point; the kernels behind every centred release)
     The exact integers behind ``exact_gram`` (count, Σq, Σqqᵀ, the grid and the weight
     scale), for releases that rescale the rows before their one rounding
     (``ExactGram.round``: Fraction arithmetic). LinearRegression, Ridge.
+``gram_floats(sums) -> (count, total, gram)``
+    ``exact_gram``'s one rounding of an :class:`ExactGram` (``dpsk.dask`` merges the
+    chunks' integers first).
 ``fixed_point_grid(radius, bits) -> (step, inverse, Q)``
     The public grid: ``step = 2**(e − bits)`` for ``radius = f·2**e``, f in [0.5, 1);
     ``Q = floor(radius/step)`` in [2**(bits−1), 2**bits), so ``Q·step <= radius``.
@@ -104,6 +107,7 @@ __all__ = [
     "ExactGram",
     "ExactMoments",
     "fixed_point_grid",
+    "gram_floats",
     "GRAM_BITS",
     "MAX_EXACT_ROWS",
     "MOMENT_BITS",
@@ -562,8 +566,13 @@ def exact_gram(X, lower, upper, centre, radius, *, sample_weight=None, toward_ze
     Σ_k 2**(k − GRAM_WEIGHT_BITS) · S_k of the exact sums S_k over the rows whose rounded
     weight has binary digit k set (one pass per digit in use), rounded once at the end.
     """
-    sums = exact_gram_sums(X, lower, upper, centre, radius, sample_weight=sample_weight,
-                           toward_zero=toward_zero, n_threads=n_threads)
+    return gram_floats(exact_gram_sums(X, lower, upper, centre, radius, sample_weight=sample_weight,
+                                       toward_zero=toward_zero, n_threads=n_threads))
+
+
+def gram_floats(sums):
+    """``(count, total, gram)`` of an :class:`ExactGram` as :func:`exact_gram` returns them
+    (each entry correctly rounded once; for sums merged from several chunks too)."""
     step = sums.step
     if sums.weight_scale == 1:
         return sums.count, _scaled_floats(sums.total, step), _scaled_floats(sums.gram, np.outer(step, step))

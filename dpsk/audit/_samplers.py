@@ -17,6 +17,7 @@ from sklearn.base import BaseEstimator, clone
 
 from dpsk.accounting._context import BOUND_ATTRIBUTE
 from dpsk.audit._audit import audit
+from dpsk.dask._data import is_dask
 from dpsk.mechanisms._base import DPMechanism
 
 __all__ = [
@@ -291,7 +292,7 @@ class StatisticEstimator(BaseEstimator):
         -------
         self : object
         """
-        X = np.asarray(X)
+        X = X if is_dask(X) else np.asarray(X)  # a Dask collection runs on Dask (dpsk.dask)
         a = X[:, 0] if X.ndim == 2 and X.shape[1] == 1 else X
         kwargs = dict(self.params or {})
         if self.bounds is not None and self.bounds_name is not None:

@@ -12,6 +12,7 @@ from dpsk.accounting import ComposedEvent
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import budget_event
 from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.dask._data import dask_apply, dask_fit, is_dask
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
@@ -198,6 +199,8 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         cancellation against the box's centre, whatever the offset of the data. A row
         adds to exactly one cluster, scaled by its weight.
         """
+        if is_dask(X):  # per chunk, merged exactly (dpsk.dask)
+            return X.reduce(self, "_cluster_sums", centres, box)
         labels = np.empty(X.shape[0], dtype=np.intp)
         centre_sq = np.einsum("ij,ij->i", centres, centres)
         for start in range(0, X.shape[0], 65536):
@@ -228,13 +231,18 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         self : object
         """
         self._check_privacy_budget(budget_event(self.epsilon))
+        if is_dask(X, sample_weight):  # one map-reduce of exact sums per pass (dpsk.dask)
+            return dask_fit(self, X, sample_weight=sample_weight)
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C")
         sample_weight = _check_sample_weight_dp(sample_weight, X)
-        n_features = X.shape[1]
         lower, upper = resolve_bounds(self, self.bounds, X)
-        box = Box(lower, upper)
-        centres = self._initial_centres(box, n_features)
         rng = release_generator(self.random_state, context=self, data=(X, sample_weight))
+        return self._fit_passes(X, Box(lower, upper), rng, sample_weight)
+
+    def _fit_passes(self, X, box, rng, sample_weight=None):
+        """The releases (spent here) and the passes over X (in memory, or Dask rows)."""
+        n_features = X.shape[1]
+        centres = self._initial_centres(box, n_features)
         n_seeding = self._n_seeding_passes()
         releases = [self._release(box, e, rng) for e in self._pass_budgets(n_seeding)]
         # Seeding pass p releases 2**(p+1) clusters (at most); Lloyd iterations n_clusters.
@@ -252,7 +260,7 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         self.cluster_centers_ = centres.astype(X.dtype)
         self.cluster_sizes_ = np.maximum(counts, 0.0)
         self.n_iter_ = self.max_iter
-        self.bounds_ = (lower, upper)
+        self.bounds_ = (box.lower, box.upper)
         return self
 
     def _pass_budgets(self, n_seeding):
@@ -337,6 +345,9 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         -------
         X_new : ndarray of shape (n_samples, n_clusters)
         """
+        if is_dask(X):  # lazily, chunk by chunk
+            check_is_fitted(self)
+            return dask_apply(self, "transform", X, n_outputs=self.n_clusters, dtype=np.float64)
         X = self._check_X(X)
         sq = (
             np.einsum("ij,ij->i", X, X)[:, None]

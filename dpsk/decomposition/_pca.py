@@ -8,9 +8,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from dpsk._core._clip import clip_bounds, clip_rows_l2
-from dpsk._core._exact_sums import GRAM_BITS, exact_gram, fixed_point_grid
+from dpsk._core._exact_sums import GRAM_BITS, exact_gram_sums, fixed_point_grid, gram_floats
 from dpsk.accounting._events import budget_event
 from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.dask._data import dask_apply, dask_fit, is_dask
 from dpsk.mechanisms._joint import JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
@@ -69,9 +70,14 @@ class _Geometry:
         integers: the release's sensitivities hold for the computed statistics. Weights
         are rounded down (``exact_gram``), so a row never weighs more than its weight.
         """
+        return gram_floats(self.exact_sums(X, sample_weight))
+
+    def exact_sums(self, X, sample_weight=None):
+        """The exact integers behind :meth:`statistics` (an ``ExactGram``; ``dpsk.dask``
+        merges those of the chunks before the one rounding)."""
         radius = self._radius()
         if self.data_norm is None:
-            return exact_gram(X, self.lower, self.upper, self.centre, radius, sample_weight=sample_weight)
+            return exact_gram_sums(X, self.lower, self.upper, self.centre, radius, sample_weight=sample_weight)
         if self.lower is not None:  # both rules: clip to the box first (a copy), then the ball
             X = clip_bounds(X, self.lower, self.upper)
         step = fixed_point_grid(radius, GRAM_BITS)[0]
@@ -79,7 +85,7 @@ class _Geometry:
         margin = float(np.linalg.norm(step)) * (1.0 + 2.0**-40)
         X = clip_rows_l2(X, max(self.data_norm - margin, self.data_norm / 2))
         big = np.full(X.shape[1], np.finfo(np.float64).max)
-        return exact_gram(X, -big, big, self.centre, radius, sample_weight=sample_weight)
+        return exact_gram_sums(X, -big, big, self.centre, radius, sample_weight=sample_weight)
 
     def _radius(self):
         """Public per-coordinate bound on |y_j|."""
@@ -279,6 +285,8 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self : object
         """
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
+        if is_dask(X, sample_weight):  # exact per-chunk Gram sums, the same release (dpsk.dask)
+            return dask_fit(self, X, sample_weight=sample_weight)
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C")
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         n_features = X.shape[1]
@@ -298,8 +306,13 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         n_triangle = n_features * (n_features + 1) // 2
         sizes = (1, n_triangle) if self.centered else (1, n_features, n_triangle)
         self._spend_privacy_budget(release.privacy_event(sizes))
+        statistics = self._statistics(geometry, X, sample_weight)
+        return self._fit_statistics(statistics, release, geometry, (lower, upper), data_norm, X.dtype)
 
-        count, total, gram = self._statistics(geometry, X, sample_weight)
+    def _fit_statistics(self, statistics, release, geometry, bounds, data_norm, dtype):
+        """The noisy release of (count, Σy, Σyyᵀ) and the components (in memory and Dask)."""
+        count, total, gram = statistics
+        n_features = total.shape[0]
         upper_index = np.triu_indices(n_features)
         if self.centered:
             count, triangle = release.randomise((np.array([count]), gram[upper_index]))
@@ -310,9 +323,9 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         noisy[upper_index] = triangle
         noisy = noisy + np.triu(noisy, 1).T
 
-        self.bounds_ = None if lower is None else (lower, upper)
+        self.bounds_ = None if bounds[0] is None else bounds
         self.data_norm_ = data_norm
-        self._set_components(noisy, count, total, geometry, X.dtype)
+        self._set_components(noisy, count, total, geometry, dtype)
         return self
 
     def _statistics(self, geometry, X, sample_weight=None):
@@ -374,6 +387,8 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         X_new : ndarray of shape (n_samples, `n_components_`)
         """
         check_is_fitted(self)
+        if is_dask(X):  # lazily, chunk by chunk
+            return dask_apply(self, "transform", X, n_outputs=self.n_components_)
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
         projected = (X - self.mean_) @ self.components_.T
         if self.whiten:

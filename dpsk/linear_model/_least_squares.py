@@ -70,7 +70,14 @@ from dpsk._core._exact_sums import GRAM_BITS, ROUNDING_MARGIN, exact_gram_sums, 
 from dpsk.accounting import ComposedEvent
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import budget_event, compose
-from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, TARGET_BOUNDS_CONSTRAINT, DPEstimatorMixin
+from dpsk.base import (
+    BOUNDS_CONSTRAINT,
+    DP_PARAMETER_CONSTRAINTS,
+    TARGET_BOUNDS_CONSTRAINT,
+    DaskScoreMixin,
+    DPEstimatorMixin,
+)
+from dpsk.dask._data import dask_apply, dask_fit, is_dask
 from dpsk.linear_model._user_level import USER_LEVEL_NOTES, user_plan
 from dpsk.mechanisms import Gaussian, Laplace
 from dpsk.utils._docstring import Substitution, _shared_docs
@@ -199,7 +206,7 @@ def least_squares_sensitivities(n_features, row_norm, fit_intercept, n_targets=1
     return l1_a * up, l1_b * up, math.sqrt(l2_a2) * up, math.sqrt(l2_b2) * up
 
 
-class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
+class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEstimator):
     _parameter_constraints = {
         **DP_PARAMETER_CONSTRAINTS,
         "bounds_X": BOUNDS_CONSTRAINT,
@@ -255,6 +262,8 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         their release: they then have the item-level sensitivities.
         """
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
+        if is_dask(X, y, sample_weight):  # the same release from per-chunk exact sums (dpsk.dask)
+            return dask_fit(self, X, y, groups=groups, sample_weight=sample_weight)
         epsilon, delta = float(self.epsilon), float(self.delta)
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=True, multi_output=True)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
@@ -265,40 +274,41 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         mechanisms, cost = self._releases(users.release_epsilon, delta, X.shape[1], r, Y.shape[1])
         cost = compose([users.event, cost])
         rng = release_generator(self.random_state, context=self, data=(X, y, groups, sample_weight))
-        if self.fit_intercept:
-            y_centre, y_half = (y_lower + y_upper) / 2.0, (y_upper - y_lower) / 2.0
-        else:
-            y_centre, y_half = np.zeros_like(y_lower), np.maximum(np.abs(y_lower), np.abs(y_upper))
+        target = self._target_box(y_lower, y_upper)
         self._spend_privacy_budget(cost)
         contribution = users.resolve(rng)  # user level: releases the threshold h
-        sums = self._exact_sums(
-            X,
-            Y,
-            lower,
-            upper,
-            centre,
-            half,
-            (y_lower, y_upper, y_centre, y_half),
-            _combine_weights(contribution.weights, sample_weight),
+        weights = _combine_weights(contribution.weights, sample_weight)
+        sums = self._exact_sums(X, Y, lower, upper, centre, half, target, weights)
+        if groups is not None:
+            self.threshold_ = contribution.unit
+        return self._fit_sums(
+            sums, (lower, upper), centre, half, target, contribution.unit, mechanisms, rng, X.dtype, y.ndim
         )
+
+    def _target_box(self, y_lower, y_upper):
+        """(lower, upper, centre, half-width) of the targets' box."""
+        if self.fit_intercept:
+            return y_lower, y_upper, (y_lower + y_upper) / 2.0, (y_upper - y_lower) / 2.0
+        return y_lower, y_upper, np.zeros_like(y_lower), np.maximum(np.abs(y_lower), np.abs(y_upper))
+
+    def _fit_sums(self, sums, bounds, centre, half, target, unit, mechanisms, rng, dtype, y_ndim):
+        """The noisy release of the exact sums and the fitted model (in memory and Dask)."""
+        (lower, upper), (y_lower, y_upper, y_centre, y_half) = bounds, target
         y_half = np.where(y_half > 0, y_half, 1.0)
-        unit = contribution.unit
         A_noisy, B_noisy, noise_sd = self._release(sums, half, y_half, unit, mechanisms, rng)
         beta = self._solve(A_noisy, B_noisy, noise_sd, half, y_half, unit)  # (p, n_targets)
-        d = X.shape[1]
+        d = half.size
         coef = (beta[:d] * y_half / half[:, None]).T  # (n_targets, n_features)
-        intercept = y_centre + y_half * beta[d] - coef @ centre if self.fit_intercept else np.zeros(Y.shape[1])
-        if y.ndim == 1:  # scikit-learn's shapes: a 1-d target gives 1-d coef_ and a scalar intercept_
-            self.coef_ = coef[0].astype(X.dtype)
-            self.intercept_ = X.dtype.type(intercept[0])
+        intercept = y_centre + y_half * beta[d] - coef @ centre if self.fit_intercept else np.zeros(y_lower.size)
+        if y_ndim == 1:  # scikit-learn's shapes: a 1-d target gives 1-d coef_ and a scalar intercept_
+            self.coef_ = coef[0].astype(dtype)
+            self.intercept_ = dtype.type(intercept[0])
             self.bounds_y_ = (float(y_lower[0]), float(y_upper[0]))
         else:
-            self.coef_ = coef.astype(X.dtype)
-            self.intercept_ = intercept.astype(X.dtype)
+            self.coef_ = coef.astype(dtype)
+            self.intercept_ = intercept.astype(dtype)
             self.bounds_y_ = (y_lower, y_upper)
         self.bounds_X_ = (lower, upper)
-        if groups is not None:
-            self.threshold_ = unit
         return self
 
     def _resolve_bounds_y(self, Y):
@@ -450,6 +460,8 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
         """
         check_is_fitted(self)
+        if is_dask(X):  # lazily, chunk by chunk
+            return dask_apply(self, "predict", X, n_outputs=None if self.coef_.ndim == 1 else self.coef_.shape[0])
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
         return X @ self.coef_.T + self.intercept_
 

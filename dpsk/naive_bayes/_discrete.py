@@ -18,6 +18,7 @@ import numpy as np
 from dpsk._core._clip import clip_rows_l1
 from dpsk.accounting._events import budget_event
 from dpsk.base import priors_from_counts
+from dpsk.dask._data import dask_fit, is_dask
 from dpsk.mechanisms import DiscreteLaplace, Laplace
 from dpsk.naive_bayes._base import DISCRETE_NB_CONSTRAINTS, BaseDPNB, check_priors, on_invalid_doc
 from dpsk.utils._docstring import Substitution, _shared_docs
@@ -421,6 +422,9 @@ class BernoulliNB(_BaseDiscreteNB):
         -------
         self : object
         """
+        if is_dask(X, y, sample_weight):  # exact per-chunk count tables (dpsk.dask)
+            self._check_privacy_budget(budget_event(self.epsilon))
+            return dask_fit(self, X, y, sample_weight=sample_weight)
         X, y, classes, y_index, sample_weight = self._prepare(X, y, sample_weight, infinite="keep")
         units, grid = _weight_units(sample_weight)
         n_classes, n_features = classes.size, X.shape[1]
@@ -430,10 +434,18 @@ class BernoulliNB(_BaseDiscreteNB):
         mechanism = self._mechanism((1 + n_features) * grid, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
 
+        return self._fit_table(self._count_table(X, y_index, n_classes, units), mechanism, grid, classes, alpha)
+
+    def _count_table(self, X, y_index, n_classes, units):
+        """Exact (weighted) class counts and "on" counts per class: shape (n_classes, 1 + n_features)."""
         dtype = np.int64 if units is None else np.float64  # integer units: exact sums below 2**53
         indicator = _class_indicator(y_index, n_classes, dtype, units)
         on = (X > self.binarize).astype(dtype)
-        table = np.hstack([indicator.sum(axis=0)[:, None], indicator.T @ on])
+        return np.hstack([indicator.sum(axis=0)[:, None], indicator.T @ on])
+
+    def _fit_table(self, table, mechanism, grid, classes, alpha):
+        """The noisy count table and the fitted model (in memory and Dask)."""
+        n_classes = classes.size
         table = np.maximum(mechanism.randomise(table), 0).astype(np.float64) / grid
 
         self.classes_ = classes
@@ -606,6 +618,9 @@ class CategoricalNB(_BaseDiscreteNB):
         -------
         self : object
         """
+        if is_dask(X, y, sample_weight):  # exact per-chunk count tables (dpsk.dask)
+            self._check_privacy_budget(budget_event(self.epsilon))
+            return dask_fit(self, X, y, sample_weight=sample_weight)
         X, y, classes, y_index, sample_weight = self._prepare(
             X, y, sample_weight, row_valid=lambda X: np.all(_valid_codes(X), axis=1), clip=_unknown_codes
         )
@@ -618,16 +633,24 @@ class CategoricalNB(_BaseDiscreteNB):
         # Weighted counts are in units of 1/grid: one row adds at most grid units per table.
         mechanism = self._mechanism(n_features * grid, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * int(n_categories.sum())))
+        flat = self._count_tables(codes, y_index, n_classes, n_categories, units)
+        return self._fit_tables(flat, mechanism, grid, classes, n_categories, alpha)
 
+    def _count_tables(self, codes, y_index, n_classes, n_categories, units):
+        """Exact (weighted) counts of (class, category) per feature, all tables flattened."""
         tables = []
         for column, size in zip(codes.T, n_categories):
             known = (column >= 0) & (column < size)  # codes outside the public domain count nowhere
             cells = y_index[known] * size + column[known]
             weights = None if units is None else units[known]
             tables.append(np.bincount(cells, weights=weights, minlength=n_classes * size).reshape(n_classes, size))
-        flat = np.concatenate([t.ravel() for t in tables])
+        return np.concatenate([t.ravel() for t in tables])
+
+    def _fit_tables(self, flat, mechanism, grid, classes, n_categories, alpha):
+        """The noisy count tables and the fitted model (in memory and Dask)."""
+        n_classes = classes.size
         flat = np.maximum(mechanism.randomise(flat), 0).astype(np.float64) / grid
-        counts = np.split(flat, np.cumsum([t.size for t in tables])[:-1])
+        counts = np.split(flat, np.cumsum(n_classes * n_categories)[:-1])
 
         self.classes_ = classes
         self.n_categories_ = n_categories

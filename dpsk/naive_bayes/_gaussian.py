@@ -8,6 +8,7 @@ import numpy as np
 
 from dpsk.accounting._events import budget_event
 from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, priors_from_counts
+from dpsk.dask._data import dask_fit, is_dask
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.naive_bayes._base import NB_CONSTRAINTS, BaseDPNB, check_priors, on_invalid_doc
 from dpsk.utils._docstring import Substitution, _shared_docs
@@ -189,6 +190,8 @@ class GaussianNB(BaseDPNB):
         self : object
         """
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
+        if is_dask(X, y, sample_weight):  # the same release from per-chunk exact sums (dpsk.dask)
+            return dask_fit(self, X, y, sample_weight=sample_weight)
         if self.on_invalid == "clip" and self.bounds is None:
             raise ValueError('on_invalid="clip" clips to the public `bounds`: pass `bounds`, or use "drop"')
         X, y, sample_weight = self._validate_training_data(X, y, sample_weight)
@@ -201,13 +204,16 @@ class GaussianNB(BaseDPNB):
         release = self._release(box, rng)
         sizes = (n_classes, n_classes * n_features, n_classes * n_features)
         self._spend_privacy_budget(release.privacy_event(sizes))
+        moments = self._class_sums(X, y_index, n_classes, box, sample_weight)
+        return self._fit_sums(moments, box, release, sizes, classes, priors, X.dtype)
 
-        counts, sum_z, sum_sq = box.standardised_sums(self._class_sums(X, y_index, n_classes, box, sample_weight))
-        counts, sum_z, sum_sq = release.randomise((counts, sum_z, sum_sq))
+    def _fit_sums(self, moments, box, release, sizes, classes, priors, dtype):
+        """The noisy release of the exact class sums and the fitted model (in memory and Dask)."""
+        counts, sum_z, sum_sq = release.randomise(box.standardised_sums(moments))
         std_sum, std_sq = (release.noise_std(i, sizes) for i in (1, 2))
-        self.theta_, self.var_ = self._moments(box, counts, sum_z, sum_sq, std_sum, std_sq, X.dtype)
+        self.theta_, self.var_ = self._moments(box, counts, sum_z, sum_sq, std_sum, std_sq, dtype)
         self.classes_ = classes
-        self.bounds_ = (lower, upper)
+        self.bounds_ = (box.lower, box.upper)
         self.class_count_ = np.maximum(counts, 0.0)
         self.class_prior_ = priors if priors is not None else priors_from_counts(counts)
         return self

@@ -11,6 +11,7 @@ from dpsk._core._accumulate import clipped_histogram
 from dpsk.accounting import ComposedEvent
 from dpsk.accounting._events import budget_event
 from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.dask._data import dask_apply, dask_fit, is_dask
 from dpsk.mechanisms import DiscreteLaplace
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
@@ -189,6 +190,8 @@ class StandardScaler(_BaseScaler):
         self : object
         """
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
+        if is_dask(X, sample_weight):  # the same release from per-chunk exact sums (dpsk.dask)
+            return dask_fit(self, X, sample_weight=sample_weight)
         X = self._validate(X, reset=True)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         lower, upper = resolve_bounds(self, self.bounds, X)
@@ -205,21 +208,25 @@ class StandardScaler(_BaseScaler):
         release = self._release(box, rng)
         sizes = (1, n_features, n_features)[:k]
         self._spend_privacy_budget(release.privacy_event(sizes))
+        return self._fit_sums(self._sums(X, box, sample_weight), box, release, sizes, X.dtype)
 
-        count, sum_z, sum_sq = box.standardised_sums(self._sums(X, box, sample_weight))
+    def _fit_sums(self, moments, box, release, sizes, dtype):
+        """The noisy release of the exact sums and the fitted attributes (in memory and Dask)."""
+        k = len(sizes)
+        count, sum_z, sum_sq = box.standardised_sums(moments)
         noisy = release.randomise((count, sum_z[0], sum_sq[0])[:k])
         n = max(float(noisy[0][0]), 1.0)
         mean_z = np.clip(noisy[1] / n, -1.0, 1.0)
         self.n_samples_seen_ = max(float(noisy[0][0]), 0.0)
-        self.mean_ = box.to_original(mean_z).astype(X.dtype)
+        self.mean_ = box.to_original(mean_z).astype(dtype)
         if self.with_std:
             second = np.clip(noisy[2] / n + 0.5, 0.0, 1.0)
             # A variance below the noise of its estimate is noise (post-processing floor).
             floor = release.noise_std(2, sizes) / n
             var_z = np.maximum(np.clip(second - mean_z**2, 0.0, 1.0), floor)
-            self.var_ = (box.half_width**2 * var_z).astype(X.dtype)
+            self.var_ = (box.half_width**2 * var_z).astype(dtype)
             scale = np.sqrt(self.var_)
-            self.scale_ = np.where(scale > 0, scale, 1.0).astype(X.dtype)
+            self.scale_ = np.where(scale > 0, scale, 1.0).astype(dtype)
         else:
             self.var_ = self.scale_ = None
         return self
@@ -242,6 +249,8 @@ class StandardScaler(_BaseScaler):
         X_tr : ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self)
+        if is_dask(X):  # lazily, chunk by chunk
+            return dask_apply(self, "transform", X, n_outputs=self.n_features_in_)
         X = self._validate(X, reset=False)
         copy = self.copy if copy is None else copy
         X = X.copy() if copy else X
@@ -418,6 +427,8 @@ class MinMaxScaler(_BaseScaler):
         if not low < high:
             raise ValueError(f"feature_range must be (min, max) with min < max, got {self.feature_range}")
         self._check_privacy_budget(budget_event(self.epsilon))
+        if is_dask(X, sample_weight):
+            return dask_fit(self, X, sample_weight=sample_weight)
         X = self._validate(X, reset=True)
         units, grid = _weight_units(_check_sample_weight_dp(sample_weight, X))
         lower, upper = resolve_bounds(self, self.bounds, X)
@@ -426,8 +437,14 @@ class MinMaxScaler(_BaseScaler):
         # Weighted counts are in units of 1/grid: one row adds at most grid units per feature.
         mechanism = self._mechanism(n_features * grid, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_features * self.bins))
+        counts = _weighted_histogram(X, lower, upper, self.bins, units)
+        return self._fit_counts(counts, mechanism, grid, lower, upper, X.dtype)
 
-        counts = mechanism.randomise(_weighted_histogram(X, lower, upper, self.bins, units)) / grid
+    def _fit_counts(self, exact_counts, mechanism, grid, lower, upper, dtype):
+        """The noisy histogram and the fitted attributes (in memory and Dask)."""
+        low, high = self.feature_range
+        n_features = exact_counts.shape[0]
+        counts = mechanism.randomise(exact_counts) / grid
         self.histogram_ = counts.astype(np.float64)
         threshold = n_features / self.epsilon * np.log(2.0 * self.bins / 0.05)
         above = counts > threshold
@@ -435,13 +452,13 @@ class MinMaxScaler(_BaseScaler):
         last = np.where(above.any(axis=1), self.bins - 1 - np.argmax(above[:, ::-1], axis=1), self.bins - 1)
         width = (upper - lower) / self.bins
         self.bounds_ = (lower, upper)
-        self.data_min_ = (lower + width * first).astype(X.dtype)
-        self.data_max_ = np.minimum(lower + width * (last + 1), upper).astype(X.dtype)
+        self.data_min_ = (lower + width * first).astype(dtype)
+        self.data_max_ = np.minimum(lower + width * (last + 1), upper).astype(dtype)
         self.data_range_ = self.data_max_ - self.data_min_
         self.n_samples_seen_ = max(float(counts.sum(axis=1).mean()), 0.0)
         range_ = np.where(self.data_range_ > 0, self.data_range_, 1.0)
-        self.scale_ = ((high - low) / range_).astype(X.dtype)
-        self.min_ = (low - self.data_min_ * self.scale_).astype(X.dtype)
+        self.scale_ = ((high - low) / range_).astype(dtype)
+        self.min_ = (low - self.data_min_ * self.scale_).astype(dtype)
         return self
 
     def transform(self, X):
@@ -456,6 +473,8 @@ class MinMaxScaler(_BaseScaler):
         X_tr : ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self)
+        if is_dask(X):  # lazily, chunk by chunk
+            return dask_apply(self, "transform", X, n_outputs=self.n_features_in_)
         X = self._validate(X, reset=False)
         X = X.copy() if self.copy else X
         X *= self.scale_

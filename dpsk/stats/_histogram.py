@@ -14,6 +14,7 @@ import numbers
 
 import numpy as np
 
+from dpsk.dask._data import is_dask
 from dpsk.mechanisms import DiscreteLaplace, Laplace
 from dpsk.stats._common import STATS_DOCS, as_array
 from dpsk.stats._protocol import StatCall
@@ -102,6 +103,11 @@ def _histogram(call, arr, n_dims, per_record, bins, value_range, density, return
         mechanism = Laplace(epsilon=call.release_epsilon, sensitivity=factor, random_state=call.rng)
     call.require_public(value_range if any(np.ndim(b) == 0 for b in bins) else "edges", "range")
     call.check(mechanism.privacy_event(shape))
+    if is_dask(arr):  # per-chunk exact counts on the cluster, the same release (dpsk.dask)
+        from dpsk.dask._fit import histogram_counts
+
+        counts, edges, contribution = histogram_counts(call, arr, n_dims, bins, value_range, density, function)
+        return _histogram_release(call, mechanism, counts, edges, shape, 1.0, density, return_error, contribution)
     arr = call.screen(arr)
     if not np.all(np.isfinite(arr)):
         raise ValueError("sample contains NaN or infinity")
@@ -126,6 +132,13 @@ def _histogram(call, arr, n_dims, per_record, bins, value_range, density, return
         counts, _ = np.histogram(points[:, 0], bins=edges[0], weights=weights)
     else:
         counts, _ = np.histogramdd(points, bins=edges, weights=weights)
+    return _histogram_release(call, mechanism, counts, edges, shape, norm, density, return_error, contribution)
+
+
+def _histogram_release(call, mechanism, counts, edges, shape, norm, density, return_error, contribution):
+    """The noisy counts (or density) of exact ``counts`` and the result (in memory and Dask)."""
+    n_dims = len(edges)
+    integer = not call.user_level
     if integer:
         noisy = mechanism.randomise(np.rint(counts).astype(np.int64))
     else:
@@ -226,7 +239,7 @@ def histogram(
     >>> edges
     array([0.  , 0.25, 0.5 , 0.75, 1.  ])
     """
-    arr = as_array(a)
+    arr = a if is_dask(a) else as_array(a)
     per_record = int(np.prod(arr.shape[1:], dtype=np.int64))
     if per_record == 0:
         raise ValueError(f"a of shape {arr.shape} has no values")
@@ -291,7 +304,7 @@ def histogramdd(
     """
     if not hasattr(sample, "shape"):  # numpy's rule: a sequence of coordinate arrays
         sample = np.atleast_2d(np.asarray(sample)).T
-    arr = as_array(sample, name="sample")
+    arr = sample if is_dask(sample) else as_array(sample, name="sample")
     if arr.ndim != 2 or arr.shape[1] == 0:
         raise ValueError(f"sample must have shape (n_records, n_dims), got {arr.shape}")
     call = StatCall.of("dpsk.stats.histogramdd", locals())

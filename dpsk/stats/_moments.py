@@ -40,6 +40,7 @@ import numpy as np
 from dpsk._core._exact_sums import ROUNDING_MARGIN, exact_moments
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import compose
+from dpsk.dask._data import is_dask
 from dpsk.mechanisms import DiscreteLaplace, Gaussian, Laplace
 from dpsk.stats._common import (
     STATS_DOCS,
@@ -131,7 +132,7 @@ class MomentsQuery:
         ratio = 2.0 if self.relation == "replace" else 1.0  # sensitivity over B/2
         return per_record * noise * ratio**2
 
-    def normalised(self, records, lower, upper, weights, unit):
+    def normalised(self, records, lower, upper, weights, unit, moments=None):
         """The pre-noise statistics, each divided by its sensitivity (and 1 − ROUNDING_MARGIN).
 
         Returns ``(raw, scale, count)``: ``raw[part]`` is what the mechanism of ``part``
@@ -140,8 +141,10 @@ class MomentsQuery:
         correctly rounded conversion of an exact rational computed from the exact
         integer sums of :func:`dpsk._core._exact_sums.exact_moments`; see the module docstring
         for why neighbouring datasets' ``raw`` then differ by at most 1 per entry.
+        ``moments``: those exact sums, already computed (``dpsk.dask``: merged per chunk).
         """
-        moments = exact_moments(records.X, lower, upper, sample_weight=weights)
+        if moments is None:
+            moments = exact_moments(records.X, lower, upper, sample_weight=weights)
         # The declared box (the kernel's own, unless a test swaps the kernel for a broken one).
         mid, half = lower / 2 + upper / 2, upper / 2 - lower / 2
         replace = self.relation == "replace"
@@ -182,7 +185,7 @@ class MomentsQuery:
                 raw[part] = moments.round(about_mid_sq - shift, norm, factor)
         return raw, scale, count
 
-    def release(self, records, lower, upper, contribution=None):
+    def release(self, records, lower, upper, contribution=None, moments=None):
         """Noisy count, sums and sums of squares of the clipped records.
 
         Parameters
@@ -194,6 +197,8 @@ class MomentsQuery:
             Public bounds (float64).
         contribution : Contribution or None, default=None
             User-level weights; None for item level.
+        moments : ExactMoments or None, default=None
+            The exact sums of ``records`` if already computed (see :meth:`normalised`).
 
         Returns
         -------
@@ -208,7 +213,7 @@ class MomentsQuery:
         weights = contribution.weights
         if weights is not None and m > 1:
             weights = np.repeat(weights, m)
-        raw, scale, count = self.normalised(records, lower, upper, weights, contribution.unit * m)
+        raw, scale, count = self.normalised(records, lower, upper, weights, contribution.unit * m, moments)
         mid = lower / 2 + upper / 2
         half = upper / 2 - lower / 2
         unit = contribution.unit * m  # largest total weight of one privacy unit's values
@@ -329,11 +334,9 @@ def _ratio_range(num_lo, num_hi, den_lo, den_hi):
 # ---------------------------------------------------------------------------------------
 
 
-def _moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_error, function):
-    arr = as_array(a)
-    _, _, per_record, out_shape, _ = layout(arr, axis)
-    n_outputs = int(np.prod(out_shape, dtype=np.int64))
-    query = MomentsQuery(
+def moments_query(call, kind, n_outputs):
+    """The :class:`MomentsQuery` of one public call (in memory and Dask)."""
+    return MomentsQuery(
         kind,
         epsilon=call.release_epsilon,
         delta=call.delta,
@@ -342,6 +345,17 @@ def _moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_
         integer_count=not call.user_level,
         rng=call.rng,
     )
+
+
+def _moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_error, function):
+    if is_dask(a):  # per-chunk exact sums on the cluster, the same release (dpsk.dask)
+        from dpsk.dask._fit import moments_statistic
+
+        return moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_error, function)
+    arr = as_array(a)
+    _, _, per_record, out_shape, _ = layout(arr, axis)
+    n_outputs = int(np.prod(out_shape, dtype=np.int64))
+    query = moments_query(call, kind, n_outputs)
     if kind != "count":
         call.require_public(bounds, "bounds")
     call.check(query.event)
@@ -355,6 +369,14 @@ def _moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_
     kappa = None if kind in ("count", "sum") else query.kappa(per_record)
     contribution = call.contribution(kappa=kappa)
     noisy = query.release(records, lower, upper, contribution)
+    return moments_result(
+        call, kind, statistic, query, records, noisy, keepdims, return_error, lower, upper, contribution
+    )
+
+
+def moments_result(call, kind, statistic, query, records, noisy, keepdims, return_error, lower, upper, contribution):
+    """The statistic (or its :class:`DPResult`) from the released moments (post-processing)."""
+    n_outputs = records.n_outputs
     value, std, interval = statistic(noisy)
     dtype = np.int64 if kind == "count" and not call.user_level else records.X.dtype
     if kind == "count":

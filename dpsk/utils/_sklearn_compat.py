@@ -20,7 +20,8 @@ from sklearn.utils._param_validation import (
     validate_parameter_constraints,
     validate_params,
 )
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 try:  # scikit-learn >= 1.7
     from sklearn.utils._repr_html.estimator import _get_visual_block, _VisualBlock
@@ -47,3 +48,16 @@ __all__ = [
     "validate_parameter_constraints",
     "validate_params",
 ]
+
+
+def validate_data(_estimator, /, X="no_validation", y="no_validation", **kwargs):
+    """scikit-learn's ``validate_data``, refusing Dask collections with a clear error.
+
+    Estimators that run on Dask (``dpsk.dask``) hand Dask input over before validating;
+    every other one would silently gather the whole collection into one in-memory array.
+    """
+    from dpsk.dask._data import is_dask, refuse_dask
+
+    if is_dask(X, y):
+        refuse_dask(_estimator)
+    return _sklearn_validate_data(_estimator, X, y, **kwargs)

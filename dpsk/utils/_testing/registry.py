@@ -576,7 +576,7 @@ VALUE = project_attribute("value_")
 
 def _histogramdd(a, range, **params):
     """:func:`dpsk.stats.histogramdd` of the rows of ``a``, the same public ``range`` for every feature."""
-    a = np.asarray(a)
+    a = a if hasattr(a, "shape") else np.asarray(a)  # arrays as they are (Dask arrays stay lazy)
     a = a.reshape(a.shape[0], -1)
     return stats.histogramdd(a, range=[range] * a.shape[1], **params)
 
