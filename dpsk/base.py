@@ -200,6 +200,13 @@ class BaseJointLogLikelihoodClassifier(DPEstimatorMixin, ClassifierMixin, BaseEs
     def _check_X(self, X):
         """Validate X for prediction (``reset=False``)."""
 
+    def _jll(self, X):
+        """Joint log-likelihood of X in float64, and the dtype of the outputs: float32 for
+        float32 X (as scikit-learn's float32-preserving estimators), float64 otherwise."""
+        check_is_fitted(self)
+        dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
+        return np.asarray(self._joint_log_likelihood(self._check_X(X)), dtype=np.float64), dtype
+
     def predict_joint_log_proba(self, X):
         """Joint log-probability log P(x, c) of each row of X and each class.
 
@@ -210,10 +217,10 @@ class BaseJointLogLikelihoodClassifier(DPEstimatorMixin, ClassifierMixin, BaseEs
         Returns
         -------
         C : ndarray of shape (n_samples, n_classes)
-            Columns in the order of ``classes_``.
+            Columns in the order of ``classes_``; float32 for float32 X.
         """
-        check_is_fitted(self)
-        return self._joint_log_likelihood(self._check_X(X))
+        jll, dtype = self._jll(X)
+        return jll.astype(dtype, copy=False)
 
     def predict(self, X):
         """Most probable class of each row of X.
@@ -226,7 +233,7 @@ class BaseJointLogLikelihoodClassifier(DPEstimatorMixin, ClassifierMixin, BaseEs
         -------
         y : ndarray of shape (n_samples,)
         """
-        jll = self.predict_joint_log_proba(X)
+        jll, _ = self._jll(X)
         return self.classes_[np.argmax(jll, axis=1)]
 
     def predict_log_proba(self, X):
@@ -239,9 +246,10 @@ class BaseJointLogLikelihoodClassifier(DPEstimatorMixin, ClassifierMixin, BaseEs
         Returns
         -------
         C : ndarray of shape (n_samples, n_classes)
+            Float32 for float32 X (computed in float64).
         """
-        jll = self.predict_joint_log_proba(X)
-        return jll - logsumexp(jll, axis=1, keepdims=True)
+        jll, dtype = self._jll(X)
+        return (jll - logsumexp(jll, axis=1, keepdims=True)).astype(dtype, copy=False)
 
     def predict_proba(self, X):
         """Probability of each class for each row of X.
@@ -253,8 +261,10 @@ class BaseJointLogLikelihoodClassifier(DPEstimatorMixin, ClassifierMixin, BaseEs
         Returns
         -------
         C : ndarray of shape (n_samples, n_classes)
+            Float32 for float32 X (computed in float64).
         """
-        return np.exp(self.predict_log_proba(X))
+        jll, dtype = self._jll(X)
+        return np.exp(jll - logsumexp(jll, axis=1, keepdims=True)).astype(dtype, copy=False)
 
 
 def priors_from_counts(counts):
