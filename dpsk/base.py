@@ -249,7 +249,14 @@ class BaseJointLogLikelihoodClassifier(DPEstimatorMixin, ClassifierMixin, BaseEs
             Float32 for float32 X (computed in float64).
         """
         jll, dtype = self._jll(X)
-        return (jll - logsumexp(jll, axis=1, keepdims=True)).astype(dtype, copy=False)
+        log_proba = jll - logsumexp(jll, axis=1, keepdims=True)
+        if dtype == np.float64:
+            return log_proba
+        # float32: the log of the float32 probabilities where they are positive, so that
+        # log_proba == log(predict_proba) holds in float32 as in float64.
+        proba = np.exp(log_proba).astype(np.float32)
+        with np.errstate(divide="ignore"):
+            return np.where(proba > 0, np.log(proba), log_proba.astype(np.float32))
 
     def predict_proba(self, X):
         """Probability of each class for each row of X.
