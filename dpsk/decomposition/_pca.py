@@ -14,6 +14,7 @@ from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMi
 from dpsk.mechanisms._joint import JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
+from dpsk.utils._threads import single_blas_thread
 from dpsk.utils.validation import (
     _check_sample_weight_dp,
     check_bounds,
@@ -336,7 +337,8 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         mean = geometry.centre + mean_y
         if geometry.lower is not None:
             mean = np.clip(mean, geometry.lower, geometry.upper)
-        eigenvalues, eigenvectors = np.linalg.eigh(covariance)
+        with single_blas_thread():  # a d × d problem: see dpsk.utils._threads
+            eigenvalues, eigenvectors = np.linalg.eigh(covariance)
         order = np.argsort(eigenvalues)[::-1]
         eigenvalues = np.maximum(eigenvalues[order], 0.0) * (n / (n - 1.0))
         components = eigenvectors[:, order].T

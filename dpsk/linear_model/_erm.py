@@ -121,6 +121,7 @@ from dpsk.accounting import ApproxDPEvent, PureDPEvent, gaussian_sigma, note_rel
 from dpsk.accounting._calibration import _ratio_up, _reciprocal_up, round_down, round_up
 from dpsk.accounting._events import NON_PRIVATE_EVENT
 from dpsk.mechanisms import Gaussian
+from dpsk.utils._threads import single_blas_thread
 from dpsk.utils.validation import check_bounds, check_data_norm, is_non_private, resolve_data_norm
 
 __all__ = [
@@ -329,6 +330,11 @@ def _minimize(objective, n_params, *, tol, max_iter):
     minimiser, so an uncertified iterate has no guarantee at all. Callers record the spend
     before calling, so the budget is charged whether the fit releases or fails.
     """
+    with single_blas_thread():  # tall-thin BLAS calls, and the Gram kernel's own threads
+        return _newton(objective, n_params, tol=tol, max_iter=max_iter)
+
+
+def _newton(objective, n_params, *, tol, max_iter):
     n = objective.X.shape[0]
     v = np.zeros(n_params)
     f, first, second = objective.evaluate(v, objective.margins(v))

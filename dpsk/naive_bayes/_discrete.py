@@ -23,6 +23,7 @@ from dpsk.naive_bayes._base import DISCRETE_NB_CONSTRAINTS, BaseDPNB, check_prio
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._partial_fit import PARTIAL_FIT_NOTE, PartialFitMixin, partial_fit_classes
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
+from dpsk.utils._threads import single_blas_thread
 from dpsk.utils.validation import (
     _weight_units,
     check_data_norm,
@@ -308,7 +309,8 @@ class MultinomialNB(_BaseDiscreteNB):
 
         clipped = self._clip(X, data_norm)
         indicator = _class_indicator(y_index, n_classes, np.float64, sample_weight)
-        table = np.hstack([indicator.sum(axis=0)[:, None], indicator.T @ clipped])
+        with single_blas_thread():  # (n_classes × n) times (n × d): see dpsk.utils._threads
+            table = np.hstack([indicator.sum(axis=0)[:, None], indicator.T @ clipped])
         (table,), _ = self._accumulate([mechanism.randomise(table)])
         table = np.maximum(table, 0.0)
 
@@ -475,7 +477,8 @@ class BernoulliNB(_BaseDiscreteNB):
         dtype = np.int64 if units is None else np.float64  # integer units: exact sums below 2**53
         indicator = _class_indicator(y_index, n_classes, dtype, units)
         on = (X > self.binarize).astype(dtype)
-        table = np.hstack([indicator.sum(axis=0)[:, None], indicator.T @ on])
+        with single_blas_thread():
+            table = np.hstack([indicator.sum(axis=0)[:, None], indicator.T @ on])
         (table,), _ = self._accumulate([mechanism.randomise(table).astype(np.float64) / grid])
         table = np.maximum(table, 0.0)
 
