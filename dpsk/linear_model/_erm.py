@@ -146,6 +146,8 @@ AMP_SHARE = 0.01
 _BLOCK = 64
 # Above this many rows the Hessian's weighted Gram matrix goes through the threaded kernel.
 _GRAM_KERNEL_ROWS = 65536
+#: Rows per block of the BLAS Hessian below ``_GRAM_KERNEL_ROWS`` (a block-sized temporary).
+_BLOCK_ROWS = 4096
 _UNIT_ROUNDOFF = 2.0**-53
 # Default regularisation of objective perturbation, relative to the expected norm of b.
 _DEFAULT_STRENGTH = 0.05
@@ -255,7 +257,11 @@ class _Objective:
         if self.X.shape[0] > _GRAM_KERNEL_ROWS:
             count, sums, gram = clipped_gram(self.X, max_norm=self.norm_bound, sample_weight=second)
         else:  # one BLAS call; the kernel's threads do not pay off on small inputs
-            count, sums, gram = float(second.sum()), second @ self.X, (self.X.T * second) @ self.X
+            count, sums = float(second.sum()), second @ self.X
+            gram = np.zeros((self.n_features, self.n_features))
+            for start in range(0, self.X.shape[0], _BLOCK_ROWS):  # no weighted copy of X
+                rows = self.X[start : start + _BLOCK_ROWS]
+                gram += (rows.T * second[start : start + _BLOCK_ROWS]) @ rows
         if self.kappa is not None:
             d = self.n_features
             full = np.empty((d + 1, d + 1))

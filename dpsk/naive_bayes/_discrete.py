@@ -35,6 +35,8 @@ from dpsk.utils.validation import (
 __all__ = ["BernoulliNB", "CategoricalNB", "MultinomialNB"]
 
 _ALPHA_MIN = 1e-10
+#: Rows clipped at a time by MultinomialNB (a block of clipped rows instead of a copy of X).
+_BLOCK_ROWS = 2048
 
 _DISCRETE_DOCS = {
     "alpha": """alpha : float or array-like of shape (n_features,), default=1.0
@@ -307,10 +309,15 @@ class MultinomialNB(_BaseDiscreteNB):
         mechanism = self._mechanism(1.0 + data_norm, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
 
-        clipped = self._clip(X, data_norm)
         indicator = _class_indicator(y_index, n_classes, np.float64, sample_weight)
-        with single_blas_thread():  # (n_classes × n) times (n × d): see dpsk.utils._threads
-            table = np.hstack([indicator.sum(axis=0)[:, None], indicator.T @ clipped])
+        table = np.zeros((n_classes, 1 + n_features))
+        table[:, 0] = indicator.sum(axis=0)
+        # Clipped block by block (no clipped copy of X); (n_classes × n) times (n × d) on
+        # one BLAS thread (see dpsk.utils._threads).
+        with single_blas_thread():
+            for start in range(0, X.shape[0], _BLOCK_ROWS):
+                block = slice(start, start + _BLOCK_ROWS)
+                table[:, 1:] += indicator[block].T @ self._clip(X[block], data_norm)
         (table,), _ = self._accumulate([mechanism.randomise(table)])
         table = np.maximum(table, 0.0)
 
