@@ -562,8 +562,13 @@ def exact_gram(X, lower, upper, centre, radius, *, sample_weight=None, toward_ze
     Σ_k 2**(k − GRAM_WEIGHT_BITS) · S_k of the exact sums S_k over the rows whose rounded
     weight has binary digit k set (one pass per digit in use), rounded once at the end.
     """
-    sums = exact_gram_sums(X, lower, upper, centre, radius, sample_weight=sample_weight,
-                           toward_zero=toward_zero, n_threads=n_threads)
+    return exact_gram_floats(exact_gram_sums(X, lower, upper, centre, radius, sample_weight=sample_weight,
+                                             toward_zero=toward_zero, n_threads=n_threads))
+
+
+def exact_gram_floats(sums):
+    """``(count, total, gram)`` of :func:`exact_gram` from an :class:`ExactGram` (one rounding
+    per entry), e.g. the sum of the ExactGrams of row blocks (same grid and weight scale)."""
     step = sums.step
     if sums.weight_scale == 1:
         return sums.count, _scaled_floats(sums.total, step), _scaled_floats(sums.gram, np.outer(step, step))
