@@ -168,15 +168,36 @@ class LogisticLoss:
 
     def evaluate(self, z):
         """(ℓ(z), ℓ′(z), ℓ″(z)) elementwise, from one exponential per element."""
-        e = np.exp(-np.abs(z))
-        values = np.log1p(e) + np.maximum(-z, 0.0)
-        inverse = 1.0 / (1.0 + e)
-        p = np.where(z >= 0, e * inverse, inverse)  # σ(−z) = −ℓ′(z), accurate to a few ulps
-        return values, -p, e * inverse * inverse
+        # In place where possible (n-sized temporaries dominate the fit's memory); the
+        # same operations in the same order as the textbook expressions in the comments.
+        e = np.abs(z)
+        np.negative(e, out=e)
+        np.exp(e, out=e)  # e = exp(−|z|)
+        values = np.log1p(e)
+        positive_part = np.negative(z)
+        np.maximum(positive_part, 0.0, out=positive_part)
+        values += positive_part  # log1p(e) + max(−z, 0)
+        inverse = np.add(e, 1.0, out=positive_part)
+        np.divide(1.0, inverse, out=inverse)  # 1 / (1 + e)
+        p = np.multiply(e, inverse, out=e)  # e / (1 + e)
+        second = p * inverse  # e · inverse · inverse
+        np.copyto(p, inverse, where=z < 0)  # σ(−z) = −ℓ′(z), accurate to a few ulps
+        return values, np.negative(p, out=p), second
 
     def derivatives(self, z):
         """(ℓ′(z), ℓ″(z)) elementwise."""
         return self.evaluate(z)[1:]
+
+    def first_derivative(self, z):
+        """ℓ′(z) alone, bit for bit as :meth:`evaluate`'s (two n-sized temporaries, not four)."""
+        e = np.abs(z)
+        np.negative(e, out=e)
+        np.exp(e, out=e)
+        inverse = np.add(e, 1.0)
+        np.divide(1.0, inverse, out=inverse)
+        p = np.multiply(e, inverse, out=e)
+        np.copyto(p, inverse, where=z < 0)
+        return np.negative(p, out=p)
 
 
 class HuberizedHinge:
@@ -201,6 +222,10 @@ class HuberizedHinge:
     def derivatives(self, z):
         """(ℓ′(z), ℓ″(z)) elementwise."""
         return self.evaluate(z)[1:]
+
+    def first_derivative(self, z):
+        """ℓ′(z) elementwise."""
+        return self.evaluate(z)[1]
 
 
 # ------------------------------------------------------------------------ the objective
@@ -231,7 +256,8 @@ class _Objective:
         m = self.X @ w[: self.n_features]
         if self.kappa is not None:
             m += self.kappa * w[-1]
-        return self.y * m
+        m *= self.y
+        return m
 
     def _weighted(self, per_row):
         return per_row if self.weights is None else per_row * self.weights
@@ -276,8 +302,9 @@ class _Objective:
     def certified_gradient_norm(self, v):
         """An upper bound on the exact ‖∇F(v)‖ for the stored data, rounding included."""
         X, n, d = self.X, self.X.shape[0], self.n_features
-        z = self.margins(v)
-        s = self._weighted(self.y * self.loss.derivatives(z)[0])
+        first = self.loss.first_derivative(self.margins(v))
+        first *= self.y
+        s = self._weighted(first)
         full = n - n % _BLOCK
         parts = np.matmul(s[:full].reshape(-1, 1, _BLOCK), X[:full].reshape(-1, _BLOCK, d))[:, 0, :]
         rest = s[full:] @ X[full:]
@@ -352,6 +379,7 @@ def _newton(objective, n_params, *, tol, max_iter):
             break
         # H >= μI is symmetric positive definite: a plain solve is accurate and cheap.
         step = -np.linalg.solve(objective.hessian(second), grad)
+        first = second = None  # n-sized: free them before the line search makes new ones
         slope = float(grad @ step)
         # Near the optimum the decrease of F drowns in its rounding error: accept the
         # Newton step there (the certificate, not F, decides when to stop).
