@@ -30,12 +30,12 @@ from _family_common import main
 from sklearn.decomposition import PCA as SkPCA
 from sklearn.linear_model import LogisticRegression as SkLogisticRegression
 from sklearn.naive_bayes import MultinomialNB as SkMultinomialNB
+from threadpoolctl import threadpool_limits
 
 from dpsk.datasets import load_adult
 from dpsk.decomposition import PCA
 from dpsk.linear_model import LogisticRegression
 from dpsk.naive_bayes import MultinomialNB
-from dpsk.utils._threads import single_blas_thread
 
 CLASSES = [0, 1]
 
@@ -63,7 +63,7 @@ def _peak_mb(func):
 
 def _single_thread(func):
     def run():
-        with single_blas_thread():
+        with threadpool_limits(limits=1, user_api="blas"):
             func()
 
     return run
