@@ -106,3 +106,39 @@ def test_class_weight_refused_with_groups():
     X, y = _imbalanced(4, n=100)
     with pytest.raises(ValueError, match="groups"):
         LogisticRegression(data_norm=3.5, classes=[0, 1], class_weight="balanced").fit(X, y, groups=np.arange(100))
+
+
+# -- privacy audit of class_weight="balanced" (counts release + weighted ERM) --------------------
+
+
+def _audit_balanced():
+    from sklearn.base import clone
+
+    from dpsk.audit import audit_estimator
+    from dpsk.utils._testing.registry import ESTIMATOR_AUDITS
+
+    case = ESTIMATOR_AUDITS["LogisticRegression"]
+    est = clone(case.estimator).set_params(class_weight="balanced")  # not the shared instance
+    # The canary is the only row of class 1: "balanced" gives it the largest weight.
+    return audit_estimator(est, case.neighbours(est), case.projection, n_samples=case.n_samples, random_state=0)
+
+
+@pytest.mark.audit
+def test_balanced_logistic_regression_privacy_audit():
+    result = _audit_balanced()
+    assert result.passed, str(result)
+
+
+@pytest.mark.slow
+def test_balanced_audit_rejects_weights_above_one(monkeypatch):
+    """Check the audit's power: "balanced" weights not divided by the largest (the lone
+    minority row weighs about 100) must be rejected."""
+    from dpsk.linear_model import _classifier
+
+    def unnormalised(class_weight, classes, counts=None):
+        counts = np.maximum(np.asarray(counts, dtype=np.float64), 1.0)
+        return counts.sum() / (classes.size * counts)
+
+    monkeypatch.setattr(_classifier, "class_weights", unnormalised)
+    result = _audit_balanced()
+    assert not result.passed, str(result)
