@@ -28,14 +28,13 @@ import numpy as np
 __all__ = ["PARTIAL_FIT_NOTE", "PartialFitMixin", "partial_fit_classes"]
 
 #: The accounting paragraph of every ``partial_fit`` docstring.
-PARTIAL_FIT_NOTE = """Each call is one release of its batch, with its own spend of
-        (``epsilon``, ``delta``) checked against the budget before the batch is read;
-        the calls compose sequentially on the accountant (k calls cost k releases; there
-        is no parallel composition over disjoint batches). The fitted attributes are
-        recomputed from the sum of the noisy statistics of all calls (post-processing).
-        What the first call fixes stays fixed and public: the classes, the bounds (or
-        ``data_norm``, ``n_categories``) and the number of features; ``fit`` starts
-        over."""
+PARTIAL_FIT_NOTE = """Each call is one release of its batch, with its own spend of ``epsilon`` (and
+    ``delta`` where the estimator has one), checked against the budget before the batch is
+    read; the calls compose sequentially on the accountant (k calls cost k releases; there
+    is no parallel composition over disjoint batches). The fitted attributes are
+    recomputed from the sum of the noisy statistics of all calls (post-processing). What
+    the first call fixes stays fixed and public: the classes, the bounds (or
+    ``data_norm``, ``n_categories``) and the number of features; ``fit`` starts over."""
 
 
 def partial_fit_classes(estimator, classes):
