@@ -38,6 +38,7 @@ from dpsk.accounting._context import (
 )
 from dpsk.dask._data import dask_apply, dask_score, is_dask
 from dpsk.utils._sklearn_compat import HasMethods, Interval, Options, _VisualBlock, check_is_fitted
+from dpsk.utils._threads import single_blas_thread
 
 # The bases of the naive Bayes and tree classifiers are importable but internal: only the
 # mixin is public API.
@@ -228,6 +229,15 @@ class BaseJointLogLikelihoodClassifier(
     def _check_X(self, X):
         """Validate X for prediction (``reset=False``)."""
 
+    def _jll(self, X):
+        """Joint log-likelihood of X in float64, and the dtype of the outputs: float32 for
+        float32 X (as scikit-learn's float32-preserving estimators), float64 otherwise."""
+        check_is_fitted(self)
+        dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
+        X = self._check_X(X)
+        with single_blas_thread():  # n × d times d × n_classes: one thread is faster (dpsk.utils._threads)
+            return np.asarray(self._joint_log_likelihood(X), dtype=np.float64), dtype
+
     def predict_joint_log_proba(self, X):
         """Joint log-probability log P(x, c) of each row of X and each class.
 
@@ -238,12 +248,13 @@ class BaseJointLogLikelihoodClassifier(
         Returns
         -------
         C : ndarray of shape (n_samples, n_classes)
-            Columns in the order of ``classes_``.
+            Columns in the order of ``classes_``; float32 for float32 X.
         """
         check_is_fitted(self)
         if is_dask(X):  # lazily, chunk by chunk (dpsk.dask)
             return dask_apply(self, "predict_joint_log_proba", X, n_outputs=self.classes_.size, dtype=np.float64)
-        return self._joint_log_likelihood(self._check_X(X))
+        jll, dtype = self._jll(X)
+        return jll.astype(dtype, copy=False)
 
     def predict(self, X):
         """Most probable class of each row of X.
@@ -259,7 +270,7 @@ class BaseJointLogLikelihoodClassifier(
         if is_dask(X):
             check_is_fitted(self)
             return dask_apply(self, "predict", X, dtype=self.classes_.dtype)
-        jll = self.predict_joint_log_proba(X)
+        jll, _ = self._jll(X)
         return self.classes_[np.argmax(jll, axis=1)]
 
     def predict_log_proba(self, X):
@@ -272,12 +283,20 @@ class BaseJointLogLikelihoodClassifier(
         Returns
         -------
         C : ndarray of shape (n_samples, n_classes)
+            Float32 for float32 X (computed in float64).
         """
         if is_dask(X):
             check_is_fitted(self)
             return dask_apply(self, "predict_log_proba", X, n_outputs=self.classes_.size, dtype=np.float64)
-        jll = self.predict_joint_log_proba(X)
-        return jll - logsumexp(jll, axis=1, keepdims=True)
+        jll, dtype = self._jll(X)
+        log_proba = jll - logsumexp(jll, axis=1, keepdims=True)
+        if dtype == np.float64:
+            return log_proba
+        # float32: the log of the float32 probabilities where they are positive, so that
+        # log_proba == log(predict_proba) holds in float32 as in float64.
+        proba = np.exp(log_proba).astype(np.float32)
+        with np.errstate(divide="ignore"):
+            return np.where(proba > 0, np.log(proba), log_proba.astype(np.float32))
 
     def predict_proba(self, X):
         """Probability of each class for each row of X.
@@ -289,8 +308,12 @@ class BaseJointLogLikelihoodClassifier(
         Returns
         -------
         C : ndarray of shape (n_samples, n_classes)
+            Float32 for float32 X (computed in float64).
         """
-        return np.exp(self.predict_log_proba(X))  # lazy for Dask input (a ufunc on a Dask array)
+        if is_dask(X):
+            return np.exp(self.predict_log_proba(X))  # lazy: a ufunc on a Dask array
+        jll, dtype = self._jll(X)
+        return np.exp(jll - logsumexp(jll, axis=1, keepdims=True)).astype(dtype, copy=False)
 
 
 def priors_from_counts(counts):

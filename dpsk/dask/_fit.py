@@ -305,6 +305,12 @@ def _fits():
 
 def fit(estimator, X, y=None, **fit_params):
     """Fit ``estimator`` (its budget already checked) on Dask ``X`` (and ``y``, weights)."""
+    started = getattr(estimator, "_partial_fit_started", None)
+    if started is not None and started():  # fit() resets first; only a later partial_fit gets here
+        raise ValueError(
+            "partial_fit takes Dask input only as its first call: pass numpy batches to later calls, "
+            "or fit once on the whole Dask collection"
+        )
     for cls, function in _fits():
         if isinstance(estimator, cls):
             return function(estimator, X, y, **fit_params)

@@ -8,13 +8,14 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from dpsk._core._clip import clip_bounds, clip_rows_l2
-from dpsk._core._exact_sums import GRAM_BITS, exact_gram_sums, fixed_point_grid, gram_floats
+from dpsk._core._exact_sums import GRAM_BITS, ExactGram, exact_gram_sums, fixed_point_grid, gram_floats
 from dpsk.accounting._events import budget_event
 from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.dask._data import dask_apply, dask_fit, is_dask
 from dpsk.mechanisms._joint import JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
+from dpsk.utils._threads import single_blas_thread
 from dpsk.utils.validation import (
     _check_sample_weight_dp,
     check_bounds,
@@ -29,6 +30,8 @@ __all__ = ["PCA"]
 #: The matrix is the output; the count and the sum only centre it, and their noise
 #: enters the covariance divided by n.
 BUDGET_SHARES = (0.05, 0.15, 0.8)
+#: Rows clipped at a time with ``data_norm`` (a block-sized copy instead of a copy of X).
+_BLOCK_ROWS = 8192
 
 
 class _Geometry:
@@ -78,14 +81,32 @@ class _Geometry:
         radius = self._radius()
         if self.data_norm is None:
             return exact_gram_sums(X, self.lower, self.upper, self.centre, radius, sample_weight=sample_weight)
-        if self.lower is not None:  # both rules: clip to the box first (a copy), then the ball
-            X = clip_bounds(X, self.lower, self.upper)
         step = fixed_point_grid(radius, GRAM_BITS)[0]
         # Rounding moves y by at most step/2 per coordinate, i.e. ‖step‖/2 in norm.
         margin = float(np.linalg.norm(step)) * (1.0 + 2.0**-40)
-        X = clip_rows_l2(X, max(self.data_norm - margin, self.data_norm / 2))
+        norm = max(self.data_norm - margin, self.data_norm / 2)
         big = np.full(X.shape[1], np.finfo(np.float64).max)
-        return exact_gram_sums(X, -big, big, self.centre, radius, sample_weight=sample_weight)
+        # Clipped block by block (a block-sized copy, not one of X); the blocks' exact
+        # integer sums add exactly and are rounded once (``gram_floats``).
+        n = X.shape[0]
+        block = max(_BLOCK_ROWS, -(-n // 8))  # large blocks keep the kernel's row threads busy
+        parts = []
+        for start in range(0, max(n, 1), block):
+            rows = X[start : start + block]
+            if self.lower is not None:  # both rules: clip to the box first, then the ball
+                rows = clip_bounds(rows, self.lower, self.upper)
+            weights = None if sample_weight is None else sample_weight[start : start + block]
+            parts.append(
+                exact_gram_sums(clip_rows_l2(rows, norm), -big, big, self.centre, radius, sample_weight=weights)
+            )
+        first = parts[0]
+        return ExactGram(
+            sum(p.count for p in parts),
+            sum(p.total for p in parts[1:]) + first.total,
+            sum(p.gram for p in parts[1:]) + first.gram,
+            first.step,
+            first.weight_scale,
+        )
 
     def _radius(self):
         """Public per-coordinate bound on |y_j|."""
@@ -349,7 +370,8 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         mean = geometry.centre + mean_y
         if geometry.lower is not None:
             mean = np.clip(mean, geometry.lower, geometry.upper)
-        eigenvalues, eigenvectors = np.linalg.eigh(covariance)
+        with single_blas_thread():  # a d × d problem: see dpsk.utils._threads
+            eigenvalues, eigenvectors = np.linalg.eigh(covariance)
         order = np.argsort(eigenvalues)[::-1]
         eigenvalues = np.maximum(eigenvalues[order], 0.0) * (n / (n - 1.0))
         components = eigenvectors[:, order].T

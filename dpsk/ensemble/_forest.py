@@ -18,6 +18,7 @@ from dpsk.tree._classes import (
     DecisionTreeRegressor,
     RandomTree,
 )
+from dpsk.utils._class_weight import CLASS_WEIGHT_CONSTRAINT, class_weights
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._progress import progress
 from dpsk.utils._sklearn_compat import Interval
@@ -153,6 +154,14 @@ class RandomForestClassifier(_ForestMixin, BaseRandomTrees):
 
     {classes}
 
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, as in scikit-learn: a public dict ``{{label: weight}}``
+        (missing labels weigh 1) or ``"balanced"`` (class c weighs n / (k · n_c)).
+        Applied to the released counts (every leaf's and the class totals), so it is
+        post-processing and costs nothing: ``"balanced"`` takes n_c from the forest's
+        own noisy ``class_count_``. Weights are divided by their largest when it
+        exceeds 1 (only their ratios matter here).
+
     {n_jobs}
 
     {verbose}
@@ -167,6 +176,9 @@ class RandomForestClassifier(_ForestMixin, BaseRandomTrees):
         The fitted trees (views of the forest's release). Each predicts from its own
         noisy counts and the forest's ``class_count_``; the forest combines them as
         described in Notes.
+    class_weight_ : ndarray of shape (n_classes,) or None
+        The weight of each class's counts in the prediction (None without
+        ``class_weight``).
     {common_attributes}
     {privacy_spent_}
 
@@ -217,6 +229,7 @@ class RandomForestClassifier(_ForestMixin, BaseRandomTrees):
         "evidence_weight": [Interval(Real, 0, None, closed="neither")],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
 
     def __init__(
@@ -228,6 +241,7 @@ class RandomForestClassifier(_ForestMixin, BaseRandomTrees):
         epsilon=1.0,
         bounds=None,
         classes=None,
+        class_weight=None,
         n_jobs=None,
         verbose=0,
         accountant=None,
@@ -239,6 +253,7 @@ class RandomForestClassifier(_ForestMixin, BaseRandomTrees):
         self.epsilon = epsilon
         self.bounds = bounds
         self.classes = classes
+        self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.accountant = accountant
@@ -247,6 +262,11 @@ class RandomForestClassifier(_ForestMixin, BaseRandomTrees):
     @property
     def _evidence_weight(self):
         return float(self.evidence_weight)
+
+    def _set_model(self, feature, threshold, noisy, noise_std, class_weight=None):
+        # class_weight: post-processing of the forest's own noisy class totals (free).
+        self.class_weight_ = class_weights(self.class_weight, self.classes_, self.class_count_)
+        super()._set_model(feature, threshold, noisy, noise_std, class_weight=self.class_weight_)
 
     def _store_trees(self, feature, threshold, noisy, noise_std):
         trees = []
@@ -263,7 +283,9 @@ class RandomForestClassifier(_ForestMixin, BaseRandomTrees):
             tree.bounds_, tree.max_depth_ = self.bounds_, self.max_depth_
             tree.n_features_in_ = self.n_features_in_
             tree.class_count_ = self.class_count_
-            tree._set_model(feature[t : t + 1], threshold[t : t + 1], noisy[t : t + 1], noise_std)
+            tree._set_model(
+                feature[t : t + 1], threshold[t : t + 1], noisy[t : t + 1], noise_std, class_weight=self.class_weight_
+            )
             tree.tree_ = RandomTree(feature[t], threshold[t], noisy[t])
             trees.append(tree)
         self.estimators_ = trees

@@ -542,7 +542,7 @@ class PATEClassifier(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, Base
         if isinstance(self.student_, DummyClassifier):
             X = np.zeros((X.shape[0], 1))
         proba = self.student_.predict_proba(X)
-        out = np.zeros((proba.shape[0], self.classes_.size))
+        out = np.zeros((proba.shape[0], self.classes_.size), dtype=proba.dtype)  # float32 stays float32
         out[:, np.searchsorted(self.classes_, self.student_.classes_)] = proba
         return out
 

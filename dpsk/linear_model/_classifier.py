@@ -22,6 +22,13 @@ from dpsk.linear_model._erm import (
     row_bounds,
 )
 from dpsk.linear_model._user_level import USER_LEVEL_NOTES, fit_user_level_classifier
+from dpsk.utils._class_weight import (
+    BALANCED_SHARE,
+    CLASS_WEIGHT_CONSTRAINT,
+    class_weights,
+    noisy_class_counts,
+    row_weights,
+)
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_classes
@@ -110,6 +117,9 @@ CLASSIFIER_DOCS = {
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string feature names.
+    class_weight_ : ndarray of shape (n_classes,) or None
+        The weight of each class's rows in the loss (in [0, 1]; ``None`` without
+        ``class_weight``). With ``"balanced"`` it comes from noisy class counts.
     threshold_ : float
         Only after a fit with ``groups``: the threshold h (a user's rows weigh at most h
         rows), chosen privately.""",
@@ -158,6 +168,16 @@ CLASSIFIER_DOCS = {
     ``ValueError`` before any noise is drawn, which reveals only that the data left the
     domain (:ref:`declared_domain`).""",
 }
+CLASSIFIER_DOCS["class_weight"] = """class_weight : dict, "balanced" or None, default=None
+        Weights of the classes in the loss, as in scikit-learn: a public dict
+        ``{label: weight}`` (missing labels weigh 1) or ``"balanced"`` (class c weighs
+        n / (k · n_c)). No row may weigh more than 1 (the sensitivity analysis), so the
+        weights are divided by their largest when it exceeds 1 — scikit-learn's weights
+        with ``C`` divided by that largest weight — and multiplied with the clipped
+        ``sample_weight``. ``"balanced"`` needs the class counts, which are data: this
+        fit releases a Laplace histogram of the labels with 5% of ε (L1 sensitivity 1)
+        inside its one privacy event, and the model gets the other 95% (the linear
+        model releases no counts of its own to reuse). Not with ``groups``."""
 CLASSIFIER_DOCS["parameters"] = "\n\n    ".join(
     CLASSIFIER_DOCS[name].strip("\n")
     for name in (
@@ -172,6 +192,7 @@ CLASSIFIER_DOCS["parameters"] = "\n\n    ".join(
         "tol",
         "max_iter",
         "classes",
+        "class_weight",
         "accountant",
         "random_state",
     )
@@ -195,6 +216,7 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "classes": ["array-like", None],
+        "class_weight": CLASS_WEIGHT_CONSTRAINT,
     }
     # Either public bound suffices: ``bounds`` implies a row norm bound (its corner).
     _alternative_sensitivity_params = (("bounds", "data_norm"),)
@@ -213,9 +235,11 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         tol=1e-6,
         max_iter=100,
         classes=None,
+        class_weight=None,
         accountant=None,
         random_state=None,
     ):
+        self.class_weight = class_weight
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -254,6 +278,8 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
             The fitted estimator.
         """
         if groups is not None:
+            if self.class_weight is not None:
+                raise ValueError("class_weight is not supported with groups (user-level privacy)")
             return fit_user_level_classifier(self, X, y, groups, sample_weight)
         return self._fit_rows(X, y, sample_weight)
 
@@ -271,7 +297,9 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         scale = round_up(math.hypot(data_norm, kappa)) if kappa is not None else data_norm
         n_params = X.shape[1] + (kappa is not None)
         box = None if lower is None else box_half_widths(lower, upper, kappa, scale)
-        epsilon = split_epsilon(self.epsilon, n_problems)
+        # class_weight="balanced": a noisy label histogram inside this fit's one event.
+        epsilon_model, epsilon_counts = self._class_weight_split()
+        epsilon = split_epsilon(epsilon_model, n_problems)
         delta = round_down(self.delta / n_problems)
         loss = self._make_loss()
         if self.C is None:
@@ -290,8 +318,14 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         )
         cost = ComposedEvent(plan.events * n_problems)
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
+        counts = None
+        if epsilon_counts:
+            count_mechanism, counts = noisy_class_counts(y_index, classes.size, epsilon_counts, rng, sample_weight)
+            cost = ComposedEvent((count_mechanism.privacy_event(classes.size), *cost.events))
         rows = clip_rows(X, data_norm, lower, upper)
         self._spend_privacy_budget(cost)
+        self.class_weight_ = class_weights(self.class_weight, classes, None if counts is None else counts())
+        sample_weight = row_weights(self.class_weight_, y_index, sample_weight)
 
         coefs, n_iters = [], []
         for k in range(n_problems):
@@ -321,6 +355,12 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         self.intercept_ = intercept.astype(X.dtype)
         self.n_iter_ = np.array(n_iters, dtype=np.int32)
         return self
+
+    def _class_weight_split(self):
+        """(ε of the model, ε of the noisy class counts): the counts only for "balanced"."""
+        if isinstance(self.class_weight, str):
+            return split_epsilon(self.epsilon, (1.0 - BALANCED_SHARE, BALANCED_SHARE))
+        return self.epsilon, 0.0
 
     def decision_function(self, X):
         """Signed distance to the hyperplane of each class (of the positive class if binary).

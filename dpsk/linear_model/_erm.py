@@ -121,6 +121,7 @@ from dpsk.accounting import ApproxDPEvent, PureDPEvent, gaussian_sigma, note_rel
 from dpsk.accounting._calibration import _ratio_up, _reciprocal_up, round_down, round_up
 from dpsk.accounting._events import NON_PRIVATE_EVENT
 from dpsk.mechanisms import Gaussian
+from dpsk.utils._threads import single_blas_thread
 from dpsk.utils.validation import check_bounds, check_data_norm, is_non_private, resolve_data_norm
 
 __all__ = [
@@ -145,6 +146,8 @@ AMP_SHARE = 0.01
 _BLOCK = 64
 # Above this many rows the Hessian's weighted Gram matrix goes through the threaded kernel.
 _GRAM_KERNEL_ROWS = 65536
+#: Rows per block of the BLAS Hessian below ``_GRAM_KERNEL_ROWS`` (a block-sized temporary).
+_BLOCK_ROWS = 4096
 _UNIT_ROUNDOFF = 2.0**-53
 # Default regularisation of objective perturbation, relative to the expected norm of b.
 _DEFAULT_STRENGTH = 0.05
@@ -165,15 +168,36 @@ class LogisticLoss:
 
     def evaluate(self, z):
         """(ℓ(z), ℓ′(z), ℓ″(z)) elementwise, from one exponential per element."""
-        e = np.exp(-np.abs(z))
-        values = np.log1p(e) + np.maximum(-z, 0.0)
-        inverse = 1.0 / (1.0 + e)
-        p = np.where(z >= 0, e * inverse, inverse)  # σ(−z) = −ℓ′(z), accurate to a few ulps
-        return values, -p, e * inverse * inverse
+        # In place where possible (n-sized temporaries dominate the fit's memory); the
+        # same operations in the same order as the textbook expressions in the comments.
+        e = np.abs(z)
+        np.negative(e, out=e)
+        np.exp(e, out=e)  # e = exp(−|z|)
+        values = np.log1p(e)
+        positive_part = np.negative(z)
+        np.maximum(positive_part, 0.0, out=positive_part)
+        values += positive_part  # log1p(e) + max(−z, 0)
+        inverse = np.add(e, 1.0, out=positive_part)
+        np.divide(1.0, inverse, out=inverse)  # 1 / (1 + e)
+        p = np.multiply(e, inverse, out=e)  # e / (1 + e)
+        second = p * inverse  # e · inverse · inverse
+        np.copyto(p, inverse, where=z < 0)  # σ(−z) = −ℓ′(z), accurate to a few ulps
+        return values, np.negative(p, out=p), second
 
     def derivatives(self, z):
         """(ℓ′(z), ℓ″(z)) elementwise."""
         return self.evaluate(z)[1:]
+
+    def first_derivative(self, z):
+        """ℓ′(z) alone, bit for bit as :meth:`evaluate`'s (two n-sized temporaries, not four)."""
+        e = np.abs(z)
+        np.negative(e, out=e)
+        np.exp(e, out=e)
+        inverse = np.add(e, 1.0)
+        np.divide(1.0, inverse, out=inverse)
+        p = np.multiply(e, inverse, out=e)
+        np.copyto(p, inverse, where=z < 0)
+        return np.negative(p, out=p)
 
 
 class HuberizedHinge:
@@ -198,6 +222,10 @@ class HuberizedHinge:
     def derivatives(self, z):
         """(ℓ′(z), ℓ″(z)) elementwise."""
         return self.evaluate(z)[1:]
+
+    def first_derivative(self, z):
+        """ℓ′(z) elementwise."""
+        return self.evaluate(z)[1]
 
 
 # ------------------------------------------------------------------------ the objective
@@ -228,7 +256,8 @@ class _Objective:
         m = self.X @ w[: self.n_features]
         if self.kappa is not None:
             m += self.kappa * w[-1]
-        return self.y * m
+        m *= self.y
+        return m
 
     def _weighted(self, per_row):
         return per_row if self.weights is None else per_row * self.weights
@@ -254,7 +283,11 @@ class _Objective:
         if self.X.shape[0] > _GRAM_KERNEL_ROWS:
             count, sums, gram = clipped_gram(self.X, max_norm=self.norm_bound, sample_weight=second)
         else:  # one BLAS call; the kernel's threads do not pay off on small inputs
-            count, sums, gram = float(second.sum()), second @ self.X, (self.X.T * second) @ self.X
+            count, sums = float(second.sum()), second @ self.X
+            gram = np.zeros((self.n_features, self.n_features))
+            for start in range(0, self.X.shape[0], _BLOCK_ROWS):  # no weighted copy of X
+                rows = self.X[start : start + _BLOCK_ROWS]
+                gram += (rows.T * second[start : start + _BLOCK_ROWS]) @ rows
         if self.kappa is not None:
             d = self.n_features
             full = np.empty((d + 1, d + 1))
@@ -269,8 +302,9 @@ class _Objective:
     def certified_gradient_norm(self, v):
         """An upper bound on the exact ‖∇F(v)‖ for the stored data, rounding included."""
         X, n, d = self.X, self.X.shape[0], self.n_features
-        z = self.margins(v)
-        s = self._weighted(self.y * self.loss.derivatives(z)[0])
+        first = self.loss.first_derivative(self.margins(v))
+        first *= self.y
+        s = self._weighted(first)
         full = n - n % _BLOCK
         parts = np.matmul(s[:full].reshape(-1, 1, _BLOCK), X[:full].reshape(-1, _BLOCK, d))[:, 0, :]
         rest = s[full:] @ X[full:]
@@ -329,6 +363,11 @@ def _minimize(objective, n_params, *, tol, max_iter):
     minimiser, so an uncertified iterate has no guarantee at all. Callers record the spend
     before calling, so the budget is charged whether the fit releases or fails.
     """
+    with single_blas_thread():  # tall-thin BLAS calls, and the Gram kernel's own threads
+        return _newton(objective, n_params, tol=tol, max_iter=max_iter)
+
+
+def _newton(objective, n_params, *, tol, max_iter):
     n = objective.X.shape[0]
     v = np.zeros(n_params)
     f, first, second = objective.evaluate(v, objective.margins(v))
@@ -340,6 +379,7 @@ def _minimize(objective, n_params, *, tol, max_iter):
             break
         # H >= μI is symmetric positive definite: a plain solve is accurate and cheap.
         step = -np.linalg.solve(objective.hessian(second), grad)
+        first = second = None  # n-sized: free them before the line search makes new ones
         slope = float(grad @ step)
         # Near the optimum the decrease of F drowns in its rounding error: accept the
         # Newton step there (the certificate, not F, decides when to stop).

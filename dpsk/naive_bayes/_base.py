@@ -61,7 +61,9 @@ DISCRETE_NB_CONSTRAINTS = {
 class BaseDPNB(BaseJointLogLikelihoodClassifier):
     """Base of the naive Bayes classifiers: prediction from ``_joint_log_likelihood``."""
 
-    def _validate_training_data(self, X, y, sample_weight, *, infinite="clip", row_valid=None, clip=None):
+    def _validate_training_data(
+        self, X, y, sample_weight, *, infinite="clip", row_valid=None, clip=None, reset=True, classes=None
+    ):
         """X, y and sample weights validated, with the ``on_invalid`` policy applied.
 
         ``"raise"``: scikit-learn's validation (NaN/inf raise; labels and model-specific
@@ -70,15 +72,17 @@ class BaseDPNB(BaseJointLogLikelihoodClassifier):
         ``row_valid(X)`` marks the rows valid for the model (under ``"drop"``),
         ``clip(X)`` maps the values under ``"clip"`` before the screen, ``infinite`` says
         what "clip" does with ±inf. May return no rows: the release then runs on none.
+        ``reset=False`` (a later ``partial_fit`` call) checks X against the fitted features;
+        ``classes`` (``partial_fit``'s public classes) replaces the ``classes`` parameter.
         """
         dtype = [np.float64, np.float32]
         if self.on_invalid == "raise":
-            X, y = validate_data(self, X, y, dtype=dtype, order="C")
+            X, y = validate_data(self, X, y, dtype=dtype, order="C", reset=reset)
             return X, y, _check_sample_weight_dp(sample_weight, X)
-        X = validate_data(self, X, dtype=dtype, order="C", ensure_all_finite=False)
+        X = validate_data(self, X, dtype=dtype, order="C", ensure_all_finite=False, reset=reset)
         y = column_or_1d(y, warn=True)
         check_consistent_length(X, y)
-        valid = labels_in(self.classes, y)
+        valid = labels_in(self.classes if classes is None else classes, y)
         sample_weight, weight_valid = screen_sample_weight(self.on_invalid, sample_weight, X.shape[0])
         if weight_valid is not None:
             valid &= weight_valid

@@ -22,7 +22,9 @@ from dpsk.dask._data import dask_fit, is_dask
 from dpsk.mechanisms import DiscreteLaplace, Laplace
 from dpsk.naive_bayes._base import DISCRETE_NB_CONSTRAINTS, BaseDPNB, check_priors, on_invalid_doc
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._partial_fit import PARTIAL_FIT_NOTE, PartialFitMixin, partial_fit_classes
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
+from dpsk.utils._threads import single_blas_thread
 from dpsk.utils.validation import (
     _weight_units,
     check_data_norm,
@@ -34,6 +36,8 @@ from dpsk.utils.validation import (
 __all__ = ["BernoulliNB", "CategoricalNB", "MultinomialNB"]
 
 _ALPHA_MIN = 1e-10
+#: Rows clipped at a time by MultinomialNB (a block of clipped rows instead of a copy of X).
+_BLOCK_ROWS = 2048
 
 _DISCRETE_DOCS = {
     "alpha": """alpha : float or array-like of shape (n_features,), default=1.0
@@ -55,7 +59,7 @@ _DISCRETE_DOCS = {
 }
 
 
-class _BaseDiscreteNB(BaseDPNB):
+class _BaseDiscreteNB(PartialFitMixin, BaseDPNB):
     """Smoothing and priors shared by the count-based models (as in scikit-learn)."""
 
     def _mechanism(self, sensitivity, rng):
@@ -90,13 +94,44 @@ class _BaseDiscreteNB(BaseDPNB):
         tags.classifier_tags.poor_score = True
         return tags
 
-    def _prepare(self, X, y, sample_weight=None, **screen):
+    def _prepare(self, X, y, sample_weight, classes, **screen):
         """Budget check, validation (with ``on_invalid``), weights and classes (the part of
-        ``fit`` before any release); ``screen`` as for ``_validate_training_data``."""
+        a release before any noise); ``screen`` as for ``_validate_training_data``.
+        Returns whether this is the first release since ``fit`` (or ever) too."""
         self._check_privacy_budget(budget_event(self.epsilon))
-        X, y, sample_weight = self._validate_training_data(X, y, sample_weight, **screen)
-        classes, y_index = resolve_classes(self, self.classes, y)
-        return X, y, classes, y_index, sample_weight
+        first = not self._partial_fit_started()
+        X, y, sample_weight = self._validate_training_data(X, y, sample_weight, reset=first, classes=classes, **screen)
+        classes, y_index = resolve_classes(self, classes, y)
+        return X, y, classes, y_index, sample_weight, first
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    @Substitution(note=PARTIAL_FIT_NOTE)
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Update the model with one batch of rows: one private release.
+
+        {note}
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            As for :meth:`fit`.
+        y : array-like of shape (n_samples,)
+        classes : array-like of shape (n_classes,) or None, default=None
+            All the class labels (public). Required on the first call unless the
+            ``classes`` parameter is set; ignored (checked) afterwards.
+        sample_weight : float, array-like of shape (n_samples,) or None, default=None
+            As for :meth:`fit` (clipped to [0, 1]).
+
+        Returns
+        -------
+        self : object
+        """
+        return self._fit_batch(X, y, sample_weight, partial_fit_classes(self, classes))
+
+    def _fit(self, X, y, sample_weight):
+        """``fit``: forget earlier releases, then one release on all rows."""
+        self._reset_partial_fit()
+        return self._fit_batch(X, y, sample_weight, self.classes)
 
 
 def _valid_codes(X):
@@ -248,10 +283,14 @@ class MultinomialNB(_BaseDiscreteNB):
         -------
         self : object
         """
-        X, y, classes, y_index, sample_weight = self._prepare(
+        return self._fit(X, y, sample_weight)
+
+    def _fit_batch(self, X, y, sample_weight, classes):
+        X, y, classes, y_index, sample_weight, first = self._prepare(
             X,
             y,
             sample_weight,
+            classes,
             infinite="drop",
             row_valid=lambda X: np.all(X >= 0, axis=1),
             clip=lambda X: np.maximum(X, 0),
@@ -260,19 +299,28 @@ class MultinomialNB(_BaseDiscreteNB):
             raise ValueError("Negative values in data passed to MultinomialNB (input X)")
         n_classes, n_features = classes.size, X.shape[1]
         alpha = self._check_alpha(n_features)
-        if self.data_norm is None:
+        if not first:  # fixed at the first call (public)
+            data_norm = self.data_norm_
+        elif self.data_norm is None:
             warn_data_derived(self, "data_norm", "data_norm_")
             data_norm = float(np.max(X.sum(axis=1), initial=0.0)) or 1.0
         else:
             data_norm = check_data_norm(self.data_norm)
-        rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
+        rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight, *self._release_tag()))
         mechanism = self._mechanism(1.0 + data_norm, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
 
-        clipped = self._clip(X, data_norm)
         indicator = _class_indicator(y_index, n_classes, np.float64, sample_weight)
-        table = np.hstack([indicator.sum(axis=0)[:, None], indicator.T @ clipped])
-        table = np.maximum(mechanism.randomise(table), 0.0)
+        table = np.zeros((n_classes, 1 + n_features))
+        table[:, 0] = indicator.sum(axis=0)
+        # Clipped block by block (no clipped copy of X); (n_classes × n) times (n × d) on
+        # one BLAS thread (see dpsk.utils._threads).
+        with single_blas_thread():
+            for start in range(0, X.shape[0], _BLOCK_ROWS):
+                block = slice(start, start + _BLOCK_ROWS)
+                table[:, 1:] += indicator[block].T @ self._clip(X[block], data_norm)
+        (table,), _ = self._accumulate([mechanism.randomise(table)])
+        table = np.maximum(table, 0.0)
 
         self.classes_ = classes
         self.data_norm_ = data_norm
@@ -422,14 +470,17 @@ class BernoulliNB(_BaseDiscreteNB):
         -------
         self : object
         """
+        return self._fit(X, y, sample_weight)
+
+    def _fit_batch(self, X, y, sample_weight, classes):
         if is_dask(X, y, sample_weight):  # exact per-chunk count tables (dpsk.dask)
             self._check_privacy_budget(budget_event(self.epsilon))
             return dask_fit(self, X, y, sample_weight=sample_weight)
-        X, y, classes, y_index, sample_weight = self._prepare(X, y, sample_weight, infinite="keep")
+        X, y, classes, y_index, sample_weight, _ = self._prepare(X, y, sample_weight, classes, infinite="keep")
         units, grid = _weight_units(sample_weight)
         n_classes, n_features = classes.size, X.shape[1]
         alpha = self._check_alpha(n_features)
-        rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
+        rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight, *self._release_tag()))
         # Weighted counts are in units of 1/grid: one row adds at most grid units per count.
         mechanism = self._mechanism((1 + n_features) * grid, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
@@ -441,12 +492,15 @@ class BernoulliNB(_BaseDiscreteNB):
         dtype = np.int64 if units is None else np.float64  # integer units: exact sums below 2**53
         indicator = _class_indicator(y_index, n_classes, dtype, units)
         on = (X > self.binarize).astype(dtype)
-        return np.hstack([indicator.sum(axis=0)[:, None], indicator.T @ on])
+        with single_blas_thread():
+            return np.hstack([indicator.sum(axis=0)[:, None], indicator.T @ on])
 
     def _fit_table(self, table, mechanism, grid, classes, alpha):
-        """The noisy count table and the fitted model (in memory and Dask)."""
+        """The noisy count table, added to the earlier ``partial_fit`` releases, and the fitted
+        model (in memory and Dask)."""
         n_classes = classes.size
-        table = np.maximum(mechanism.randomise(table), 0).astype(np.float64) / grid
+        (table,), _ = self._accumulate([mechanism.randomise(table).astype(np.float64) / grid])
+        table = np.maximum(table, 0.0)
 
         self.classes_ = classes
         self.class_count_ = table[:, 0]
@@ -618,18 +672,22 @@ class CategoricalNB(_BaseDiscreteNB):
         -------
         self : object
         """
+        return self._fit(X, y, sample_weight)
+
+    def _fit_batch(self, X, y, sample_weight, classes):
         if is_dask(X, y, sample_weight):  # exact per-chunk count tables (dpsk.dask)
             self._check_privacy_budget(budget_event(self.epsilon))
             return dask_fit(self, X, y, sample_weight=sample_weight)
-        X, y, classes, y_index, sample_weight = self._prepare(
-            X, y, sample_weight, row_valid=lambda X: np.all(_valid_codes(X), axis=1), clip=_unknown_codes
+        X, y, classes, y_index, sample_weight, first = self._prepare(
+            X, y, sample_weight, classes, row_valid=lambda X: np.all(_valid_codes(X), axis=1), clip=_unknown_codes
         )
         units, grid = _weight_units(sample_weight)
         codes = self._codes(X, unknown=self.on_invalid == "clip")
         n_classes, n_features = classes.size, X.shape[1]
         alpha = np.broadcast_to(self._check_alpha(n_features), (n_features,))
-        n_categories = self._resolve_n_categories(codes)
-        rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
+        # Fixed at the first call (public): later batches never derive their own.
+        n_categories = self._resolve_n_categories(codes) if first else self.n_categories_
+        rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight, *self._release_tag()))
         # Weighted counts are in units of 1/grid: one row adds at most grid units per table.
         mechanism = self._mechanism(n_features * grid, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * int(n_categories.sum())))
@@ -647,9 +705,11 @@ class CategoricalNB(_BaseDiscreteNB):
         return np.concatenate([t.ravel() for t in tables])
 
     def _fit_tables(self, flat, mechanism, grid, classes, n_categories, alpha):
-        """The noisy count tables and the fitted model (in memory and Dask)."""
+        """The noisy count tables, added to the earlier ``partial_fit`` releases, and the fitted
+        model (in memory and Dask)."""
         n_classes = classes.size
-        flat = np.maximum(mechanism.randomise(flat), 0).astype(np.float64) / grid
+        (flat,), _ = self._accumulate([mechanism.randomise(flat).astype(np.float64) / grid])
+        flat = np.maximum(flat, 0.0)
         counts = np.split(flat, np.cumsum(n_classes * n_categories)[:-1])
 
         self.classes_ = classes

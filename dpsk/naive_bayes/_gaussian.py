@@ -12,6 +12,7 @@ from dpsk.dask._data import dask_fit, is_dask
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.naive_bayes._base import NB_CONSTRAINTS, BaseDPNB, check_priors, on_invalid_doc
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._partial_fit import PARTIAL_FIT_NOTE, PartialFitMixin, partial_fit_classes
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
 from dpsk.utils.validation import release_generator, resolve_bounds, resolve_classes
 
@@ -35,7 +36,7 @@ BUDGET_SHARES = (0.05, 0.8, 0.15)
     ),
     privacy_spent_=_shared_docs["privacy_spent_"],
 )
-class GaussianNB(BaseDPNB):
+class GaussianNB(PartialFitMixin, BaseDPNB):
     """Gaussian naive Bayes with differential privacy.
 
     Class counts, per-class means and per-class variances are computed from noisy sums
@@ -189,18 +190,47 @@ class GaussianNB(BaseDPNB):
         -------
         self : object
         """
+        self._reset_partial_fit()
+        return self._fit_batch(X, y, sample_weight, self.classes)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    @Substitution(sample_weight=_shared_docs["sample_weight"], note=PARTIAL_FIT_NOTE)
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Update the model with one batch of rows: one private release.
+
+        {note}
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like of shape (n_classes,) or None, default=None
+            All the class labels (public). Required on the first call unless the
+            ``classes`` parameter is set; ignored (checked) afterwards.
+        {sample_weight}
+
+        Returns
+        -------
+        self : object
+        """
+        return self._fit_batch(X, y, sample_weight, partial_fit_classes(self, classes))
+
+    def _fit_batch(self, X, y, sample_weight, classes):
+        """One release on one batch, added to the earlier ones (``fit`` resets them first)."""
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
         if is_dask(X, y, sample_weight):  # the same release from per-chunk exact sums (dpsk.dask)
             return dask_fit(self, X, y, sample_weight=sample_weight)
-        if self.on_invalid == "clip" and self.bounds is None:
+        first = not self._partial_fit_started()
+        if first and self.on_invalid == "clip" and self.bounds is None:
             raise ValueError('on_invalid="clip" clips to the public `bounds`: pass `bounds`, or use "drop"')
-        X, y, sample_weight = self._validate_training_data(X, y, sample_weight)
-        lower, upper = resolve_bounds(self, self.bounds, X)
-        classes, y_index = resolve_classes(self, self.classes, y)
+        X, y, sample_weight = self._validate_training_data(X, y, sample_weight, reset=first, classes=classes)
+        # Fixed at the first call (public): later batches never derive their own bounds.
+        lower, upper = resolve_bounds(self, self.bounds, X) if first else self.bounds_
+        classes, y_index = resolve_classes(self, classes, y)
         n_classes, n_features = classes.size, X.shape[1]
         priors = None if self.priors is None else check_priors(self.priors, n_classes, "priors")
         box = Box(lower, upper)
-        rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
+        rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight, *self._release_tag()))
         release = self._release(box, rng)
         sizes = (n_classes, n_classes * n_features, n_classes * n_features)
         self._spend_privacy_budget(release.privacy_event(sizes))
@@ -208,10 +238,12 @@ class GaussianNB(BaseDPNB):
         return self._fit_sums(moments, box, release, sizes, classes, priors, X.dtype)
 
     def _fit_sums(self, moments, box, release, sizes, classes, priors, dtype):
-        """The noisy release of the exact class sums and the fitted model (in memory and Dask)."""
-        counts, sum_z, sum_sq = release.randomise(box.standardised_sums(moments))
-        std_sum, std_sq = (release.noise_std(i, sizes) for i in (1, 2))
-        self.theta_, self.var_ = self._moments(box, counts, sum_z, sum_sq, std_sum, std_sq, dtype)
+        """The noisy release of the exact class sums, added to the earlier ``partial_fit``
+        releases, and the fitted model (in memory and Dask)."""
+        noisy = release.randomise(box.standardised_sums(moments))
+        variances = [release.noise_std(i, sizes) ** 2 for i in (1, 2)]
+        (counts, sum_z, sum_sq), (var_sum, var_sq) = self._accumulate(noisy, variances)
+        self.theta_, self.var_ = self._moments(box, counts, sum_z, sum_sq, var_sum**0.5, var_sq**0.5, dtype)
         self.classes_ = classes
         self.bounds_ = (box.lower, box.upper)
         self.class_count_ = np.maximum(counts, 0.0)

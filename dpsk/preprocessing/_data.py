@@ -15,6 +15,7 @@ from dpsk.dask._data import dask_apply, dask_fit, is_dask
 from dpsk.mechanisms import DiscreteLaplace
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._partial_fit import PARTIAL_FIT_NOTE, PartialFitMixin
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
 from dpsk.utils.validation import _check_sample_weight_dp, _weight_units, release_generator, resolve_bounds
 
@@ -49,8 +50,36 @@ def _weighted_histogram(X, lower, upper, bins, units):
     return counts
 
 
-class _BaseScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
-    """Validation shared by the scalers (``transform`` is the subclass's)."""
+class _BaseScaler(PartialFitMixin, DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Validation and ``partial_fit`` shared by the scalers (``transform`` is the subclass's)."""
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    @Substitution(note=PARTIAL_FIT_NOTE)
+    def partial_fit(self, X, y=None, sample_weight=None):
+        """Update the statistics with one batch of rows: one private release.
+
+        {note}
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : None
+            Ignored.
+        sample_weight : float, array-like of shape (n_samples,) or None, default=None
+            As for :meth:`fit` (clipped to [0, 1]).
+
+        Returns
+        -------
+        self : object
+        """
+        return self._fit_batch(X, sample_weight)
+
+    def _batch_bounds(self, X, first):
+        """The bounds of this release: resolved at the first call, then fixed (public)."""
+        if not first:
+            return self.bounds_
+        self.bounds_ = resolve_bounds(self, self.bounds, X)
+        return self.bounds_
 
     def _validate(self, X, reset):
         return validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=reset)
@@ -189,32 +218,40 @@ class StandardScaler(_BaseScaler):
         -------
         self : object
         """
+        self._reset_partial_fit()
+        return self._fit_batch(X, sample_weight)
+
+    def _fit_batch(self, X, sample_weight):
+        """One release on one batch, added to the earlier ones (``fit`` resets them first)."""
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
         if is_dask(X, sample_weight):  # the same release from per-chunk exact sums (dpsk.dask)
             return dask_fit(self, X, sample_weight=sample_weight)
-        X = self._validate(X, reset=True)
+        first = not self._partial_fit_started()
+        X = self._validate(X, reset=first)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
-        lower, upper = resolve_bounds(self, self.bounds, X)
+        lower, upper = self._batch_bounds(X, first)
         box = Box(lower, upper)
         n_features = X.shape[1]
-        self.bounds_ = (lower, upper)
         k = self._n_statistics()
         if k == 0:  # neither centring nor scaling: nothing about the data is needed
             self._spend_privacy_budget(ComposedEvent(()))
             self.mean_ = self.var_ = self.scale_ = None
             self.n_samples_seen_ = 0.0
             return self
-        rng = release_generator(self.random_state, context=self, data=(X, sample_weight))
+        rng = release_generator(self.random_state, context=self, data=(X, sample_weight, *self._release_tag()))
         release = self._release(box, rng)
         sizes = (1, n_features, n_features)[:k]
         self._spend_privacy_budget(release.privacy_event(sizes))
         return self._fit_sums(self._sums(X, box, sample_weight), box, release, sizes, X.dtype)
 
     def _fit_sums(self, moments, box, release, sizes, dtype):
-        """The noisy release of the exact sums and the fitted attributes (in memory and Dask)."""
+        """The noisy release of the exact sums, added to the earlier ``partial_fit`` releases,
+        and the fitted attributes (in memory and Dask)."""
         k = len(sizes)
         count, sum_z, sum_sq = box.standardised_sums(moments)
-        noisy = release.randomise((count, sum_z[0], sum_sq[0])[:k])
+        released = release.randomise((count, sum_z[0], sum_sq[0])[:k])
+        noise_var = [release.noise_std(2, sizes) ** 2] if self.with_std else []
+        noisy, noise_var = self._accumulate(released, noise_var)
         n = max(float(noisy[0][0]), 1.0)
         mean_z = np.clip(noisy[1] / n, -1.0, 1.0)
         self.n_samples_seen_ = max(float(noisy[0][0]), 0.0)
@@ -222,7 +259,7 @@ class StandardScaler(_BaseScaler):
         if self.with_std:
             second = np.clip(noisy[2] / n + 0.5, 0.0, 1.0)
             # A variance below the noise of its estimate is noise (post-processing floor).
-            floor = release.noise_std(2, sizes) / n
+            floor = noise_var[0] ** 0.5 / n
             var_z = np.maximum(np.clip(second - mean_z**2, 0.0, 1.0), floor)
             self.var_ = (box.half_width**2 * var_z).astype(dtype)
             scale = np.sqrt(self.var_)
@@ -423,17 +460,25 @@ class MinMaxScaler(_BaseScaler):
         -------
         self : object
         """
+        self._reset_partial_fit()
+        return self._fit_batch(X, sample_weight)
+
+    def _fit_batch(self, X, sample_weight):
+        """One release on one batch, added to the earlier ones (``fit`` resets them first)."""
         low, high = self.feature_range
         if not low < high:
             raise ValueError(f"feature_range must be (min, max) with min < max, got {self.feature_range}")
         self._check_privacy_budget(budget_event(self.epsilon))
         if is_dask(X, sample_weight):
             return dask_fit(self, X, sample_weight=sample_weight)
-        X = self._validate(X, reset=True)
+        first = not self._partial_fit_started()
+        if not first and self.bins != self.histogram_.shape[1]:
+            raise ValueError("bins must not change between calls to partial_fit")
+        X = self._validate(X, reset=first)
         units, grid = _weight_units(_check_sample_weight_dp(sample_weight, X))
-        lower, upper = resolve_bounds(self, self.bounds, X)
+        lower, upper = self._batch_bounds(X, first)
         n_features = X.shape[1]
-        rng = release_generator(self.random_state, context=self, data=(X, sample_weight))
+        rng = release_generator(self.random_state, context=self, data=(X, sample_weight, *self._release_tag()))
         # Weighted counts are in units of 1/grid: one row adds at most grid units per feature.
         mechanism = self._mechanism(n_features * grid, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_features * self.bins))
@@ -441,17 +486,21 @@ class MinMaxScaler(_BaseScaler):
         return self._fit_counts(counts, mechanism, grid, lower, upper, X.dtype)
 
     def _fit_counts(self, exact_counts, mechanism, grid, lower, upper, dtype):
-        """The noisy histogram and the fitted attributes (in memory and Dask)."""
+        """The noisy histogram, added to the earlier ``partial_fit`` releases, and the fitted
+        attributes (in memory and Dask)."""
         low, high = self.feature_range
         n_features = exact_counts.shape[0]
-        counts = mechanism.randomise(exact_counts) / grid
-        self.histogram_ = counts.astype(np.float64)
-        threshold = n_features / self.epsilon * np.log(2.0 * self.bins / 0.05)
+        released = mechanism.randomise(exact_counts) / grid
+        # After k calls the threshold is the sum of the k thresholds: an empty bin exceeds it
+        # only if one call's noise exceeds its own (probability below k·0.05/2 per side).
+        (counts,), (threshold,) = self._accumulate(
+            [released], [n_features / self.epsilon * np.log(2.0 * self.bins / 0.05)]
+        )
+        self.histogram_ = counts
         above = counts > threshold
         first = np.where(above.any(axis=1), np.argmax(above, axis=1), 0)
         last = np.where(above.any(axis=1), self.bins - 1 - np.argmax(above[:, ::-1], axis=1), self.bins - 1)
         width = (upper - lower) / self.bins
-        self.bounds_ = (lower, upper)
         self.data_min_ = (lower + width * first).astype(dtype)
         self.data_max_ = np.minimum(lower + width * (last + 1), upper).astype(dtype)
         self.data_range_ = self.data_max_ - self.data_min_

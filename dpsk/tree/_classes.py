@@ -488,12 +488,14 @@ class BaseRandomTrees(RandomTreesMixin, BaseJointLogLikelihoodClassifier):
         self._store_trees(feature, threshold, noisy, noise_std)
         return self
 
-    def _set_model(self, feature, threshold, noisy, noise_std):
-        """Prediction tables from the noisy counts and ``class_count_`` (post-processing)."""
+    def _set_model(self, feature, threshold, noisy, noise_std, class_weight=None):
+        """Prediction tables from the noisy counts and ``class_count_`` (post-processing),
+        every class's counts scaled by its ``class_weight`` (in [0, 1]) if given."""
         self._feature, self._threshold = feature, threshold
-        prior = priors_from_counts(self.class_count_)
+        weights = np.ones(self.class_count_.size) if class_weight is None else class_weight
+        prior = priors_from_counts(self.class_count_ * weights)
         self._log_prior = np.log(prior)
-        proba = smoothed_leaf_probabilities(noisy, prior, noise_std)
+        proba = smoothed_leaf_probabilities(noisy * weights, prior, noise_std)
         self._log_ratio = np.ascontiguousarray(np.log(proba) - self._log_prior)
 
     def _joint_log_likelihood(self, X):
