@@ -14,6 +14,7 @@ from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMi
 from dpsk.mechanisms._joint import JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
+from dpsk.utils._sparse import refuse_sparse
 from dpsk.utils.validation import (
     _check_sample_weight_dp,
     check_bounds,
@@ -279,6 +280,13 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self : object
         """
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
+        refuse_sparse(
+            X,
+            "PCA",
+            "its private covariance is a dense n_features x n_features matrix centred on a dense mean. "
+            "Densify X (X.toarray()) if n_features is moderate, or reduce the features first "
+            "(e.g. dpsk.feature_selection); scikit-learn's non-private alternative is TruncatedSVD",
+        )
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C")
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         n_features = X.shape[1]

@@ -32,6 +32,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from dpsk._core._common import _check_sample_weight
 from dpsk.exceptions import PrivacyLeakWarning
 from dpsk.utils._sklearn_compat import StrOptions, validate_parameter_constraints
+from dpsk.utils._sparse import column_min_max, row_norms_l2
 
 __all__ = [
     "check_bounds",
@@ -559,7 +560,7 @@ def resolve_bounds(estimator, bounds, X, *, param="bounds", attribute="bounds_")
     """
     if bounds is None:
         warn_data_derived(estimator, param, attribute)
-        bounds = (np.min(X, axis=0), np.max(X, axis=0))
+        bounds = column_min_max(X)
     # Feature bounds may be keyed by X's column names; a target's bounds never are.
     names = None if param == "bounds_y" else getattr(estimator, "feature_names_in_", None)
     return check_bounds(bounds, X.shape[1], name=param, feature_names=names)
@@ -576,7 +577,7 @@ def resolve_data_norm(estimator, data_norm, X, *, param="data_norm", attribute="
     """
     if data_norm is None:
         warn_data_derived(estimator, param, attribute)
-        norms = np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1)
+        norms = row_norms_l2(X)
         data_norm = float(norms.max()) if norms.size and norms.max() > 0 else 1.0
     return check_data_norm(data_norm, name=param)
 
