@@ -60,6 +60,10 @@ Functions
     ``-> ExactMoments``, equal to ``exact_moments`` on the densified X.
 ``csr_exact_gram_sums(X, lower, upper, centre, radius, *, sample_weight=None, toward_zero=False, n_threads=None)``
     ``-> ExactGram``, equal to ``exact_gram_sums`` on the densified X.
+``dense_row_blocks(X)``, ``add_exact_grams(parts)``: the block scheme of the exact Gram,
+    for releases that transform the dense rows before their exact Gram (the linear
+    models' row-norm path): any exact integer statistic of the blocks adds up to the
+    whole matrix's.
 """
 
 from cython cimport floating
@@ -90,6 +94,7 @@ from dpsk._core._exact_sums import (
 )
 
 __all__ = [
+    "add_exact_grams",
     "as_csr",
     "csr_class_sums",
     "csr_clip_bounds",
@@ -97,6 +102,7 @@ __all__ = [
     "csr_clip_rows_l2",
     "csr_exact_gram_sums",
     "csr_exact_moments",
+    "dense_row_blocks",
 ]
 
 ctypedef fused index_t:
@@ -399,6 +405,30 @@ def csr_exact_moments(X, lower, upper, y_index=None, n_classes=1, sample_weight=
     return _combine_moments(completed, n_classes, d, w, centre, half, step)
 
 
+def dense_row_blocks(X):
+    """(start, stop, rows): the rows of sparse X densified (float64 when X is), about 32 MiB at a time."""
+    X = as_csr(X)
+    n, d = X.shape
+    size = max(1, _GRAM_BYTES // (8 * max(d, 1)))
+    for start in range(0, n, size):
+        stop = min(start + size, n)
+        yield start, stop, np.ascontiguousarray(X[start:stop].toarray())
+
+
+def add_exact_grams(parts):
+    """The ExactGram of the union of the row blocks behind ``parts`` (exact integer sums)."""
+    total = None
+    for part in parts:
+        if total is None:
+            total = part
+        else:
+            if part.weight_scale != total.weight_scale or not np.array_equal(part.step, total.step):
+                raise ValueError("the blocks' grids differ")
+            total = ExactGram(total.count + part.count, total.total + part.total, total.gram + part.gram,
+                              part.step, part.weight_scale)
+    return total
+
+
 def csr_exact_gram_sums(X, lower, upper, centre, radius, *, sample_weight=None, toward_zero=False,
                         n_threads=None):
     """``exact_gram_sums`` of the densified CSR X, block by block; see the module docstring."""
@@ -406,17 +436,10 @@ def csr_exact_gram_sums(X, lower, upper, centre, radius, *, sample_weight=None, 
     n, d = X.shape
     _check_rows(n)
     w = _check_sample_weight(sample_weight, n)
-    rows = max(1, _GRAM_BYTES // (8 * max(d, 1)))
-    total = None
-    for start in range(0, max(n, 1), rows):
-        stop = min(start + rows, n)
-        block = np.ascontiguousarray(X[start:stop].toarray())
-        part = exact_gram_sums(block, lower, upper, centre, radius,
-                               sample_weight=None if w is None else w[start:stop],
+    if n == 0:
+        return exact_gram_sums(np.zeros((0, d), dtype=X.dtype), lower, upper, centre, radius,
                                toward_zero=toward_zero, n_threads=n_threads)
-        if total is None:
-            total = part
-        else:
-            total = ExactGram(total.count + part.count, total.total + part.total, total.gram + part.gram,
-                              part.step, part.weight_scale)
-    return total
+    return add_exact_grams(
+        exact_gram_sums(rows, lower, upper, centre, radius, sample_weight=None if w is None else w[start:stop],
+                        toward_zero=toward_zero, n_threads=n_threads)
+        for start, stop, rows in dense_row_blocks(X))
