@@ -24,6 +24,7 @@ from dpsk.linear_model._erm import (
 from dpsk.linear_model._user_level import USER_LEVEL_NOTES, fit_user_level_classifier
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
+from dpsk.utils._sparse import ACCEPT_SPARSE
 from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_classes
 
 __all__ = ["BasePrivateLinearClassifier", "CLASSIFIER_DOCS"]
@@ -260,7 +261,7 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
     def _fit_rows(self, X, y, sample_weight=None):
         """Item-level fit: every row is a privacy unit (the add/remove relation)."""
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", accept_sparse=ACCEPT_SPARSE)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         classes, y_index = resolve_classes(self, self.classes, y)
         data_norm, lower, upper = row_bounds(self, X)
@@ -322,6 +323,11 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         self.n_iter_ = np.array(n_iters, dtype=np.int32)
         return self
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
     def decision_function(self, X):
         """Signed distance to the hyperplane of each class (of the positive class if binary).
 
@@ -334,8 +340,8 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
-        scores = X @ self.coef_.T + self.intercept_
+        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False, accept_sparse=ACCEPT_SPARSE)
+        scores = np.asarray(X @ self.coef_.T) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X):
