@@ -180,7 +180,7 @@ class StandardScaler(_BaseScaler):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
+        tags.input_tags.sparse = not self.with_mean  # as scikit-learn: centring refuses sparse X
         return tags
 
     def _n_statistics(self):
