@@ -291,7 +291,7 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         )
         cost = ComposedEvent(plan.events * n_problems)
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
-        rows = clip_rows(X, data_norm, lower, upper)
+        rows = self._clip_rows(X, data_norm, lower, upper)
         self._spend_privacy_budget(cost)
 
         coefs, n_iters = [], []
@@ -322,6 +322,10 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         self.intercept_ = intercept.astype(X.dtype)
         self.n_iter_ = np.array(n_iters, dtype=np.int32)
         return self
+
+    def _clip_rows(self, X, data_norm, lower, upper):
+        """The rows clipped to the bounds and to ``data_norm`` (a hook for the audits' broken variants)."""
+        return clip_rows(X, data_norm, lower, upper)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
