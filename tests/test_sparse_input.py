@@ -245,7 +245,7 @@ def no_densifying(monkeypatch):
 
 def test_count_vectorizer_multinomial_nb_stays_sparse(no_densifying):
     rng = np.random.default_rng(4)
-    words = np.array(["w%d" % i for i in range(300)])
+    words = np.array([f"w{i}" for i in range(300)])
     topics = [rng.choice(300, 40, replace=False) for _ in range(2)]
     y = rng.integers(0, 2, 2000)
     docs = [" ".join(words[rng.choice(topics[label], 12)]) for label in y]
