@@ -176,12 +176,16 @@ def _update_array(h, value):
     import scipy.sparse as sp
 
     if sp.issparse(value):
-        csr = sp.csr_matrix(value, copy=True)
-        csr.sum_duplicates()
-        csr.sort_indices()
+        # Canonical CSR; a canonical CSR input is hashed in place (no copy of the data).
+        # Integer index arrays hash as float64 whatever their width (below).
+        csr = value if value.format == "csr" and value.has_canonical_format else None
+        if csr is None:
+            csr = sp.csr_matrix(value, copy=True)
+            csr.sum_duplicates()
+            csr.sort_indices()
         _update_text(h, b"P", repr(tuple(int(d) for d in csr.shape)))
-        _update_array(h, csr.indptr.astype(np.int64))
-        _update_array(h, csr.indices.astype(np.int64))
+        _update_array(h, csr.indptr)
+        _update_array(h, csr.indices)
         _update_array(h, csr.data)
         return
     arr = np.asarray(value)
