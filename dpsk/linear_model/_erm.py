@@ -486,7 +486,7 @@ def clip_rows(X, norm_bound, lower=None, upper=None):
     matrix, bitwise the clipped dense rows (``dpsk._core._sparse``).
     """
     if sp.issparse(X):
-        rows = as_csr(X).astype(np.float64)
+        rows = as_csr(X).astype(np.float64, copy=False)
         if lower is not None:
             rows = csr_clip_bounds(rows, lower, upper)
         return csr_clip_rows_l2(rows, norm_bound)

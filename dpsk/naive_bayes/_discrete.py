@@ -259,7 +259,7 @@ class MultinomialNB(_BaseDiscreteNB):
             row_valid=lambda X: np.all(X >= 0, axis=1),
             clip=lambda X: np.maximum(X, 0),
         )
-        if np.any((X.data if sp.issparse(X) else X) < 0):
+        if (X.data.min(initial=0.0) if sp.issparse(X) else np.min(X, initial=0.0)) < 0:
             raise ValueError("Negative values in data passed to MultinomialNB (input X)")
         n_classes, n_features = classes.size, X.shape[1]
         alpha = self._check_alpha(n_features)

@@ -203,8 +203,8 @@ def _update_array(h, value):
         kind = "int64"  # not exactly representable as float64: hash the integers themselves
     if kind in "fbiu":
         h.update(b"f")
-        for start in range(0, flat.size, _CHUNK):
-            h.update(flat[start : start + _CHUNK].astype(np.float64).tobytes())
+        for start in range(0, flat.size, _CHUNK):  # float64 chunks are hashed in place (no copy)
+            h.update(np.ascontiguousarray(flat[start : start + _CHUNK], dtype=np.float64))
     elif kind == "int64":
         h.update(b"i" + flat.astype(flat.dtype.newbyteorder("<")).tobytes())
     elif kind in "USc":
