@@ -73,7 +73,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpsk._core._clip cimport NormBound, clip_row_norm_lanes, make_norm_bound
-from dpsk._core._common cimport _row_class
+from dpsk._core._common cimport _classes_from, _row_class, _units_from, _weights_from
 from dpsk._core._exact_sums cimport _Grid, _grid, _quantise, _to_ints, i128
 from dpsk._core._clip import _bounds_in_dtype
 from dpsk._core._common import (
@@ -239,16 +239,8 @@ def _class_sums_chunk(const floating[::1] data, const index_t[::1] indices, cons
     cdef NormBound nb
     if clip:
         nb = make_norm_bound(max_norm, d, l2, floating is float)
-    cdef const Py_ssize_t[::1] yi
-    cdef const Py_ssize_t* yp = NULL
-    cdef const double[::1] wv
-    cdef const double* wp = NULL
-    if y_index is not None:
-        yi = y_index
-        yp = &yi[start]
-    if w_arr is not None:
-        wv = w_arr
-        wp = &wv[start]
+    cdef const Py_ssize_t* yp = _classes_from(y_index, start)
+    cdef const double* wp = _weights_from(w_arr, start)
     count, total = np.zeros(n_classes), np.zeros(max(size, 1))
     cdef double[::1] c = count, tot = total, pc = np.zeros(n_classes), part = np.zeros(max(size, 1))
     cdef unsigned char[::1] dirty = np.zeros(max(size, 1), dtype=np.uint8)
@@ -337,16 +329,8 @@ def _exact_moments_chunk(const floating[::1] data, const index_t[::1] indices, c
                          Py_ssize_t n_classes, double[::1] lo, double[::1] hi, double[::1] centre,
                          double[::1] inverse, double[::1] qmax, double[::1] offset, w_arr):
     cdef Py_ssize_t d = n_features, size = n_classes * n_features, i, row, p, j, idx, k = 0
-    cdef const Py_ssize_t[::1] yi
-    cdef const Py_ssize_t* yp = NULL
-    cdef const long long[::1] wv
-    cdef const long long* wp = NULL
-    if y_index is not None:
-        yi = y_index
-        yp = &yi[start]
-    if w_arr is not None:
-        wv = w_arr
-        wp = &wv[start]
+    cdef const Py_ssize_t* yp = _classes_from(y_index, start)
+    cdef const long long* wp = _units_from(w_arr, start)
     cdef const floating* x = _data_ptr(data)
     cdef const index_t* cols = _index_ptr(indices)
     cdef i128* cnt = <i128*> calloc(n_classes, sizeof(i128))
