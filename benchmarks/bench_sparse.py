@@ -18,8 +18,8 @@ Python-visible allocations above the level before the fit: numpy and scipy buffe
 counted, BLAS workspaces and C ``malloc`` inside compiled kernels are not; dpsk's sparse
 kernels allocate through numpy on these two paths) and their ratio; test accuracy on
 held-out documents. dpsk runs with ``random_state=None`` (fresh entropy, the setting
-for real releases); an integer seed would add one hash of the data per fit
-(``dpsk.utils.release_generator``), about 10 ms per 10⁶ stored values.
+for real releases); an integer seed would add one hash of the stored data per fit
+(``dpsk.utils.release_generator``), not timed here.
 
 Targets of issue 16: fit time within 1.5x and peak extra memory within 1.5x of
 scikit-learn's on the full size.
