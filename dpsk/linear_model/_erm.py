@@ -118,7 +118,7 @@ import scipy.sparse as sp
 from dpsk._core._accumulate import clipped_gram
 from dpsk._core._clip import clip_bounds, clip_rows_l2
 from dpsk._core._noise import add_gaussian, gamma_norm_vector
-from dpsk._core._sparse import as_csr, csr_clip_bounds, csr_clip_rows_l2
+from dpsk._core._sparse import as_csr, csr_block_sums, csr_clip_bounds, csr_clip_rows_l2
 from dpsk.accounting import ApproxDPEvent, PureDPEvent, gaussian_sigma, note_release
 from dpsk.accounting._calibration import _ratio_up, _reciprocal_up, round_down, round_up
 from dpsk.accounting._events import NON_PRIVATE_EVENT
@@ -291,14 +291,8 @@ class _Objective:
         """Σ_i s_i x_i (length d) as the exact sums (``math.fsum``) of blocks of _BLOCK rows,
         each block's dot products formed in float64 (a rounding of at most γ_(_BLOCK) each)."""
         X, n, d = self.X, self.X.shape[0], self.n_features
-        if sp.issparse(X):
-            # Row i of B holds s_i in the column of its block: B X sums each block's rows
-            # (at most _BLOCK terms per entry, in any order), then the blocks add exactly.
-            blocks = sp.csr_matrix((s, (np.arange(n) // _BLOCK, np.arange(n))), shape=(-(-n // _BLOCK), n))
-            parts = (blocks @ X).tocsc()
-            return np.array(
-                [math.fsum(parts.data[parts.indptr[j] : parts.indptr[j + 1]]) for j in range(d)], dtype=np.float64
-            )
+        if sp.issparse(X):  # the same blocks; added by Sum2 (see _sparse_sum_bound), O(d) memory
+            return csr_block_sums(X, s, _BLOCK)
         full = n - n % _BLOCK
         parts = np.matmul(s[:full].reshape(-1, 1, _BLOCK), X[:full].reshape(-1, _BLOCK, d))[:, 0, :]
         rest = s[full:] @ X[full:]
@@ -306,7 +300,7 @@ class _Objective:
 
     def certified_gradient_norm(self, v):
         """An upper bound on the exact ‖∇F(v)‖ for the stored data, rounding included."""
-        n, d = self.X.shape[0], self.n_features
+        X, n, d = self.X, self.X.shape[0], self.n_features
         z = self.margins(v)
         s = self._weighted(self.y * self.loss.derivatives(z)[0])
         data = self._block_sums(s)
@@ -324,8 +318,23 @@ class _Objective:
             + n * (self.loss.curvature * _gamma(d + 4) * norm_v + (4.0 + (self.weights is not None)) * _UNIT_ROUNDOFF)
             # the exact block sums rounded once, and the three-term sum of the gradient
             + _gamma(4) * (float(np.linalg.norm(data)) + self.mu * norm_v + float(np.linalg.norm(self.linear)))
+            + (_sparse_sum_bound(n, abs_s) if sp.issparse(X) else 0.0)
         )
         return float(np.linalg.norm(grad)) * (1.0 + _gamma(d + 3)) + bound
+
+
+def _sparse_sum_bound(n, abs_s):
+    """What Sum2 adds to the rounding of the block sums on sparse X, in the scaled units.
+
+    Sum2 (Ogita, Rump & Oishi 2005, Prop. 4.5) returns each entry within u·|S_j| +
+    γ²_(m−1)·Σ_b |p_bj| of the exact sum S_j of its m <= ⌈n/_BLOCK⌉ block sums p_bj: the
+    first part is the single rounding the dense path's exact sums have (counted there);
+    the second, over the entries, is at most γ²_m (1 + γ__BLOCK) Σ_i |s_i| ‖x_i‖ in L2
+    (triangle inequality over rows), and rows have norm <= 1 after scaling. ``abs_s``:
+    an upper bound on Σ|s_i|.
+    """
+    blocks = -(-n // _BLOCK)
+    return _gamma(blocks) ** 2 * (1.0 + _gamma(_BLOCK)) * abs_s
 
 
 def max_certifiable_rows(tol):

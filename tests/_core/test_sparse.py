@@ -272,3 +272,32 @@ def test_dense_input_is_refused():
         S.csr_clip_rows_l2(np.ones((2, 2)), 1.0)
     with pytest.raises(TypeError, match="float32 or float64"):
         S.csr_clip_rows_l2(sp.csr_matrix(np.ones((2, 2), dtype=np.int64)), 1.0)
+
+
+def test_block_sums_are_within_the_sum2_bound():
+    """Check csr_block_sums against the exact sum (Fractions) of its rounded block sums: within
+    u·|S| + γ²·Σ|p| (Ogita, Rump & Oishi, Prop. 4.5), on cancelling rows; and against the dense
+    path's per-block products added exactly (math.fsum)."""
+    import math
+    from fractions import Fraction
+
+    rng = np.random.default_rng(7)
+    n, d, block = 5000, 6, 64
+    D = adversarial(np.float64, seed=7, n=n)[:, :d].copy()
+    D *= np.exp(rng.uniform(-30, 30, (n, 1)))
+    s = rng.standard_normal(n) * np.exp(rng.uniform(-5, 5, n))
+    got = S.csr_block_sums(as_sparse(D), s, block)
+    parts = [s[i : i + block] @ D[i : i + block] for i in range(0, n, block)]
+    m = len(parts)
+    u = 2.0**-53
+    gamma = (m - 1) * u / (1 - (m - 1) * u)
+    for j in range(d):
+        p = [Fraction(float(part[j])) for part in parts]
+        exact = sum(p)
+        bound = u * abs(exact) + Fraction(gamma) ** 2 * sum(abs(v) for v in p)
+        # The kernel's own block sums may differ from numpy's in the last bits: compare both
+        # with the exact sum of the stored products, with the blocks' γ_64 allowance.
+        terms = sum(abs(Fraction(float(s[i])) * Fraction(float(D[i, j]))) for i in range(n))
+        allowance = Fraction((block + 1) * u) * terms
+        assert abs(Fraction(float(got[j])) - exact) <= bound + 2 * allowance
+        assert abs(math.fsum(float(part[j]) for part in parts) - float(got[j])) <= float(bound + 2 * allowance)
