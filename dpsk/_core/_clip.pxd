@@ -17,6 +17,13 @@ more than 2**40 features) and needs the GIL; ``clip_row_norm`` writes
 ``clip_rows_l2`` / ``clip_rows_l1``, and returns 1 for a non-finite row (0 otherwise).
 ``single`` must be true when the output is float32. See _clip.pyx for the argument.
 
+``clip_row_norm_lanes(x, y, nnz, lanes, b)`` clips a *sparse* row given by its ``nnz``
+stored entries ``x`` (columns increasing; the other entries are zero) with ``b`` made
+for the full ``n_features``: ``lanes[k]`` is the accumulator that column ``c_k`` uses in
+the dense loop, ``c_k % 4`` for ``c_k < 4·(n_features // 4)`` and 0 above. The stored
+entries come out bitwise as ``clip_row_norm`` writes them on the densified row (the
+guarantee is the same); see dpsk/_core/_sparse.pyx.
+
 ``clip_value(v, lo, hi)`` is the per-value bounds clip, ``min(max(v, lo), hi)`` in
 float64 (NaN passes through: callers flag non-finite input themselves).
 """
@@ -46,6 +53,8 @@ cdef NormBound make_norm_bound(double max_norm, Py_ssize_t n_features, bint l2,
                                bint single) except *
 cdef int clip_row_norm(const floating* x, floating* y, Py_ssize_t d,
                        const NormBound* b) noexcept nogil
+cdef int clip_row_norm_lanes(const floating* x, floating* y, Py_ssize_t nnz,
+                             const unsigned char* lanes, const NormBound* b) noexcept nogil
 
 
 cdef inline double clip_value(double v, double lo, double hi) noexcept nogil:

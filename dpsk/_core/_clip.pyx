@@ -166,12 +166,25 @@ cdef NormBound make_norm_bound(double max_norm, Py_ssize_t n_features, bint l2,
 
 
 cdef inline double _scaled_sum(const floating* x, floating* y, Py_ssize_t d, double r,
-                               bint l2) noexcept nogil:
+                               bint l2, const unsigned char* lanes) noexcept nogil:
     """t_j = fl(x_j·r) in X's dtype, stored in y unless y is NULL; returns fl(Σ t_j²) (L2)
-    or fl(Σ |t_j|) (L1) in float64, from registers (four accumulators, no re-read of y)."""
+    or fl(Σ |t_j|) (L1) in float64, from registers (four accumulators, no re-read of y).
+
+    ``lanes`` (NULL for a dense row): x holds the stored entries of a sparse row and
+    lanes[k] the accumulator entry k goes to in the dense loop, so that the sum is
+    bitwise the dense row's (the missing terms are zeros, and adding 0.0 is exact)."""
     cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
+    cdef double acc[4]
     cdef floating t0, t1, t2, t3
     cdef Py_ssize_t j = 0
+    if lanes != NULL:
+        acc[0] = acc[1] = acc[2] = acc[3] = 0.0
+        for j in range(d):
+            t0 = <floating> (x[j] * r)
+            if y != NULL:
+                y[j] = t0
+            acc[lanes[j]] += <double> t0 * t0 if l2 else fabs(t0)
+        return (acc[0] + acc[1]) + (acc[2] + acc[3])
     while j + 4 <= d:
         t0 = <floating> (x[j] * r)
         t1 = <floating> (x[j + 1] * r)
@@ -202,20 +215,21 @@ cdef inline double _scaled_sum(const floating* x, floating* y, Py_ssize_t d, dou
     return (a0 + a1) + (a2 + a3)
 
 
-cdef inline double _sum_terms(const floating* v, Py_ssize_t d, double s, bint l2) noexcept nogil:
+cdef inline double _sum_terms(const floating* v, Py_ssize_t d, double s, bint l2,
+                              const unsigned char* lanes) noexcept nogil:
     """fl(Σ (v_j s)²) or fl(Σ |v_j s|) in float64 (s = 1, or a power of two for float64)."""
-    return _scaled_sum(v, <floating*> NULL, d, s, l2)
+    return _scaled_sum(v, <floating*> NULL, d, s, l2, lanes)
 
 
 cdef inline int _classify(const floating* v, Py_ssize_t d, const NormBound* b,
-                          double* total, int* exponent) noexcept nogil:
+                          double* total, int* exponent, const unsigned char* lanes) noexcept nogil:
     """Tier 1: place the norm of v against the bound, from ``total``, the float64 sum of
     squares (L2) or of |entries| (L1) of ``v * 2**-exponent``."""
-    return _place(v, d, b, _sum_terms(v, d, 1.0, b.l2), total, exponent)
+    return _place(v, d, b, _sum_terms(v, d, 1.0, b.l2, lanes), total, exponent, lanes)
 
 
 cdef int _place(const floating* v, Py_ssize_t d, const NormBound* b, double s,
-                double* total, int* exponent) noexcept nogil:
+                double* total, int* exponent, const unsigned char* lanes) noexcept nogil:
     """_classify given s = _sum_terms(v, d, 1.0, b.l2)."""
     cdef double m = 0.0, a, inside, band
     cdef Py_ssize_t j
@@ -249,7 +263,7 @@ cdef int _place(const floating* v, Py_ssize_t d, const NormBound* b, double s,
         return _INSIDE
     frexp(m, &e)                     # m = f 2**e, f in [0.5, 1)
     if e > 0:                        # 2**-e is representable for e <= 1074
-        s = _sum_terms(v, d, ldexp(1.0, -e), b.l2)
+        s = _sum_terms(v, d, ldexp(1.0, -e), b.l2, lanes)
     else:                            # 2**-e may overflow: scale entry by entry
         s = _sum_terms_scaled(v, d, e, b.l2)
     exponent[0] = e
@@ -333,8 +347,9 @@ cdef bint _exact_norm_le(const floating* v, Py_ssize_t d, double bound, bint l2)
 
 
 cdef inline bint _verified(const floating* v, Py_ssize_t d, const NormBound* b,
-                           double* total, int* exponent, int* status) noexcept nogil:
-    status[0] = _classify(v, d, b, total, exponent)
+                           double* total, int* exponent, int* status,
+                           const unsigned char* lanes) noexcept nogil:
+    status[0] = _classify(v, d, b, total, exponent, lanes)
     return status[0] == _INSIDE or (
         status[0] == _BAND and _exact_norm_le(v, d, b.max_norm, b.l2))
 
@@ -342,10 +357,27 @@ cdef inline bint _verified(const floating* v, Py_ssize_t d, const NormBound* b,
 cdef int clip_row_norm(const floating* x, floating* y, Py_ssize_t d,
                        const NormBound* b) noexcept nogil:
     """y = x·min(1, C/‖x‖), verified (see the argument above); y may alias x. 1 if non-finite."""
+    return _clip_row(x, y, d, b, NULL)
+
+
+cdef int clip_row_norm_lanes(const floating* x, floating* y, Py_ssize_t nnz,
+                             const unsigned char* lanes, const NormBound* b) noexcept nogil:
+    """clip_row_norm for the nnz stored entries of a sparse row (see _clip.pxd)."""
+    return _clip_row(x, y, nnz, b, lanes)
+
+
+cdef int _clip_row(const floating* x, floating* y, Py_ssize_t d, const NormBound* b,
+                   const unsigned char* lanes) noexcept nogil:
+    """clip_row_norm; with ``lanes`` the entries are those of a sparse row (_scaled_sum).
+
+    Every step is entrywise (a zero entry stays zero: 0·r, 0·shrink, no nudge of a
+    zero), order-free (the maximum, the exact comparison, the single-accumulator sum of
+    tiny rows, where a zero term adds nothing exactly) or goes through _scaled_sum, so
+    the stored entries come out bitwise as in the dense row."""
     cdef double total, r, t, s
     cdef int e, status, _attempt
     cdef Py_ssize_t j
-    if _verified(x, d, b, &total, &e, &status):
+    if _verified(x, d, b, &total, &e, &status, lanes):
         if y != x:
             for j in range(d):
                 y[j] = x[j]
@@ -355,7 +387,7 @@ cdef int clip_row_norm(const floating* x, floating* y, Py_ssize_t d,
     # y = x·C_t/‖x‖ = x'·(C_t/N') with x' = x·2**-e and N' = ‖x'‖ (the 2**e cancel).
     r = b.target / (sqrt(total) if b.l2 else total)
     if e == 0:
-        s = _scaled_sum(x, y, d, r, b.l2)
+        s = _scaled_sum(x, y, d, r, b.l2, lanes)
     else:
         # A tiny entry of a huge row is subnormal after the 2**-e scaling, and its rounding
         # error is then multiplied back by r: never let an entry grow (shrinking one keeps
@@ -369,9 +401,9 @@ cdef int clip_row_norm(const floating* x, floating* y, Py_ssize_t d,
             for j in range(d):
                 t = ldexp(<double> x[j], -e) * r * 2.0
                 y[j] = <floating> (t if fabs(t) <= fabs(<double> x[j]) else x[j])
-        s = _sum_terms(<const floating*> y, d, 1.0, b.l2)
+        s = _sum_terms(<const floating*> y, d, 1.0, b.l2, lanes)
     for _attempt in range(_MAX_NUDGES):
-        status = _place(<const floating*> y, d, b, s, &total, &e)
+        status = _place(<const floating*> y, d, b, s, &total, &e, lanes)
         if status == _INSIDE or (
                 status == _BAND and _exact_norm_le(<const floating*> y, d, b.max_norm, b.l2)):
             return 0
@@ -384,7 +416,7 @@ cdef int clip_row_norm(const floating* x, floating* y, Py_ssize_t d,
                     y[j] = nextafter(y[j], 0.0)
             else:
                 y[j] = <floating> t
-        s = _sum_terms(<const floating*> y, d, 1.0, b.l2)
+        s = _sum_terms(<const floating*> y, d, 1.0, b.l2, lanes)
     for j in range(d):
         y[j] = 0
     return 0

@@ -4,7 +4,7 @@
 
 Usage::
 
-    from dpsk._core._common cimport _mat, _out_row, _prefetch, _row, _row_class, _sum, _vec, _weights_from
+    from dpsk._core._common cimport _classes_from, _mat, _out_row, _prefetch, _row, _row_class, _sum, _units_from, _vec, _weights_from
 
 The pointer helpers need the GIL (they take memoryviews) and are called before the
 ``nogil`` sections; ``_prefetch`` (a hint) and ``_sum`` (in index order) work anywhere.
@@ -48,6 +48,22 @@ cdef inline const double* _weights_from(object w, Py_ssize_t start):
     if w is None:
         return NULL
     cdef const double[::1] view = w
+    return &view[start]
+
+
+cdef inline const long long* _units_from(object w, Py_ssize_t start):
+    """&w[start] for optional quantised (int64) weights (NULL for None); the caller keeps w alive."""
+    if w is None:
+        return NULL
+    cdef const long long[::1] view = w
+    return &view[start]
+
+
+cdef inline const Py_ssize_t* _classes_from(object y_index, Py_ssize_t start):
+    """&y_index[start] for an optional intp class index (NULL for None); the caller keeps it alive."""
+    if y_index is None:
+        return NULL
+    cdef const Py_ssize_t[::1] view = y_index
     return &view[start]
 
 

@@ -89,7 +89,6 @@ from fractions import Fraction
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from dpsk._core._clip cimport clip_value
 from dpsk._core._common cimport _row, _row_class, _sum, _vec
 from dpsk._core._common import (
     _check_array,
@@ -114,20 +113,6 @@ __all__ = [
     "ROUNDING_MARGIN",
     "WEIGHT_BITS",
 ]
-
-cdef extern from *:
-    """
-    #if !defined(__SIZEOF_INT128__)
-    #error "dpsk's exact accumulators need a 64-bit GCC or Clang (__int128)"
-    #endif
-    typedef __int128 _dpsk_i128;
-    static inline long long _dpsk_i128_hi(__int128 v) { return (long long) (v >> 64); }
-    static inline unsigned long long _dpsk_i128_lo(__int128 v) { return (unsigned long long) v; }
-    """
-    # Cython sees a 64-bit integer; the C code declares, adds and multiplies 128 bits.
-    ctypedef long long i128 "_dpsk_i128"
-    long long _i128_hi "_dpsk_i128_hi"(i128) noexcept nogil
-    unsigned long long _i128_lo "_dpsk_i128_lo"(i128) noexcept nogil
 
 #: Largest number of rows (of X, one value per record and feature) that the exact
 #: kernels accept, and for which the rounding margins of the releases are proven.
@@ -180,17 +165,6 @@ cdef object _to_ints(const i128* values, Py_ssize_t size):
     return hi.astype(object) * (1 << 64) + lo.astype(object)
 
 
-cdef struct _Grid:
-    # The public quantisation grid of every feature (arrays of n_features): clipping
-    # bounds, centre, 1/step, the largest |q| and the offset of the rounding.
-    const double* lo
-    const double* hi
-    const double* centre
-    const double* inverse
-    const double* qmax
-    const double* offset
-
-
 cdef _Grid _grid(double[::1] lo, double[::1] hi, double[::1] centre, double[::1] inverse,
                  double[::1] qmax, double[::1] offset):
     """The grid's pointers (valid while the arrays live; NULL for zero features)."""
@@ -198,23 +172,6 @@ cdef _Grid _grid(double[::1] lo, double[::1] hi, double[::1] centre, double[::1]
     g.lo, g.hi, g.centre = _vec(lo), _vec(hi), _vec(centre)
     g.inverse, g.qmax, g.offset = _vec(inverse), _vec(qmax), _vec(offset)
     return g
-
-
-cdef inline long long _quantise(double v, double lo, double hi, double centre, double inverse,
-                                double qmax, double offset, bint toward_zero) noexcept nogil:
-    """q = round((clip(v) − centre)/step), clamped to [−qmax, qmax] *before* the integer
-    conversion: whatever the float rounding of the subtraction, |q| <= qmax."""
-    cdef double t = (clip_value(v, lo, hi) - centre) * inverse
-    if t > qmax:
-        t = qmax
-    elif t < -qmax:
-        t = -qmax
-    if toward_zero:
-        return <long long> t
-    # round half up as floor(t + qmax + 1/2) − qmax: the argument is >= 1/2, so the
-    # truncating conversion is a floor (a rounding of the addition only changes which
-    # integer in [−qmax, qmax] comes out, never the bound).
-    return <long long> (t + offset) - <long long> qmax
 
 
 cdef inline void _add_quantised_row(const floating* x, Py_ssize_t d, const _Grid* g, long long wi,
@@ -355,10 +312,10 @@ class ExactMoments:
         return np.array([float(v) for v in np.ravel(exact * per)], dtype=np.float64).reshape(exact.shape)
 
 
-def exact_moments(X, lower, upper, y_index=None, n_classes=1, sample_weight=None, *, n_threads=None):
-    """Exact (fixed-point) per-class moments of clipped values; see the module docstring."""
-    X = _check_array(X, "X", 2)
-    n, d = X.shape
+def _moments_setup(n, d, lower, upper, y_index, n_classes, sample_weight):
+    """Checked arguments and the public grid of the exact moments (dense or sparse X):
+    (lower, upper, y_index, n_classes, quantised weights, centre, half, step, inverse,
+    qmax, offset)."""
     _check_rows(n)
     lower, upper = _check_bounds(lower, upper, d)
     if (isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral)
@@ -378,10 +335,11 @@ def exact_moments(X, lower, upper, y_index=None, n_classes=1, sample_weight=None
     half = upper / 2 - lower / 2
     step, inverse, qmax = fixed_point_grid(half, MOMENT_BITS)
     offset = qmax + 0.5
-    parts = _map_chunks(
-        lambda start, stop: _exact_moments_chunk(X, start, stop, y_index, n_classes, lower, upper,
-                                                 centre, inverse, qmax, offset, w),
-        n, n_threads)
+    return lower, upper, y_index, n_classes, w, centre, half, step, inverse, qmax, offset
+
+
+def _combine_moments(parts, n_classes, d, w, centre, half, step):
+    """ExactMoments from the chunks' (status, flag, count, s1, s2), added exactly in order."""
     if any(part[0] for part in parts):
         raise ValueError("y_index must hold integers in [0, n_classes)")
     if any(part[1] != 0 for part in parts):
@@ -394,6 +352,19 @@ def exact_moments(X, lower, upper, y_index=None, n_classes=1, sample_weight=None
     return ExactMoments(count, s1.reshape(n_classes, d), s2.reshape(n_classes, d),
                         1 if w is None else 2 ** WEIGHT_BITS,
                         centre, half, step)
+
+
+def exact_moments(X, lower, upper, y_index=None, n_classes=1, sample_weight=None, *, n_threads=None):
+    """Exact (fixed-point) per-class moments of clipped values; see the module docstring."""
+    X = _check_array(X, "X", 2)
+    n, d = X.shape
+    lower, upper, y_index, n_classes, w, centre, half, step, inverse, qmax, offset = _moments_setup(
+        n, d, lower, upper, y_index, n_classes, sample_weight)
+    parts = _map_chunks(
+        lambda start, stop: _exact_moments_chunk(X, start, stop, y_index, n_classes, lower, upper,
+                                                 centre, inverse, qmax, offset, w),
+        n, n_threads)
+    return _combine_moments(parts, n_classes, d, w, centre, half, step)
 
 
 cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _Grid* g,

@@ -5,6 +5,7 @@
 from numbers import Integral
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin
 
 from dpsk._core._clip import clip_bounds
@@ -203,9 +204,13 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
             return X.reduce(self, "_cluster_sums", centres, box)
         labels = np.empty(X.shape[0], dtype=np.intp)
         centre_sq = np.einsum("ij,ij->i", centres, centres)
-        for start in range(0, X.shape[0], 65536):
-            rows = clip_bounds(X[start : start + 65536], box.lower, box.upper).astype(np.float64, copy=False)
-            labels[start : start + 65536] = np.argmin(centre_sq - 2.0 * rows @ centres.T, axis=1)
+        # Sparse X: blocks of at most ~32 MiB densified (the clipped implicit zeros need not be 0).
+        block = 65536 if not sp.issparse(X) else max(1, min(65536, 2**22 // max(X.shape[1], 1)))
+        for start in range(0, X.shape[0], block):
+            part = X[start : start + block]
+            part = part.toarray() if sp.issparse(part) else part
+            rows = clip_bounds(part, box.lower, box.upper).astype(np.float64, copy=False)
+            labels[start : start + block] = np.argmin(centre_sq - 2.0 * rows @ centres.T, axis=1)
         return box.exact_sums(X, labels, centres.shape[0], sample_weight=sample_weight)
 
     def _n_seeding_passes(self):
@@ -233,7 +238,7 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         self._check_privacy_budget(budget_event(self.epsilon))
         if is_dask(X, sample_weight):  # one map-reduce of exact sums per pass (dpsk.dask)
             return dask_fit(self, X, sample_weight=sample_weight)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C")
+        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", accept_sparse="csr")
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         lower, upper = resolve_bounds(self, self.bounds, X)
         rng = release_generator(self.random_state, context=self, data=(X, sample_weight))
@@ -332,7 +337,12 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
     def _check_X(self, X):
         check_is_fitted(self)
-        return validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
+        return validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False, accept_sparse="csr")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     def transform(self, X):
         """Distance of each row of X to each centre.
@@ -349,9 +359,10 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
             check_is_fitted(self)
             return dask_apply(self, "transform", X, n_outputs=self.n_clusters, dtype=np.float64)
         X = self._check_X(X)
+        row_sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
         sq = (
-            np.einsum("ij,ij->i", X, X)[:, None]
-            - 2.0 * X @ self.cluster_centers_.T
+            row_sq[:, None]
+            - 2.0 * np.asarray(X @ self.cluster_centers_.T)
             + np.einsum("ij,ij->i", self.cluster_centers_, self.cluster_centers_)
         )
         return np.sqrt(np.maximum(sq, 0.0))

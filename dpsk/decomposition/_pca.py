@@ -15,6 +15,7 @@ from dpsk.dask._data import dask_apply, dask_fit, is_dask
 from dpsk.mechanisms._joint import JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
+from dpsk.utils._sparse import refuse_sparse
 from dpsk.utils._threads import single_blas_thread
 from dpsk.utils.validation import (
     _check_sample_weight_dp,
@@ -308,6 +309,13 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
         if is_dask(X, sample_weight):  # exact per-chunk Gram sums, the same release (dpsk.dask)
             return dask_fit(self, X, sample_weight=sample_weight)
+        refuse_sparse(
+            X,
+            "PCA",
+            "its private covariance is a dense n_features x n_features matrix centred on a dense mean. "
+            "Densify X (X.toarray()) if n_features is moderate, or reduce the features first "
+            "(e.g. dpsk.feature_selection); scikit-learn's non-private alternative is TruncatedSVD",
+        )
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C")
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         n_features = X.shape[1]

@@ -31,6 +31,7 @@ from dpsk.utils._class_weight import (
 )
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
+from dpsk.utils._sparse import ACCEPT_SPARSE
 from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_classes
 
 __all__ = ["BasePrivateLinearClassifier", "CLASSIFIER_DOCS"]
@@ -286,7 +287,7 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
     def _fit_rows(self, X, y, sample_weight=None):
         """Item-level fit: every row is a privacy unit (the add/remove relation)."""
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", accept_sparse=ACCEPT_SPARSE)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         classes, y_index = resolve_classes(self, self.classes, y)
         data_norm, lower, upper = row_bounds(self, X)
@@ -322,7 +323,7 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         if epsilon_counts:
             count_mechanism, counts = noisy_class_counts(y_index, classes.size, epsilon_counts, rng, sample_weight)
             cost = ComposedEvent((count_mechanism.privacy_event(classes.size), *cost.events))
-        rows = clip_rows(X, data_norm, lower, upper)
+        rows = self._clip_rows(X, data_norm, lower, upper)
         self._spend_privacy_budget(cost)
         self.class_weight_ = class_weights(self.class_weight, classes, None if counts is None else counts())
         sample_weight = row_weights(self.class_weight_, y_index, sample_weight)
@@ -362,6 +363,15 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
             return split_epsilon(self.epsilon, (1.0 - BALANCED_SHARE, BALANCED_SHARE))
         return self.epsilon, 0.0
 
+    def _clip_rows(self, X, data_norm, lower, upper):
+        """The rows clipped to the bounds and to ``data_norm`` (a hook for the audits' broken variants)."""
+        return clip_rows(X, data_norm, lower, upper)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
     def decision_function(self, X):
         """Signed distance to the hyperplane of each class (of the positive class if binary).
 
@@ -374,8 +384,8 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
-        scores = X @ self.coef_.T + self.intercept_
+        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False, accept_sparse=ACCEPT_SPARSE)
+        scores = np.asarray(X @ self.coef_.T) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X):

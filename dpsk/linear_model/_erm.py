@@ -113,10 +113,12 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from dpsk._core._accumulate import clipped_gram
 from dpsk._core._clip import clip_bounds, clip_rows_l2
 from dpsk._core._noise import add_gaussian, gamma_norm_vector
+from dpsk._core._sparse import as_csr, csr_block_sums, csr_clip_bounds, csr_clip_rows_l2
 from dpsk.accounting import ApproxDPEvent, PureDPEvent, gaussian_sigma, note_release
 from dpsk.accounting._calibration import _ratio_up, _reciprocal_up, round_down, round_up
 from dpsk.accounting._events import NON_PRIVATE_EVENT
@@ -148,6 +150,8 @@ _BLOCK = 64
 _GRAM_KERNEL_ROWS = 65536
 #: Rows per block of the BLAS Hessian below ``_GRAM_KERNEL_ROWS`` (a block-sized temporary).
 _BLOCK_ROWS = 4096
+# Sparse X with more parameters: Newton steps by conjugate gradients (no dense Hessian).
+_DIRECT_SOLVE_PARAMS = 500
 _UNIT_ROUNDOFF = 2.0**-53
 # Default regularisation of objective perturbation, relative to the expected norm of b.
 _DEFAULT_STRENGTH = 0.05
@@ -253,7 +257,7 @@ class _Objective:
 
     def margins(self, v):
         w = v / self.scale
-        m = self.X @ w[: self.n_features]
+        m = np.asarray(self.X @ w[: self.n_features])
         if self.kappa is not None:
             m += self.kappa * w[-1]
         m *= self.y
@@ -270,7 +274,7 @@ class _Objective:
 
     def _data_part(self, s):
         """Σ s_i z_i for per-row coefficients s (fast path: one BLAS call)."""
-        g = s @ self.X
+        g = np.asarray(s @ self.X)
         if self.kappa is not None:
             g = np.append(g, self.kappa * s.sum())
         return g / self.scale
@@ -280,7 +284,10 @@ class _Objective:
 
     def hessian(self, second):
         second = self._weighted(second)
-        if self.X.shape[0] > _GRAM_KERNEL_ROWS:
+        if sp.issparse(self.X):  # sparse XᵀDX (no dense copy of X); small d only (see _minimize)
+            count, sums = float(second.sum()), second @ self.X
+            gram = (self.X.T @ self.X.multiply(second[:, None]).tocsr()).toarray()
+        elif self.X.shape[0] > _GRAM_KERNEL_ROWS:
             count, sums, gram = clipped_gram(self.X, max_norm=self.norm_bound, sample_weight=second)
         else:  # one BLAS call; the kernel's threads do not pay off on small inputs
             count, sums = float(second.sum()), second @ self.X
@@ -299,16 +306,38 @@ class _Objective:
         gram.flat[:: gram.shape[0] + 1] += self.mu
         return gram
 
+    def hessian_vector(self, second, p):
+        """H p for the Hessian of :meth:`hessian` (without forming it): O(nnz) per product."""
+        second = self._weighted(second)
+        d = self.n_features
+        u = p[:d] / self.scale
+        m = np.asarray(self.X @ u)
+        if self.kappa is not None:
+            m = m + self.kappa * p[d] / self.scale
+        t = second * m
+        out = np.asarray(t @ self.X) / self.scale
+        if self.kappa is not None:
+            out = np.append(out, self.kappa * t.sum() / self.scale)
+        return out + self.mu * p
+
+    def _block_sums(self, s):
+        """Σ_i s_i x_i (length d) as the exact sums (``math.fsum``) of blocks of _BLOCK rows,
+        each block's dot products formed in float64 (a rounding of at most γ_(_BLOCK) each)."""
+        X, n, d = self.X, self.X.shape[0], self.n_features
+        if sp.issparse(X):  # the same blocks; added by Sum2 (see _sparse_sum_bound), O(d) memory
+            return csr_block_sums(X, s, _BLOCK)
+        full = n - n % _BLOCK
+        parts = np.matmul(s[:full].reshape(-1, 1, _BLOCK), X[:full].reshape(-1, _BLOCK, d))[:, 0, :]
+        rest = s[full:] @ X[full:]
+        return np.array([math.fsum([*parts[:, j], rest[j]]) for j in range(d)])
+
     def certified_gradient_norm(self, v):
         """An upper bound on the exact ‖∇F(v)‖ for the stored data, rounding included."""
         X, n, d = self.X, self.X.shape[0], self.n_features
         first = self.loss.first_derivative(self.margins(v))
         first *= self.y
         s = self._weighted(first)
-        full = n - n % _BLOCK
-        parts = np.matmul(s[:full].reshape(-1, 1, _BLOCK), X[:full].reshape(-1, _BLOCK, d))[:, 0, :]
-        rest = s[full:] @ X[full:]
-        data = np.array([math.fsum([*parts[:, j], rest[j]]) for j in range(d)])
+        data = self._block_sums(s)
         if self.kappa is not None:
             data = np.append(data, self.kappa * math.fsum(s))
         data /= self.scale
@@ -323,8 +352,23 @@ class _Objective:
             + n * (self.loss.curvature * _gamma(d + 4) * norm_v + (4.0 + (self.weights is not None)) * _UNIT_ROUNDOFF)
             # the exact block sums rounded once, and the three-term sum of the gradient
             + _gamma(4) * (float(np.linalg.norm(data)) + self.mu * norm_v + float(np.linalg.norm(self.linear)))
+            + (_sparse_sum_bound(n, abs_s) if sp.issparse(X) else 0.0)
         )
         return float(np.linalg.norm(grad)) * (1.0 + _gamma(d + 3)) + bound
+
+
+def _sparse_sum_bound(n, abs_s):
+    """What Sum2 adds to the rounding of the block sums on sparse X, in the scaled units.
+
+    Sum2 (Ogita, Rump & Oishi 2005, Prop. 4.5) returns each entry within u·|S_j| +
+    γ²_(m−1)·Σ_b |p_bj| of the exact sum S_j of its m <= ⌈n/_BLOCK⌉ block sums p_bj: the
+    first part is the single rounding the dense path's exact sums have (counted there);
+    the second, over the entries, is at most γ²_m (1 + γ__BLOCK) Σ_i |s_i| ‖x_i‖ in L2
+    (triangle inequality over rows), and rows have norm <= 1 after scaling. ``abs_s``:
+    an upper bound on Σ|s_i|.
+    """
+    blocks = -(-n // _BLOCK)
+    return _gamma(blocks) ** 2 * (1.0 + _gamma(_BLOCK)) * abs_s
 
 
 def max_certifiable_rows(tol):
@@ -352,6 +396,34 @@ def check_certifiable(n_samples, tol):
         )
 
 
+def _newton_step(objective, second, grad):
+    """The Newton direction −H⁻¹∇F: a dense solve, or conjugate gradients on Hessian-vector
+    products for sparse X with many features (no n_params² matrix). H >= μI is symmetric
+    positive definite either way. Only the speed of the solver depends on this choice: the
+    release is decided by the certified gradient norm."""
+    if not (sp.issparse(objective.X) and grad.size > _DIRECT_SOLVE_PARAMS):
+        return -np.linalg.solve(objective.hessian(second), grad)
+    # Truncated CG (Steihaug without trust region: H is positive definite), forcing term
+    # min(1/2, √‖g‖): superlinear convergence of the Newton iterations (Nocedal & Wright, §7.1).
+    norm = float(np.linalg.norm(grad))
+    target = min(0.5, math.sqrt(norm)) * norm
+    step = np.zeros_like(grad)
+    residual = -grad
+    direction = residual.copy()
+    rr = float(residual @ residual)
+    for _ in range(max(50, 2 * int(math.sqrt(grad.size)))):
+        if math.sqrt(rr) <= target:
+            break
+        hd = objective.hessian_vector(second, direction)
+        alpha = rr / float(direction @ hd)
+        step += alpha * direction
+        residual -= alpha * hd
+        rr_new = float(residual @ residual)
+        direction = residual + (rr_new / rr) * direction
+        rr = rr_new
+    return step
+
+
 def _minimize(objective, n_params, *, tol, max_iter):
     """Newton's method (with a backtracking line search) until ‖∇F‖ <= tol is certified.
 
@@ -377,8 +449,7 @@ def _newton(objective, n_params, *, tol, max_iter):
             return v, n_iter
         if n_iter == max_iter:
             break
-        # H >= μI is symmetric positive definite: a plain solve is accurate and cheap.
-        step = -np.linalg.solve(objective.hessian(second), grad)
+        step = _newton_step(objective, second, grad)
         first = second = None  # n-sized: free them before the line search makes new ones
         slope = float(grad @ step)
         # Near the optimum the decrease of F drowns in its rounding error: accept the
@@ -460,8 +531,14 @@ def clip_rows(X, norm_bound, lower=None, upper=None):
     """The rows of X as float64, clipped to the bounds (if given) and to norm ``norm_bound``.
 
     Scaling a row down keeps it in the symmetric box [−a, a] (a = max(|lower|, |upper|)),
-    which is what the box-norm noise needs. X is never modified.
+    which is what the box-norm noise needs. X is never modified. Sparse X gives a CSR
+    matrix, bitwise the clipped dense rows (``dpsk._core._sparse``).
     """
+    if sp.issparse(X):
+        rows = as_csr(X).astype(np.float64, copy=False)
+        if lower is not None:
+            rows = csr_clip_bounds(rows, lower, upper)
+        return csr_clip_rows_l2(rows, norm_bound)
     rows = np.asarray(X, dtype=np.float64)
     fresh = X.dtype != np.float64  # the conversion already copied: clip in place
     if lower is not None:

@@ -63,10 +63,12 @@ from fractions import Fraction
 from numbers import Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from dpsk._core._clip import clip_bounds, clip_rows_l2
 from dpsk._core._exact_sums import GRAM_BITS, ROUNDING_MARGIN, exact_gram_sums, fixed_point_grid
+from dpsk._core._sparse import add_exact_grams, dense_row_blocks
 from dpsk.accounting import ComposedEvent
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import budget_event, compose
@@ -82,6 +84,7 @@ from dpsk.linear_model._user_level import USER_LEVEL_NOTES, user_plan
 from dpsk.mechanisms import Gaussian, Laplace
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
+from dpsk.utils._sparse import ACCEPT_SPARSE
 from dpsk.utils.validation import _check_sample_weight_dp, _combine_weights, release_generator, resolve_bounds
 
 __all__ = ["LinearRegression", "Ridge", "least_squares_sensitivities"]
@@ -265,7 +268,16 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
         if is_dask(X, y, sample_weight):  # the same release from per-chunk exact sums (dpsk.dask)
             return dask_fit(self, X, y, groups=groups, sample_weight=sample_weight)
         epsilon, delta = float(self.epsilon), float(self.delta)
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=True, multi_output=True)
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            dtype=[np.float64, np.float32],
+            order="C",
+            y_numeric=True,
+            multi_output=True,
+            accept_sparse=ACCEPT_SPARSE,
+        )
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         users = user_plan(groups, X.shape[0], epsilon)
         (lower, upper), centre, half, r = self._standardisation(X)
@@ -328,6 +340,20 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
         smaller by the grid's diagonal, so that rounding cannot take ‖z_x‖ above
         ``row_norm`` (‖u‖ <= r). Weights are rounded down (never grow).
         """
+        if sp.issparse(X):  # the same exact integers, from bounded dense blocks of rows
+            return add_exact_grams(
+                self._exact_sums(
+                    rows,
+                    y[start:stop],
+                    lower,
+                    upper,
+                    centre,
+                    half,
+                    target,
+                    None if weights is None else weights[start:stop],
+                )
+                for start, stop, rows in dense_row_blocks(X)
+            )
         y_lower, y_upper, y_centre, y_half = target
         n, d = X.shape
         Z = np.empty((n, d + y.shape[1]))
@@ -462,12 +488,13 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
         check_is_fitted(self)
         if is_dask(X):  # lazily, chunk by chunk
             return dask_apply(self, "predict", X, n_outputs=None if self.coef_.ndim == 1 else self.coef_.shape[0])
-        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
-        return X @ self.coef_.T + self.intercept_
+        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False, accept_sparse=ACCEPT_SPARSE)
+        return np.asarray(X @ self.coef_.T) + self.intercept_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
+        tags.input_tags.sparse = True
         return tags
 
 

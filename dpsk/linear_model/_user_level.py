@@ -57,6 +57,7 @@ from dpsk.mechanisms import Gaussian, Laplace
 from dpsk.stats._contribution import ContributionPlan, group_index
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
+from dpsk.utils._sparse import ACCEPT_SPARSE
 from dpsk.utils.validation import (
     _check_sample_weight_dp,
     _combine_weights,
@@ -600,7 +601,7 @@ def fit_user_level_classifier(est, X, y, groups, sample_weight=None):
       Default Λ: sqrt(p·h/ε), the item-level output rule with the noise scaled by h.
     """
     est._check_privacy_budget(budget_event(est.epsilon, est.delta))
-    X, y = validate_data(est, X, y, dtype=[np.float64, np.float32], order="C")
+    X, y = validate_data(est, X, y, dtype=[np.float64, np.float32], order="C", accept_sparse=ACCEPT_SPARSE)
     sample_weight = _check_sample_weight_dp(sample_weight, X)
     classes, y_index = resolve_classes(est, est.classes, y)
     data_norm, lower, upper = row_bounds(est, X)  # ``bounds`` only clip here

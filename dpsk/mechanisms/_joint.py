@@ -47,9 +47,10 @@ rounding: the computed vector's sensitivity is <= 1 (proof in ``dpsk._core._exac
 
 import numpy as np
 
-from dpsk._core._exact_sums import ROUNDING_MARGIN, exact_moments
+from dpsk._core._exact_sums import ROUNDING_MARGIN
 from dpsk.mechanisms._gaussian import Gaussian
 from dpsk.mechanisms._laplace import Laplace
+from dpsk.utils._sparse import exact_moments_of
 
 __all__ = ["Box", "JointRelease"]
 
@@ -117,9 +118,10 @@ class Box:
         return ((1.0, 1.0), (d, np.sqrt(d)), (d / 2.0, np.sqrt(d) / 2.0))[:n_statistics]
 
     def exact_sums(self, X, y_index=None, n_classes=1, sample_weight=None):
-        """:class:`~dpsk._core._exact_sums.ExactMoments` of X clipped to the box (per class with
-        ``y_index``; weights in [0, 1] rounded down as ``exact_moments`` does)."""
-        return exact_moments(X, self.lower, self.upper, y_index, n_classes, sample_weight)
+        """:class:`~dpsk._core._exact_sums.ExactMoments` of X (dense or scipy.sparse: the same
+        integers) clipped to the box (per class with ``y_index``; weights in [0, 1] rounded
+        down as ``exact_moments`` does)."""
+        return exact_moments_of(X, self.lower, self.upper, y_index, n_classes, sample_weight)
 
     def to_original(self, mean_z):
         """Means in the original units from means of z (clipped to [−1, 1], i.e. into the box)."""

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_consistent_length, column_or_1d
 
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, BaseJointLogLikelihoodClassifier
 from dpsk.utils._sklearn_compat import Interval, validate_data
+from dpsk.utils._sparse import refuse_sparse_screening
 from dpsk.utils.validation import (
     ON_INVALID_CONSTRAINT,
     _check_sample_weight_dp,
@@ -61,6 +62,9 @@ DISCRETE_NB_CONSTRAINTS = {
 class BaseDPNB(BaseJointLogLikelihoodClassifier):
     """Base of the naive Bayes classifiers: prediction from ``_joint_log_likelihood``."""
 
+    #: ``accept_sparse`` of the validation (False: scipy.sparse X raises scikit-learn's error).
+    _accept_sparse = False
+
     def _validate_training_data(
         self, X, y, sample_weight, *, infinite="clip", row_valid=None, clip=None, reset=True, classes=None
     ):
@@ -77,8 +81,9 @@ class BaseDPNB(BaseJointLogLikelihoodClassifier):
         """
         dtype = [np.float64, np.float32]
         if self.on_invalid == "raise":
-            X, y = validate_data(self, X, y, dtype=dtype, order="C", reset=reset)
+            X, y = validate_data(self, X, y, dtype=dtype, order="C", accept_sparse=self._accept_sparse, reset=reset)
             return X, y, _check_sample_weight_dp(sample_weight, X)
+        refuse_sparse_screening(X, self.on_invalid)
         X = validate_data(self, X, dtype=dtype, order="C", ensure_all_finite=False, reset=reset)
         y = column_or_1d(y, warn=True)
         check_consistent_length(X, y)

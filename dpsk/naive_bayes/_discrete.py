@@ -14,8 +14,10 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 
 from dpsk._core._clip import clip_rows_l1
+from dpsk._core._sparse import csr_class_sums
 from dpsk.accounting._events import budget_event
 from dpsk.base import priors_from_counts
 from dpsk.dask._data import dask_fit, is_dask
@@ -24,6 +26,7 @@ from dpsk.naive_bayes._base import DISCRETE_NB_CONSTRAINTS, BaseDPNB, check_prio
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._partial_fit import PARTIAL_FIT_NOTE, PartialFitMixin, partial_fit_classes
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
+from dpsk.utils._sparse import ACCEPT_SPARSE, row_sums_max
 from dpsk.utils._threads import single_blas_thread
 from dpsk.utils.validation import (
     _weight_units,
@@ -241,6 +244,7 @@ class MultinomialNB(_BaseDiscreteNB):
         **DISCRETE_NB_CONSTRAINTS,
         "data_norm": [Interval(Real, 0, None, closed="neither"), None],
     }
+    _accept_sparse = ACCEPT_SPARSE
 
     def __init__(
         self,
@@ -295,7 +299,7 @@ class MultinomialNB(_BaseDiscreteNB):
             row_valid=lambda X: np.all(X >= 0, axis=1),
             clip=lambda X: np.maximum(X, 0),
         )
-        if np.any(X < 0):
+        if (X.data.min(initial=0.0) if sp.issparse(X) else np.min(X, initial=0.0)) < 0:
             raise ValueError("Negative values in data passed to MultinomialNB (input X)")
         n_classes, n_features = classes.size, X.shape[1]
         alpha = self._check_alpha(n_features)
@@ -303,22 +307,26 @@ class MultinomialNB(_BaseDiscreteNB):
             data_norm = self.data_norm_
         elif self.data_norm is None:
             warn_data_derived(self, "data_norm", "data_norm_")
-            data_norm = float(np.max(X.sum(axis=1), initial=0.0)) or 1.0
+            data_norm = row_sums_max(X) or 1.0
         else:
             data_norm = check_data_norm(self.data_norm)
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight, *self._release_tag()))
         mechanism = self._mechanism(1.0 + data_norm, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
 
-        indicator = _class_indicator(y_index, n_classes, np.float64, sample_weight)
-        table = np.zeros((n_classes, 1 + n_features))
-        table[:, 0] = indicator.sum(axis=0)
-        # Clipped block by block (no clipped copy of X); (n_classes × n) times (n × d) on
-        # one BLAS thread (see dpsk.utils._threads).
-        with single_blas_thread():
-            for start in range(0, X.shape[0], _BLOCK_ROWS):
-                block = slice(start, start + _BLOCK_ROWS)
-                table[:, 1:] += indicator[block].T @ self._clip(X[block], data_norm)
+        if sp.issparse(X):  # clip and sum the CSR rows in one pass, no dense copy
+            counts, sums = self._sparse_class_sums(X, y_index, n_classes, data_norm, sample_weight)
+            table = np.hstack([counts[:, None], sums])
+        else:
+            indicator = _class_indicator(y_index, n_classes, np.float64, sample_weight)
+            table = np.zeros((n_classes, 1 + n_features))
+            table[:, 0] = indicator.sum(axis=0)
+            # Clipped block by block (no clipped copy of X); (n_classes × n) times (n × d) on
+            # one BLAS thread (see dpsk.utils._threads).
+            with single_blas_thread():
+                for start in range(0, X.shape[0], _BLOCK_ROWS):
+                    block = slice(start, start + _BLOCK_ROWS)
+                    table[:, 1:] += indicator[block].T @ self._clip(X[block], data_norm)
         (table,), _ = self._accumulate([mechanism.randomise(table)])
         table = np.maximum(table, 0.0)
 
@@ -338,15 +346,22 @@ class MultinomialNB(_BaseDiscreteNB):
         """Rows scaled to L1 norm at most ``data_norm`` (a copy)."""
         return clip_rows_l1(X, data_norm)
 
+    def _sparse_class_sums(self, X, y_index, n_classes, data_norm, sample_weight):
+        """Per-class weights and sums of the CSR rows scaled to L1 norm <= ``data_norm`` (fused)."""
+        return csr_class_sums(X, y_index, n_classes, max_norm=data_norm, sample_weight=sample_weight)
+
     def _check_X(self, X):
-        return validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
+        return validate_data(
+            self, X, dtype=[np.float64, np.float32], order="C", reset=False, accept_sparse=self._accept_sparse
+        )
 
     def _joint_log_likelihood(self, X):
-        return X @ self.feature_log_prob_.T + self.class_log_prior_
+        return np.asarray(X @ self.feature_log_prob_.T) + self.class_log_prior_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.positive_only = True
+        tags.input_tags.sparse = True
         return tags
 
 
@@ -429,6 +444,7 @@ class BernoulliNB(_BaseDiscreteNB):
     """
 
     _parameter_constraints = {**DISCRETE_NB_CONSTRAINTS, "binarize": [Interval(Real, None, None, closed="neither")]}
+    _accept_sparse = ACCEPT_SPARSE
 
     def __init__(
         self,
@@ -477,6 +493,7 @@ class BernoulliNB(_BaseDiscreteNB):
             self._check_privacy_budget(budget_event(self.epsilon))
             return dask_fit(self, X, y, sample_weight=sample_weight)
         X, y, classes, y_index, sample_weight, _ = self._prepare(X, y, sample_weight, classes, infinite="keep")
+        self._check_sparse_threshold(X)
         units, grid = _weight_units(sample_weight)
         n_classes, n_features = classes.size, X.shape[1]
         alpha = self._check_alpha(n_features)
@@ -491,9 +508,9 @@ class BernoulliNB(_BaseDiscreteNB):
         """Exact (weighted) class counts and "on" counts per class: shape (n_classes, 1 + n_features)."""
         dtype = np.int64 if units is None else np.float64  # integer units: exact sums below 2**53
         indicator = _class_indicator(y_index, n_classes, dtype, units)
-        on = (X > self.binarize).astype(dtype)
+        on = (X > self.binarize).astype(dtype)  # sparse X: sparse, integer products are exact
         with single_blas_thread():
-            return np.hstack([indicator.sum(axis=0)[:, None], indicator.T @ on])
+            return np.hstack([indicator.sum(axis=0)[:, None], np.asarray(indicator.T @ on)])
 
     def _fit_table(self, table, mechanism, grid, classes, alpha):
         """The noisy count table, added to the earlier ``partial_fit`` releases, and the fitted
@@ -513,13 +530,27 @@ class BernoulliNB(_BaseDiscreteNB):
         self._neg_log_prob = np.log(self.class_count_[:, None] - on_count + alpha) - denominator
         return self
 
+    def _check_sparse_threshold(self, X):
+        """scikit-learn's refusal: a negative threshold would turn every implicit zero on."""
+        if sp.issparse(X) and self.binarize < 0:
+            raise ValueError("Cannot binarize a sparse matrix with threshold < 0")
+
     def _check_X(self, X):
-        return validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
+        X = validate_data(
+            self, X, dtype=[np.float64, np.float32], order="C", reset=False, accept_sparse=self._accept_sparse
+        )
+        self._check_sparse_threshold(X)
+        return X
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     def _joint_log_likelihood(self, X):
         on = (X > self.binarize).astype(np.float64)
         return (
-            on @ (self.feature_log_prob_ - self._neg_log_prob).T
+            np.asarray(on @ (self.feature_log_prob_ - self._neg_log_prob).T)
             + self._neg_log_prob.sum(axis=1)
             + self.class_log_prior_
         )

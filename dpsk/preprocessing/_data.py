@@ -5,6 +5,7 @@
 from numbers import Integral
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
 from dpsk._core._accumulate import clipped_histogram
@@ -17,6 +18,7 @@ from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._partial_fit import PARTIAL_FIT_NOTE, PartialFitMixin
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
+from dpsk.utils._sparse import ACCEPT_SPARSE, refuse_sparse
 from dpsk.utils.validation import _check_sample_weight_dp, _weight_units, release_generator, resolve_bounds
 
 __all__ = ["MinMaxScaler", "StandardScaler"]
@@ -81,8 +83,20 @@ class _BaseScaler(PartialFitMixin, DPEstimatorMixin, OneToOneFeatureMixin, Trans
         self.bounds_ = resolve_bounds(self, self.bounds, X)
         return self.bounds_
 
+    #: ``accept_sparse`` of the validation (MinMaxScaler refuses sparse X as scikit-learn does).
+    _accept_sparse = False
+
     def _validate(self, X, reset):
-        return validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=reset)
+        if not self._accept_sparse:
+            refuse_sparse(
+                X,
+                type(self).__name__,
+                "scaling to a range would turn the implicit zeros into non-zeros (scikit-learn refuses it "
+                "too): use StandardScaler(with_mean=False) on sparse X, or densify it",
+            )
+        return validate_data(
+            self, X, dtype=[np.float64, np.float32], order="C", reset=reset, accept_sparse=self._accept_sparse
+        )
 
 
 @Substitution(**_DOCS)
@@ -192,6 +206,13 @@ class StandardScaler(_BaseScaler):
         self.accountant = accountant
         self.random_state = random_state
 
+    _accept_sparse = ACCEPT_SPARSE
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = not self.with_mean  # as scikit-learn: centring refuses sparse X
+        return tags
+
     def _n_statistics(self):
         """How many of (count, Σz, Σ(z² − 1/2)) are released: the variance needs all three."""
         return 3 if self.with_std else 2 if self.with_mean else 0
@@ -228,6 +249,7 @@ class StandardScaler(_BaseScaler):
             return dask_fit(self, X, sample_weight=sample_weight)
         first = not self._partial_fit_started()
         X = self._validate(X, reset=first)
+        self._check_sparse_centring(X)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         lower, upper = self._batch_bounds(X, first)
         box = Box(lower, upper)
@@ -289,13 +311,27 @@ class StandardScaler(_BaseScaler):
         if is_dask(X):  # lazily, chunk by chunk
             return dask_apply(self, "transform", X, n_outputs=self.n_features_in_)
         X = self._validate(X, reset=False)
+        self._check_sparse_centring(X)
         copy = self.copy if copy is None else copy
+        if sp.issparse(X):  # with_std only: scale the stored values, keep the sparsity
+            X = X.tocsr(copy=copy)
+            if self.with_std:
+                X.data /= self.scale_[X.indices]
+            return X
         X = X.copy() if copy else X
         if self.with_mean:
             X -= self.mean_
         if self.with_std:
             X /= self.scale_
         return X
+
+    def _check_sparse_centring(self, X):
+        """scikit-learn's refusal: centring would turn the implicit zeros into non-zeros."""
+        if sp.issparse(X) and self.with_mean:
+            raise ValueError(
+                "Cannot center sparse matrices: pass `with_mean=False` instead. "
+                "See docstring for motivation and alternatives."
+            )
 
     def inverse_transform(self, X, copy=None):
         """Undo :meth:`transform`.
@@ -310,6 +346,12 @@ class StandardScaler(_BaseScaler):
         X_original : ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self)
+        if sp.issparse(X):
+            self._check_sparse_centring(X)
+            X = sp.csr_matrix(X, dtype=self._dtype(), copy=bool(self.copy if copy is None else copy))
+            if self.with_std:
+                X.data *= self.scale_[X.indices]
+            return X
         X = np.array(X, dtype=self._dtype(), copy=True if (self.copy if copy is None else copy) else None)
         if self.with_std:
             X *= self.scale_

@@ -19,7 +19,9 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 
+from dpsk._core._sparse import as_csr
 from dpsk.accounting._context import accountant_in_play
 from dpsk.utils._docstring import _shared_docs
 from dpsk.utils.validation import check_bounds, resolve_bounds
@@ -41,7 +43,7 @@ __all__ = [
 class Records(NamedTuple):
     """An array viewed as records: ``X`` of shape ``(n_records * per_record, n_outputs)``."""
 
-    X: np.ndarray  # C-contiguous float32/float64; the rows of one record are consecutive
+    X: np.ndarray  # C-contiguous float32/float64 (or a CSR matrix); the rows of one record are consecutive
     n_records: int
     per_record: int
     out_shape: tuple  # shape of the result without keepdims
@@ -119,7 +121,12 @@ def _normalize_axis(axis, ndim):
 
 
 def as_array(a, *, name="a"):
-    """``a`` as a real ndarray with at least one dimension (its values are not inspected)."""
+    """``a`` as a real ndarray with at least one dimension (its values are not inspected);
+    a scipy.sparse matrix is kept as it is (records are its rows: axis 0 only)."""
+    if sp.issparse(a):
+        if a.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
+        return a
     arr = np.asarray(a)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
@@ -157,6 +164,13 @@ def as_records(arr, axis, *, name="a", allow_empty=False):
     """
     axes, kept, per_record, out_shape, keep_shape = layout(arr, axis, name=name, allow_empty=allow_empty)
     n = arr.shape[0]
+    if sp.issparse(arr):  # the rows are the records; the kernels read the stored values only
+        if tuple(axes) != (0,):
+            raise ValueError(f"sparse {name}: only reductions along axis 0 (over the rows) are supported")
+        X = as_csr(arr.astype(np.float32 if arr.dtype == np.float32 else np.float64))
+        if not np.all(np.isfinite(X.data)):
+            raise ValueError(f"{name} contains NaN or infinity")
+        return Records(X, n, per_record, out_shape, keep_shape)
     inner = [ax for ax in axes if ax != 0]
     dtype = np.float32 if arr.dtype == np.float32 else np.float64
     X = np.transpose(arr, [0, *inner, *kept]).reshape(n * per_record, int(np.prod(out_shape, dtype=np.int64)))

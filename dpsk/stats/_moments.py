@@ -37,7 +37,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpsk._core._exact_sums import ROUNDING_MARGIN, exact_moments
+from dpsk._core._exact_sums import ROUNDING_MARGIN
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import compose
 from dpsk.dask._data import is_dask
@@ -57,6 +57,7 @@ from dpsk.stats._contribution import Contribution
 from dpsk.stats._protocol import StatCall
 from dpsk.stats._result import DPResult, noise_halfwidth
 from dpsk.utils._docstring import Substitution
+from dpsk.utils._sparse import exact_moments_of
 
 __all__ = ["MomentsQuery", "count", "mean", "std", "sum", "var"]
 
@@ -144,7 +145,7 @@ class MomentsQuery:
         ``moments``: those exact sums, already computed (``dpsk.dask``: merged per chunk).
         """
         if moments is None:
-            moments = exact_moments(records.X, lower, upper, sample_weight=weights)
+            moments = exact_moments_of(records.X, lower, upper, sample_weight=weights)
         # The declared box (the kernel's own, unless a test swaps the kernel for a broken one).
         mid, half = lower / 2 + upper / 2, upper / 2 - lower / 2
         replace = self.relation == "replace"

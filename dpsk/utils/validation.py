@@ -32,6 +32,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from dpsk._core._common import _check_sample_weight
 from dpsk.exceptions import PrivacyLeakWarning
 from dpsk.utils._sklearn_compat import StrOptions, validate_parameter_constraints
+from dpsk.utils._sparse import column_min_max, row_norms_l2
 
 __all__ = [
     "check_bounds",
@@ -175,12 +176,16 @@ def _update_array(h, value):
     import scipy.sparse as sp
 
     if sp.issparse(value):
-        csr = sp.csr_matrix(value, copy=True)
-        csr.sum_duplicates()
-        csr.sort_indices()
+        # Canonical CSR; a canonical CSR input is hashed in place (no copy of the data).
+        # Integer index arrays hash as float64 whatever their width (below).
+        csr = value if value.format == "csr" and value.has_canonical_format else None
+        if csr is None:
+            csr = sp.csr_matrix(value, copy=True)
+            csr.sum_duplicates()
+            csr.sort_indices()
         _update_text(h, b"P", repr(tuple(int(d) for d in csr.shape)))
-        _update_array(h, csr.indptr.astype(np.int64))
-        _update_array(h, csr.indices.astype(np.int64))
+        _update_array(h, csr.indptr)
+        _update_array(h, csr.indices)
         _update_array(h, csr.data)
         return
     arr = np.asarray(value)
@@ -198,8 +203,8 @@ def _update_array(h, value):
         kind = "int64"  # not exactly representable as float64: hash the integers themselves
     if kind in "fbiu":
         h.update(b"f")
-        for start in range(0, flat.size, _CHUNK):
-            h.update(flat[start : start + _CHUNK].astype(np.float64).tobytes())
+        for start in range(0, flat.size, _CHUNK):  # float64 chunks are hashed in place (no copy)
+            h.update(np.ascontiguousarray(flat[start : start + _CHUNK], dtype=np.float64))
     elif kind == "int64":
         h.update(b"i" + flat.astype(flat.dtype.newbyteorder("<")).tobytes())
     elif kind in "USc":
@@ -559,7 +564,7 @@ def resolve_bounds(estimator, bounds, X, *, param="bounds", attribute="bounds_")
     """
     if bounds is None:
         warn_data_derived(estimator, param, attribute)
-        bounds = (np.min(X, axis=0), np.max(X, axis=0))
+        bounds = column_min_max(X)
     # Feature bounds may be keyed by X's column names; a target's bounds never are.
     names = None if param == "bounds_y" else getattr(estimator, "feature_names_in_", None)
     return check_bounds(bounds, X.shape[1], name=param, feature_names=names)
@@ -576,7 +581,7 @@ def resolve_data_norm(estimator, data_norm, X, *, param="data_norm", attribute="
     """
     if data_norm is None:
         warn_data_derived(estimator, param, attribute)
-        norms = np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1)
+        norms = row_norms_l2(X)
         data_norm = float(norms.max()) if norms.size and norms.max() > 0 else 1.0
     return check_data_norm(data_norm, name=param)
 

@@ -64,9 +64,13 @@ from dpsk.utils._testing import (
 from dpsk.utils._testing.common import REFERENCE_ESTIMATORS
 from dpsk.utils._testing.family import AUDITS as FAMILY_AUDITS
 from dpsk.utils._testing.family import BROKEN_VARIANTS
+from dpsk.utils._testing.sparse import SPARSE_BROKEN_VARIANTS, SPARSE_CASES, sparse_audit
 
 __all__ = [
     "BROKEN_VARIANTS",
+    "SPARSE_AUDITS",
+    "SPARSE_BROKEN_VARIANTS",
+    "SPARSE_CASES",
     "ESTIMATOR_AUDITS",
     "FAMILY_AUDITS",
     "MECHANISM_AUDITS",
@@ -518,6 +522,11 @@ ESTIMATOR_AUDITS["OnlineSGDRegressor"] = EstimatorAudit(
 ESTIMATOR_AUDITS.update(
     {name: EstimatorAudit(a.estimator, a.projection, a.neighbours, a.n_samples) for name, a in FAMILY_AUDITS.items()}
 )
+
+# Sparse input (issue 16): the dense audits above on CSR data (dpsk/utils/_testing/sparse.py).
+SPARSE_AUDITS = {
+    name: sparse_audit(ESTIMATOR_AUDITS[dense], changes, zero) for name, (dense, changes, zero) in SPARSE_CASES.items()
+}
 
 #: Estimators that are deliberately not audited here, by class name, with the reason.
 NOT_AUDITED = {

@@ -1,0 +1,73 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Sparse input (scipy.sparse X) in the estimators: the few decisions shared by their sparse branches.
+
+The kernels are in ``dpsk._core._sparse`` (bitwise the dense kernels on the densified
+data); this module holds what the estimators decide around them. A sparse row is a
+row: sensitivities, bounds and accounting do not depend on the storage format, and
+nothing here reads a value before the budget check of the estimator's ``fit``.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpsk._core._exact_sums import exact_moments
+from dpsk._core._sparse import csr_exact_moments
+
+__all__ = [
+    "ACCEPT_SPARSE",
+    "column_min_max",
+    "exact_moments_of",
+    "refuse_sparse",
+    "refuse_sparse_screening",
+    "row_norms_l2",
+    "row_sums_max",
+]
+
+#: ``accept_sparse`` of the estimators that take sparse X (CSC and COO become CSR).
+ACCEPT_SPARSE = ("csr", "csc", "coo")
+
+
+def refuse_sparse_screening(X, on_invalid):
+    """Raise TypeError for sparse X under ``on_invalid="drop"``/``"clip"`` (not supported yet).
+
+    Depends only on the type of X, never on its values: no release.
+    """
+    if sp.issparse(X):
+        raise TypeError(
+            f'on_invalid="{on_invalid}" is not supported for sparse X yet: pass on_invalid="raise" '
+            "(sparse X is then validated like dense X) or dense X"
+        )
+
+
+def row_sums_max(X):
+    """The largest row sum of X (dense or sparse), 0.0 for no rows (data-derived bounds only)."""
+    sums = np.asarray(X.sum(axis=1)).ravel()
+    return float(np.max(sums, initial=0.0))
+
+
+def column_min_max(X):
+    """(minimum, maximum) of each column of X, implicit zeros included (data-derived bounds only)."""
+    if sp.issparse(X):
+        return X.min(axis=0).toarray().ravel(), X.max(axis=0).toarray().ravel()
+    return np.min(X, axis=0), np.max(X, axis=0)
+
+
+def row_norms_l2(X):
+    """The L2 norm of each row of X (float64; data-derived bounds only)."""
+    if sp.issparse(X):
+        return np.sqrt(np.asarray(sp.csr_matrix(X, dtype=np.float64).multiply(X).sum(axis=1)).ravel())
+    return np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1)
+
+
+def exact_moments_of(X, lower, upper, y_index=None, n_classes=1, sample_weight=None):
+    """``exact_moments`` of X, dense or sparse (bitwise the same integers for the same values)."""
+    if sp.issparse(X):
+        return csr_exact_moments(X, lower, upper, y_index, n_classes, sample_weight)
+    return exact_moments(X, lower, upper, y_index, n_classes, sample_weight)
+
+
+def refuse_sparse(X, what, alternative):
+    """TypeError for sparse X where ``what`` has no sparse path (a type check: no release)."""
+    if sp.issparse(X):
+        raise TypeError(f"{what} does not support sparse input; {alternative}")

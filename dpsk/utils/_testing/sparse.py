@@ -1,0 +1,94 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Privacy audits of the sparse paths (scipy.sparse X), and broken sparse variants.
+
+A sparse row is a row: each audit is the dense audit of the same estimator
+(``dpsk.utils._testing.registry.ESTIMATOR_AUDITS``, same neighbours, projection and
+number of fits), with X handed over as a CSR matrix, so the fits run the sparse kernels
+(``dpsk._core._sparse``). Where the dense neighbours hold no zero, an all-zero column is
+appended to the rows and the canary, so that implicit zeros are part of every fit.
+
+Broken variants (declare the correct cost, as in ``family.py``):
+
+* ``MultinomialNBSparseNoClipping``: the fused sparse class sums skip the L1 clip
+  (the dense ``MultinomialNBNoClipping`` breaks the dense path only, which sparse X
+  never reaches: the sparse path needs its own broken variant);
+* ``StandardScalerSparseNoClipping``: the sparse exact moments with a box that clips nothing;
+* ``LogisticRegressionSparseNoClipping``: sparse rows not clipped to ``data_norm``.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpsk.linear_model import LogisticRegression
+from dpsk.naive_bayes import MultinomialNB
+from dpsk.utils._testing.family import HUGE, StandardScalerNoClipping
+
+__all__ = ["SPARSE_BROKEN_VARIANTS", "SPARSE_CASES", "sparse_audit"]
+
+#: Dense audits run on CSR data: {name: (name of the dense audit, parameters to change, zero column)}.
+SPARSE_CASES = {
+    "MultinomialNB": ("MultinomialNB", {}, True),
+    "BernoulliNB": ("BernoulliNB", {}, True),
+    "StandardScaler": ("StandardScaler", {"with_mean": False}, True),
+    "KMeans": ("KMeans", {}, False),
+    "LogisticRegression": ("LogisticRegression", {}, True),
+    "LinearSVC": ("LinearSVC", {}, False),  # its rows sit at x = 0: implicit zeros already
+    "LinearRegression": ("LinearRegression", {}, True),
+    "Ridge": ("Ridge", {}, True),
+}
+
+
+def _as_sparse(neighbours, zero_column):
+    """``neighbours(estimator)`` with X as CSR (optionally with an all-zero column appended)."""
+
+    def make(estimator=None):
+        pair = neighbours(estimator)
+        out = []
+        for data in pair:
+            X = np.asarray(data["X"], dtype=np.float64)
+            if zero_column:
+                X = np.hstack([X, np.zeros((X.shape[0], 1))])
+            M = sp.csr_matrix(X)
+            M.eliminate_zeros()
+            out.append({**data, "X": M})
+        return tuple(out)
+
+    return make
+
+
+def sparse_audit(dense, changes, zero_column, cls=None):
+    """The EstimatorAudit ``dense`` on CSR data, with the estimator's parameters ``changes``;
+    ``cls`` replaces the estimator's class (the broken variants)."""
+    from dpsk.utils._testing.registry import EstimatorAudit
+
+    params = {**dense.estimator.get_params(deep=False), **changes}
+    return EstimatorAudit(
+        (cls or type(dense.estimator))(**params),
+        dense.projection,
+        _as_sparse(dense.neighbours, zero_column),
+        dense.n_samples,
+        dense.audit_params,
+    )
+
+
+class MultinomialNBSparseNoClipping(MultinomialNB):
+    def _sparse_class_sums(self, X, y_index, n_classes, data_norm, sample_weight):
+        return super()._sparse_class_sums(X, y_index, n_classes, HUGE, sample_weight)
+
+
+class StandardScalerSparseNoClipping(StandardScalerNoClipping):
+    pass
+
+
+class LogisticRegressionSparseNoClipping(LogisticRegression):
+    def _clip_rows(self, X, data_norm, lower, upper):
+        return sp.csr_matrix(X, dtype=np.float64)  # scaled by S as if ‖x‖ <= R, but not clipped
+
+
+#: (name in SPARSE_AUDITS, broken variant)
+SPARSE_BROKEN_VARIANTS = [
+    ("MultinomialNB", MultinomialNBSparseNoClipping),
+    ("StandardScaler", StandardScalerSparseNoClipping),
+    ("LogisticRegression", LogisticRegressionSparseNoClipping),
+]

@@ -1,0 +1,97 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Privacy of the sparse paths: the dense audits on CSR data, broken sparse variants, recording.
+
+``SPARSE_AUDITS`` (``dpsk/utils/_testing/registry.py``) are the estimators' dense audits
+with X handed over as CSR matrices (with an all-zero column where the dense neighbours
+hold no zero). The audits must pass (``audit`` marker, like the dense ones); the broken
+sparse variants must be rejected (``slow``); every sparse fit must release exactly what it
+declares (the recording harness).
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dpsk.accounting import record_releases
+from dpsk.audit import audit_estimator
+from dpsk.utils._testing.common import estimators_under_test
+from dpsk.utils._testing.registry import (
+    ESTIMATOR_AUDITS,
+    SPARSE_AUDITS,
+    SPARSE_BROKEN_VARIANTS,
+    SPARSE_CASES,
+    sparse_audit,
+)
+from dpsk.utils.estimator_checks import _fit_quietly, _leaves, _prepared, make_check_data
+
+
+def run(case, seed=0):
+    return audit_estimator(
+        case.estimator,
+        case.neighbours(case.estimator),
+        case.projection,
+        n_samples=case.n_samples,
+        random_state=seed,
+        **case.audit_params,
+    )
+
+
+def test_sparse_neighbours_are_sparse_and_neighbours():
+    """Check that every sparse audit fits CSR data whose densified rows differ by the canary only."""
+    for name, case in SPARSE_AUDITS.items():
+        without, with_canary = case.neighbours(case.estimator)
+        assert sp.issparse(without["X"]) and sp.issparse(with_canary["X"]), name
+        assert with_canary["X"].shape[0] == without["X"].shape[0] + 1, name
+        assert np.array_equal(with_canary["X"][:-1].toarray(), without["X"].toarray()), name
+        assert without["X"].nnz < np.prod(without["X"].shape) or name == "KMeans", name  # implicit zeros
+
+
+@pytest.mark.audit
+@pytest.mark.parametrize("name", sorted(SPARSE_AUDITS))
+def test_sparse_privacy_audit(name):
+    """Check that the sparse path's noise is enough for the cost it declares, on the dense audit's neighbours."""
+    result = run(SPARSE_AUDITS[name])
+    assert result.passed, str(result)
+
+
+def _broken(name, cls):
+    dense, changes, zero = SPARSE_CASES[name]
+    return sparse_audit(ESTIMATOR_AUDITS[dense], changes, zero, cls=cls)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, cls", SPARSE_BROKEN_VARIANTS, ids=[cls.__name__ for _, cls in SPARSE_BROKEN_VARIANTS])
+def test_sparse_audit_rejects_broken_variant(name, cls):
+    result = run(_broken(name, cls))
+    assert not result.passed, str(result)
+
+
+@pytest.mark.parametrize("name, cls", SPARSE_BROKEN_VARIANTS, ids=[cls.__name__ for _, cls in SPARSE_BROKEN_VARIANTS])
+def test_sparse_broken_variant_declares_the_correct_cost_and_differs(name, cls):
+    """Check that a broken variant declares the correct cost, and that on the canary
+    neighbour its (noise-free) fit differs from the correct one: only its clipping is wrong."""
+    broken, correct = _broken(name, cls), SPARSE_AUDITS[name]
+    _, with_canary = correct.neighbours(correct.estimator)
+    fits = [case.estimator.set_params(random_state=np.random.PCG64(0)).fit(**with_canary) for case in (broken, correct)]
+    assert fits[0].privacy_spent_ == fits[1].privacy_spent_
+    assert not np.array_equal(correct.projection(fits[0]), correct.projection(fits[1]))
+
+
+SPARSE_ESTIMATORS = [est for est in estimators_under_test() if type(est).__name__ in SPARSE_CASES]
+
+
+@pytest.mark.parametrize("n_features", [1, 5, 50])
+@pytest.mark.parametrize("estimator", SPARSE_ESTIMATORS, ids=lambda est: type(est).__name__)
+def test_sparse_releases_match_declared_cost(estimator, n_features):
+    """Check the recording harness on sparse X: the releases made are the declared ones."""
+    if type(estimator).__name__ == "StandardScaler":
+        estimator = estimator.set_params(with_mean=False)
+    data = make_check_data(estimator, n_features=n_features)
+    X = np.asarray(data["X"], dtype=np.float64)
+    X[np.abs(X) < np.quantile(np.abs(X), 0.5)] = 0.0  # half the entries implicit
+    data = {**data, "X": sp.csr_matrix(X)}
+    est = _prepared(estimator, data, random_state=0)
+    with record_releases() as drawn:
+        _fit_quietly(est, data)
+    assert _leaves(drawn) == _leaves([est.privacy_spent_])

@@ -1,0 +1,267 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Sparse X (scipy.sparse) in the estimators and in dpsk.stats (issue 16).
+
+A sparse row is a row: fitted on the same data with the same noise (a fresh
+``np.random.PCG64(0)`` per fit), the sparse fit equals the dense fit **bitwise** wherever
+the released statistics are exact sums (the exact moments, the exact Gram, integer
+counts), and up to the float rounding of the solver or of a float sum elsewhere. Text
+and one-hot pipelines run without densifying X. Estimators without a sparse path say so.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose
+from sklearn.compose import ColumnTransformer
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder
+
+import dpsk.stats
+from dpsk.cluster import KMeans
+from dpsk.decomposition import PCA
+from dpsk.linear_model import LinearRegression, LogisticRegression, Ridge
+from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB, MultinomialNB
+from dpsk.preprocessing import MinMaxScaler, StandardScaler
+from dpsk.svm import LinearSVC
+
+FORMATS = ["csr", "csc", "coo"]
+
+
+def data(n=400, d=7, seed=0, scale=3.0, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, scale, (n, d))
+    X[rng.random((n, d)) < 0.7] = 0.0
+    X[0] = 0.0  # an empty row
+    y = (X @ rng.normal(size=d) + rng.normal(size=n) > 0).astype(int)
+    return X.astype(dtype), y
+
+
+def fit_both(make, X, y=None, fmt="csr", **fit_params):
+    """(sparse fit, dense fit) with the same noise."""
+    M = sp.csr_matrix(X).asformat(fmt)
+    args = () if y is None else (y,)
+    sparse = make().set_params(random_state=np.random.PCG64(0)).fit(M, *args, **fit_params)
+    dense = make().set_params(random_state=np.random.PCG64(0)).fit(X, *args, **fit_params)
+    return sparse, dense
+
+
+def same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+BITWISE = {
+    "StandardScaler": (
+        lambda: StandardScaler(epsilon=1.0, bounds=(0.0, 3.0), with_mean=False),
+        False,
+        ("mean_", "var_", "scale_", "n_samples_seen_"),
+    ),
+    "KMeans": (
+        lambda: KMeans(3, epsilon=2.0, bounds=(-1.0, 3.0), max_iter=2),
+        False,
+        ("cluster_centers_", "cluster_sizes_"),
+    ),
+    "LinearRegression": (
+        lambda: LinearRegression(epsilon=1.0, bounds_X=(0.0, 3.0), bounds_y=(0.0, 1.0)),
+        True,
+        ("coef_", "intercept_"),
+    ),
+    "LinearRegression-row_norm": (
+        lambda: LinearRegression(epsilon=1.0, bounds_X=(-1.0, 3.0), bounds_y=(0.0, 1.0), row_norm=2.5),
+        True,
+        ("coef_", "intercept_"),
+    ),
+    "Ridge": (lambda: Ridge(epsilon=1.0, bounds_X=(0.0, 3.0), bounds_y=(0.0, 1.0)), True, ("coef_", "intercept_")),
+    "BernoulliNB": (
+        lambda: BernoulliNB(epsilon=1.0, binarize=1.0, classes=[0, 1]),
+        True,
+        ("class_count_", "feature_count_", "feature_log_prob_"),
+    ),
+    # Integer counts within data_norm: no clipping, sums of integers are exact in any order.
+    "MultinomialNB-counts": (
+        lambda: MultinomialNB(epsilon=1.0, data_norm=100.0, classes=[0, 1]),
+        True,
+        ("class_count_", "feature_count_", "feature_log_prob_"),
+    ),
+}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("name", sorted(BITWISE))
+def test_sparse_fit_is_bitwise_the_dense_fit(name, weighted, fmt):
+    make, supervised, attributes = BITWISE[name]
+    X, y = data()
+    if name == "MultinomialNB-counts":
+        X = np.round(X * 3)
+    w = np.random.default_rng(1).random(X.shape[0]) if weighted else None
+    sparse, dense = fit_both(make, X, y if supervised else None, fmt, sample_weight=w)
+    for attribute in attributes:
+        assert same(getattr(sparse, attribute), getattr(dense, attribute)), attribute
+
+
+@pytest.mark.parametrize("function", [dpsk.stats.sum, dpsk.stats.mean, dpsk.stats.var, dpsk.stats.std])
+@pytest.mark.parametrize("bounds", [(0.0, 3.0), (0.5, 2.0)])  # the second clips the implicit zeros up
+def test_stats_on_sparse_are_bitwise_the_dense_stats(function, bounds):
+    X, _ = data()
+    kwargs = dict(epsilon=1.0, bounds=bounds, axis=0)
+    a = function(sp.csc_matrix(X), random_state=np.random.PCG64(0), **kwargs)
+    b = function(X, random_state=np.random.PCG64(0), **kwargs)
+    assert same(a, b)
+
+
+def test_stats_count_and_axis_on_sparse():
+    X, _ = data()
+    assert same(
+        dpsk.stats.count(sp.csr_matrix(X), epsilon=1.0, axis=0, random_state=np.random.PCG64(0)),
+        dpsk.stats.count(X, epsilon=1.0, axis=0, random_state=np.random.PCG64(0)),
+    )
+    with pytest.raises(ValueError, match="axis 0"):
+        dpsk.stats.sum(sp.csr_matrix(X), epsilon=1.0, bounds=(0.0, 3.0), axis=1)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_multinomial_nb_with_clipping_matches_dense(dtype):
+    """Rows clipped to data_norm: the same clipped values (bitwise, see tests/_core/test_sparse.py)
+    summed in another order than the dense BLAS product: equal up to float rounding."""
+    X, y = data(dtype=dtype)
+    sparse, dense = fit_both(lambda: MultinomialNB(epsilon=1.0, data_norm=2.0, classes=[0, 1]), X, y)
+    assert_allclose(sparse.feature_count_, dense.feature_count_, rtol=1e-9, atol=1e-9)
+    assert_allclose(sparse.predict_proba(sp.csr_matrix(X)), dense.predict_proba(X), rtol=1e-9)
+
+
+@pytest.mark.parametrize("cls", [LogisticRegression, LinearSVC])
+@pytest.mark.parametrize(
+    "params",
+    [dict(), dict(bounds=(-1.0, 3.0)), dict(delta=1e-6), dict(method="output"), dict(classes=[0, 1, 2])],
+    ids=["objective", "box", "gaussian", "output", "multiclass"],
+)
+def test_linear_classifiers_sparse_match_dense(cls, params):
+    """Same clipped rows and noise; only the solver's float rounding differs (within its tolerance)."""
+    X, y = data()
+    if params.get("classes") == [0, 1, 2]:
+        y = y + (X[:, 0] > 1.5)
+    params = {"classes": [0, 1], "data_norm": 3.0, **params}
+    w = np.random.default_rng(2).random(X.shape[0])
+    sparse, dense = fit_both(lambda: cls(epsilon=1.0, **params), X, y, sample_weight=w)
+    assert_allclose(sparse.coef_, dense.coef_, atol=1e-7)
+    assert_allclose(sparse.intercept_, dense.intercept_, atol=1e-7)
+    assert_allclose(sparse.decision_function(sp.csr_matrix(X)), dense.decision_function(X), atol=1e-6)
+
+
+def test_logistic_regression_many_sparse_features_uses_no_dense_hessian(monkeypatch):
+    """Check the conjugate-gradient Newton steps: with 3000 features no Hessian is formed,
+    and the fit equals the dense fit (which solves with the Hessian) within the tolerance."""
+    from dpsk.linear_model import _erm
+
+    rng = np.random.default_rng(3)
+    X = sp.random(600, 3000, density=0.003, random_state=3, format="csr") * 2
+    y = (X @ rng.normal(size=3000) > 0).astype(int)
+    make = lambda: LogisticRegression(epsilon=1.0, data_norm=2.0, classes=[0, 1])  # noqa: E731
+    dense = make().set_params(random_state=np.random.PCG64(0)).fit(X.toarray(), y)
+
+    def no_hessian(self, second):
+        raise AssertionError("dense Hessian formed")
+
+    monkeypatch.setattr(_erm._Objective, "hessian", no_hessian)
+    sparse = make().set_params(random_state=np.random.PCG64(0)).fit(X, y)
+    assert_allclose(sparse.coef_, dense.coef_, atol=1e-6)
+
+
+def test_float32_sparse_keeps_float32():
+    X, y = data(dtype=np.float32)
+    M = sp.csr_matrix(X)
+    assert LogisticRegression(epsilon=1.0, data_norm=3.0, classes=[0, 1]).fit(M, y).coef_.dtype == np.float32
+    scaler = StandardScaler(epsilon=1.0, bounds=(0.0, 3.0), with_mean=False).fit(M)
+    assert scaler.var_.dtype == np.float32 and scaler.transform(M).dtype == np.float32
+    assert sp.issparse(scaler.transform(M))
+
+
+def test_standard_scaler_sparse_transform_keeps_sparsity():
+    X, _ = data()
+    scaler = StandardScaler(epsilon=1.0, bounds=(0.0, 3.0), with_mean=False, random_state=0).fit(X)
+    out = scaler.transform(sp.csr_matrix(X))
+    assert sp.issparse(out) and out.nnz == sp.csr_matrix(X).nnz
+    assert_allclose(out.toarray(), scaler.transform(X))
+    assert_allclose(scaler.inverse_transform(out).toarray(), X)
+
+
+@pytest.mark.parametrize(
+    "estimator, error, match",
+    [
+        (StandardScaler(epsilon=1.0, bounds=(0.0, 3.0)), ValueError, "Cannot center sparse matrices"),
+        (MinMaxScaler(epsilon=1.0, bounds=(0.0, 3.0)), TypeError, "does not support sparse input.*StandardScaler"),
+        (PCA(2, epsilon=1.0, data_norm=3.0), TypeError, "does not support sparse input.*TruncatedSVD"),
+        (BernoulliNB(epsilon=1.0, binarize=-1.0, classes=[0, 1]), ValueError, "threshold < 0"),
+        (CategoricalNB(epsilon=1.0, n_categories=4, classes=[0, 1]), TypeError, "[Ss]parse data"),
+        (GaussianNB(epsilon=1.0, bounds=(0.0, 3.0), classes=[0, 1]), TypeError, "[Ss]parse data"),
+        (MultinomialNB(epsilon=1.0, data_norm=3.0, classes=[0, 1], on_invalid="drop"), TypeError, "sparse X"),
+        (LogisticRegression(epsilon=1.0, bounds=(1.0, 3.0), classes=[0, 1]), ValueError, "implicit zeros"),
+    ],
+    ids=lambda v: type(v).__name__ if not isinstance(v, (type, str)) else "",
+)
+def test_no_sparse_path_says_so(estimator, error, match):
+    X, y = data()
+    with pytest.raises(error, match=match):
+        estimator.fit(sp.csr_matrix(X), y)
+
+
+def test_refusals_spend_nothing():
+    from dpsk.accounting import BudgetAccountant
+
+    acc = BudgetAccountant(epsilon=10.0)
+    X, _ = data()
+    for est in (MinMaxScaler(epsilon=1.0, bounds=(0.0, 3.0)), PCA(2, epsilon=1.0, data_norm=3.0)):
+        with pytest.raises(TypeError):
+            est.set_params(accountant=acc).fit(sp.csr_matrix(X))
+    assert len(acc) == 0 and acc.spent_budget == []
+
+
+# --------------------------------------------------------------------------------------
+# Pipelines: sparse all the way (no n_samples x n_features dense copy)
+# --------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def no_densifying(monkeypatch):
+    """Make densifying a matrix with many rows (the data, not a d x d product) an error."""
+    from scipy.sparse import _base, _compressed, _coo
+
+    def guard(original):
+        def toarray(self, *args, **kwargs):
+            if self.shape[0] >= 500:
+                raise AssertionError(f"a {self.shape} sparse matrix was densified")
+            return original(self, *args, **kwargs)
+
+        return toarray
+
+    for cls in (_base._spbase, _compressed._cs_matrix, _coo._coo_base):
+        for method in ("toarray", "todense"):
+            if method in vars(cls):
+                monkeypatch.setattr(cls, method, guard(vars(cls)[method]))
+
+
+def test_count_vectorizer_multinomial_nb_stays_sparse(no_densifying):
+    rng = np.random.default_rng(4)
+    words = np.array([f"w{i}" for i in range(300)])
+    topics = [rng.choice(300, 40, replace=False) for _ in range(2)]
+    y = rng.integers(0, 2, 2000)
+    docs = [" ".join(words[rng.choice(topics[label], 12)]) for label in y]
+    model = make_pipeline(CountVectorizer(), MultinomialNB(epsilon=1.0, data_norm=12.0, classes=[0, 1], random_state=0))
+    model.fit(docs, y)
+    assert model.score(docs, y) > 0.9
+
+
+def test_one_hot_column_transformer_logistic_regression_stays_sparse(no_densifying):
+    rng = np.random.default_rng(5)
+    X = np.column_stack([rng.integers(0, 30, 3000), rng.integers(0, 20, 3000)]).astype(str)
+    y = (X[:, 0].astype(int) < 15).astype(int)
+    encode = ColumnTransformer([("onehot", OneHotEncoder(handle_unknown="ignore"), [0, 1])])
+    model = make_pipeline(
+        encode, LogisticRegression(epsilon=5.0, data_norm=np.sqrt(2.0), classes=[0, 1], random_state=0)
+    )
+    model.fit(X, y)
+    assert sp.issparse(encode.transform(X))
+    assert model.score(X, y) > 0.8
