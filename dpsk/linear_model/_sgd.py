@@ -22,7 +22,7 @@ from dpsk.utils import _dpsgd
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._dpsgd import DPSGD_CONSTRAINTS, DPSGD_DOCS, DPSGDMixin, privacy_paragraph
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_classes
+from dpsk.utils.validation import _check_sample_weight_dp, release_generator
 
 __all__ = ["SGDClassifier", "SGDRegressor"]
 
@@ -158,16 +158,7 @@ class _BaseDPSGD(DPSGDMixin, DPEstimatorMixin, BaseEstimator):
         the public ``n_samples`` alone, continuing from the fitted coefficients if any.
         """
         warm = partial and hasattr(self, "coef_")
-        if partial:
-            if self.n_samples is None:
-                raise ValueError(
-                    "partial_fit needs the public n_samples hint (the number of rows of each batch): "
-                    "the privacy cost of a call must be known before its data is read."
-                )
-            plan = self._plan(self.n_samples, self.epsilon, epochs=1)
-            self._check_privacy_budget(_dpsgd.steps_event(plan.q, plan.steps, plan.sigma))
-        else:
-            plan = self._check_dpsgd_budget()
+        plan = self._check_partial_budget() if partial else self._check_dpsgd_budget()
         X, y = validate_data(
             self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=self._y_numeric, reset=not warm
         )
@@ -368,14 +359,7 @@ class SGDClassifier(ClassifierMixin, _BaseDPSGD):
             The fitted estimator.
         """
 
-        def targets(y):
-            classes, y_index = resolve_classes(self, self.classes, y)
-            self.classes_ = classes
-            if classes.size == 2:
-                return np.where(y_index == 1, 1.0, -1.0)[:, None]
-            return np.where(y_index[:, None] == np.arange(classes.size), 1.0, -1.0)
-
-        return self._fit_linear(X, y, sample_weight, targets)
+        return self._fit_linear(X, y, sample_weight, lambda y: _dpsgd.class_targets(self, self.classes, y, -1.0))
 
     @_fit_context(prefer_skip_nested_validation=True)
     @Substitution(sample_weight=_shared_docs["sample_weight"], partial_fit=_PARTIAL_FIT_DOC)
@@ -395,18 +379,10 @@ class SGDClassifier(ClassifierMixin, _BaseDPSGD):
             The updated estimator.
         """
 
-        def targets(y):
-            if hasattr(self, "classes_"):
-                public = self.classes_
-            else:
-                public = classes if classes is not None else self.classes
-            known, y_index = resolve_classes(self, public, y)
-            self.classes_ = known
-            if known.size == 2:
-                return np.where(y_index == 1, 1.0, -1.0)[:, None]
-            return np.where(y_index[:, None] == np.arange(known.size), 1.0, -1.0)
-
-        return self._fit_linear(X, y, sample_weight, targets, partial=True)
+        public = _dpsgd.partial_classes(self, classes)
+        return self._fit_linear(
+            X, y, sample_weight, lambda y: _dpsgd.class_targets(self, public, y, -1.0), partial=True
+        )
 
     def decision_function(self, X):
         """Signed score of each class (of ``classes_[1]`` when binary).

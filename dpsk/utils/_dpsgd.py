@@ -65,6 +65,7 @@ from dpsk.accounting._calibration import round_down, split_epsilon
 from dpsk.accounting._events import budget_event
 from dpsk.mechanisms import DiscreteLaplace
 from dpsk.utils._sklearn_compat import Interval, StrOptions
+from dpsk.utils.validation import resolve_classes
 
 __all__ = [
     "COUNT_SHARE",
@@ -73,6 +74,7 @@ __all__ = [
     "DPSGD_DOCS",
     "Plan",
     "batch_bound",
+    "class_targets",
     "clip_factors",
     "clip_margin",
     "covered_batch",
@@ -174,6 +176,28 @@ def clip_factors(norms, target, weights):
     return factor
 
 
+def class_targets(estimator, public, y, negative):
+    """Resolve the public classes (sets ``classes_``) and encode y for a classifier's loss.
+
+    One column when there are two classes (1 for ``classes_[1]``), one column per class
+    otherwise; 1.0 marks the row's class and ``negative`` the others (−1 for the linear
+    models' margin losses, 0 for the MLP's log-loss). ``public`` is the classes
+    parameter (or the fitted ``classes_`` of a continued ``partial_fit``).
+    """
+    classes, y_index = resolve_classes(estimator, public, y)
+    estimator.classes_ = classes
+    if classes.size == 2:
+        return np.where(y_index == 1, 1.0, negative)[:, None]
+    return np.where(y_index[:, None] == np.arange(classes.size), 1.0, negative)
+
+
+def partial_classes(estimator, classes):
+    """The public classes of a ``partial_fit`` call: the fitted ones, else ``classes``, else the parameter."""
+    if hasattr(estimator, "classes_"):
+        return estimator.classes_
+    return classes if classes is not None else estimator.classes
+
+
 def run_steps(n, clipped_sum, update, *, plan, clip_norm, width, rng):
     """The DP-SGD loop: T steps of Poisson batch, clipped sum, Gaussian noise, update.
 
@@ -248,6 +272,17 @@ class DPSGDMixin:
             return plan
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
         return None
+
+    def _check_partial_budget(self):
+        """``partial_fit``: one epoch planned from the public ``n_samples`` (required), checked before the data."""
+        if self.n_samples is None:
+            raise ValueError(
+                "partial_fit needs the public n_samples hint (the number of rows of each batch): "
+                "the privacy cost of a call must be known before its data is read."
+            )
+        plan = self._plan(self.n_samples, self.epsilon, epochs=1)
+        self._check_privacy_budget(steps_event(plan.q, plan.steps, plan.sigma))
+        return plan
 
     def _spend_dpsgd(self, plan, n_rows, rng):
         """Draw the private count if needed, then spend the fit's one event; returns (plan, n_public)."""

@@ -287,3 +287,100 @@ def test_noise_decreases_with_epsilon_from_a_fixed_initialisation(monkeypatch):
         return float(np.var(np.stack(fits)))
 
     assert spread(50.0) < 0.25 * spread(0.5)
+
+
+# ------------------------------------------------------------------ default learning rate
+
+
+def test_auto_learning_rate_is_the_fixed_horizon_rule():
+    """Check "auto" is c/√T from the public plan: 0.3/√T for Adam, 3/√T for SGD, stored in learning_rate_."""
+    X, y = _data(2000)
+    for solver, c in (("adam", 0.3), ("sgd", 3.0)):
+        clf = MLPClassifier((4,), solver=solver, noise_multiplier=1.0, n_samples=2000, classes=[0, 1], max_iter=2)
+        clf.fit(X, y)
+        q, steps, _ = engine.plan_steps(256, 2, 2000)
+        assert clf.n_steps_ == steps
+        assert clf.learning_rate_ == pytest.approx(c / np.sqrt(steps))
+
+
+def test_default_network_learns_on_two_thousand_rows():
+    """Check the defaults learn on a small data set at ε = 1 (scikit-learn's fixed 0.001 stayed near chance)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 10))
+    y = (X[:, :3] @ [1.5, -1.0, 1.0] + 0.3 * rng.normal(size=4000) > 0).astype(int)
+    clf = MLPClassifier((32,), epsilon=1.0, n_samples=2000, classes=[0, 1], max_iter=5, random_state=0)
+    assert clf.fit(X[:2000], y[:2000]).score(X[2000:], y[2000:]) > 0.8
+
+
+# ------------------------------------------------------------------ partial_fit
+
+
+def test_partial_fit_one_spend_per_call_of_one_epoch():
+    """Check each call is one release and one spend: the event of one epoch planned from n_samples."""
+    X, y = _data(200)
+    acc = BudgetAccountant()
+    clf = MLPClassifier((4,), epsilon=1.0, n_samples=200, batch_size=50, classes=[0, 1], accountant=acc, random_state=0)
+    q, steps, _ = engine.plan_steps(50, 1, 200)
+    expected = engine.steps_event(q, steps, engine.noise_multiplier(1.0, 1e-5, q, steps))
+    for _ in range(2):
+        with record_releases() as drawn:
+            clf.partial_fit(X, y)
+        assert drawn == [engine.step_event(q, clf.noise_multiplier_)] * steps
+        assert clf.privacy_spent_ == expected
+    assert len(acc.spent_budget) == 2 and all(event == expected for event in acc.spent_budget)
+    assert clf.n_steps_ == 2 * steps and clf.n_iter_ == 2
+
+
+def _deterministic_init(layer_units, activation, rng):
+    # A fixed, data-independent initialisation, so that fits can be compared across calls.
+    coefs = [np.linspace(-0.5, 0.5, a * b).reshape(a, b) for a, b in zip(layer_units[:-1], layer_units[1:])]
+    return coefs, [np.full(b, 0.1) for b in layer_units[1:]]
+
+
+@pytest.mark.parametrize("solver", ["adam", "sgd"])
+@pytest.mark.parametrize("Est, extra", [(MLPClassifier, {"classes": [0, 1]}), (MLPRegressor, {})])
+def test_partial_fit_continues_from_the_weights_and_the_solver(monkeypatch, Est, extra, solver):
+    """Check a call starts where the previous one stopped (weights and solver state): two calls = two epochs."""
+    monkeypatch.setattr(mlp, "_init_parameters", _deterministic_init)
+    X, y = _data(100)
+    y = y if Est is MLPClassifier else X @ [1.0, -1.0, 0.5]
+    params = dict(epsilon=np.inf, n_samples=100, batch_size="full", learning_rate_init=0.05, random_state=0, **extra)
+    online = Est((3,), solver=solver, **params)
+    online.partial_fit(X, y).partial_fit(X, y)
+    batch = Est((3,), solver=solver, max_iter=2, **params).fit(X, y)
+    once = Est((3,), solver=solver, **params).partial_fit(X, y)
+    for a, b, c in zip(online.coefs_ + online.intercepts_, batch.coefs_ + batch.intercepts_, once.coefs_):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+        assert not np.allclose(a, c)
+    assert online.n_iter_ == 2
+
+
+@pytest.mark.parametrize(
+    "params, call",
+    [
+        ({"classes": [0, 1]}, {}),  # no public n_samples
+        ({"n_samples": 200}, {"y": np.ones(200)}),  # one class, none public
+        ({"n_samples": 200, "classes": [0, 1]}, {"y": np.full(200, 2)}),  # a label outside the classes
+        ({"n_samples": 200, "classes": [0, 1]}, {"X": np.full((200, 3), np.nan)}),
+        ({"n_samples": 200, "classes": [0, 1], "clip_norm": 0.0}, {}),
+    ],
+)
+def test_partial_fit_bad_input_refused_before_any_spend(params, call):
+    X, y = _data(200)
+    acc = BudgetAccountant()
+    clf = MLPClassifier((4,), epsilon=1.0, accountant=acc, random_state=0, **params)
+    with record_releases() as drawn, pytest.raises(ValueError):
+        clf.partial_fit(call.get("X", X), call.get("y", y))
+    assert len(acc.spent_budget) == 0 and drawn == []
+
+
+def test_partial_fit_budget_checked_before_the_data_is_read():
+    from dpsk.exceptions import BudgetExceededError
+
+    acc = BudgetAccountant(epsilon=1.2, delta=1e-5)
+    clf = MLPClassifier((4,), epsilon=1.0, n_samples=200, classes=[0, 1], accountant=acc, random_state=0)
+    X, y = _data(200)
+    clf.partial_fit(X, y)
+    with pytest.raises(BudgetExceededError):
+        clf.partial_fit(np.full((200, 3), np.nan), y)
+    assert len(acc.spent_budget) == 1
