@@ -64,26 +64,43 @@ LOSSES = {
 }
 
 
-def clipped_gradient_sum(rows, targets, coef, loss_grad, clip_norm, weights, huber_epsilon=None, *, target=None):
-    """Σ_i w_i·min(1, t/‖G_i‖)·G_i with G_i = r_i x_iᵀ, and the per-row clipping factors.
+def clipped_gradient_sum(
+    rows, targets, coef, loss_grad, clip_norm, weights, huber_epsilon=None, *, target=None, intercept=False
+):
+    """Σ_i w_i·min(1, t/‖G_i‖)·G_i with G_i = r_i x̃_iᵀ, and the per-row clipping factors.
 
-    ``rows`` (b, p) already hold the intercept column; ``coef`` (k, p). ‖G_i‖ = ‖r_i‖‖x_i‖,
-    so nothing of shape (b, k, p) is formed. The clip target t is ``target`` (the fit's,
-    from :func:`dpsk.utils._dpsgd.clip_margin`), by default C·(1 − 2⁻³⁰).
+    ``coef`` (k, p). Without ``intercept``, ``rows`` (b, p) are the x̃_i (holding an
+    intercept column if any); with it, ``rows`` (b, p − 1) are the x_i and x̃_i = [x_i, 1]
+    is never formed (no copy of the data: ‖x̃_i‖² = ‖x_i‖² + 1, the last column of the
+    sum is Σ_i c_i r_i). ‖G_i‖ = ‖r_i‖‖x̃_i‖, so nothing of shape (b, k, p) is formed.
+    The clip target t is ``target`` (the fit's, from :func:`dpsk.utils._dpsgd.clip_margin`),
+    by default C·(1 − 2⁻³⁰).
     """
-    z = rows @ coef.T
+    if intercept:
+        z = rows @ coef[:, :-1].T + coef[:, -1]
+        row_sq = np.einsum("ij,ij->i", rows, rows) + 1.0
+    else:
+        z = rows @ coef.T
+        row_sq = np.einsum("ij,ij->i", rows, rows)
     r = loss_grad(z, targets, huber_epsilon)
-    norms = np.sqrt(np.einsum("ij,ij->i", r, r)) * np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    norms = np.sqrt(np.einsum("ij,ij->i", r, r)) * np.sqrt(row_sq)
     factor = _dpsgd.clip_factors(norms, clip_norm * _CLIP_MARGIN if target is None else target, weights)
     scaled = r * factor[:, None]
     if not np.all(np.isfinite(norms)):
         scaled[~np.isfinite(norms)] = 0.0  # overflowing rows contribute nothing (not NaN)
-    return scaled.T @ rows, factor
+    total = scaled.T @ rows
+    if intercept:
+        total = np.hstack([total, scaled.sum(axis=0)[:, None]])
+    return total, factor
 
 
-def run_dpsgd(rows, targets, n_outputs, *, loss_grad, plan, rng, weights, params, init=None):
-    """DP-SGD (Poisson batches) or DP-GD (q = 1) on rows (n, p) from ``init`` (zeros); returns coef (k, p)."""
-    n, p = rows.shape
+def run_dpsgd(X, targets, n_outputs, *, loss_grad, plan, rng, weights, params, init=None):
+    """DP-SGD (Poisson batches) or DP-GD (q = 1) on X (n, d) from ``init`` (zeros); returns coef (k, p).
+
+    p = d + 1 with an intercept (its coefficient last), d otherwise. X is read one batch
+    at a time (float64 per batch): no copy of the whole data.
+    """
+    n, p = X.shape[0], X.shape[1] + bool(params["fit_intercept"])
     coef = np.zeros((n_outputs, p)) if init is None else np.array(init, dtype=np.float64).reshape(n_outputs, p)
     eta, alpha = float(params["eta0"]), float(params["alpha"])
     penalised = np.ones(p)
@@ -92,8 +109,17 @@ def run_dpsgd(rows, targets, n_outputs, *, loss_grad, plan, rng, weights, params
 
     def clipped_sum(idx, target):
         w = None if weights is None else weights[idx]
+        rows = np.asarray(X[idx], dtype=np.float64)
         total, _ = clipped_gradient_sum(
-            rows[idx], targets[idx], coef, loss_grad, None, w, params.get("huber_epsilon"), target=target
+            rows,
+            targets[idx],
+            coef,
+            loss_grad,
+            None,
+            w,
+            params.get("huber_epsilon"),
+            target=target,
+            intercept=params["fit_intercept"],
         )
         return [total]
 
@@ -166,15 +192,12 @@ class _BaseDPSGD(DPSGDMixin, DPEstimatorMixin, BaseEstimator):
         targets = prepare_targets(y)
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
         plan, n_public = self._spend_dpsgd(plan, X.shape[0], rng)
-        rows = X.astype(np.float64)
-        if self.fit_intercept:
-            rows = np.hstack([rows, np.ones((rows.shape[0], 1))])
         init = None
         if warm:
             init = np.hstack([np.reshape(self.coef_, (targets.shape[1], -1)), np.reshape(self.intercept_, (-1, 1))])
             init = init if self.fit_intercept else init[:, :-1]
         coef = run_dpsgd(
-            rows,
+            X,
             targets,
             targets.shape[1],
             loss_grad=LOSSES[self.loss],

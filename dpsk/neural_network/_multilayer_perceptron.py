@@ -346,13 +346,19 @@ class _BaseDPMLP(DPSGDMixin, DPEstimatorMixin, BaseEstimator):
                 float(self.beta_1),
                 float(self.beta_2),
             )
-        rows = X.astype(np.float64)
         alpha, layers = float(self.alpha), len(coefs)
 
         def clipped_sum(idx, target):
             w = None if sample_weight is None else sample_weight[idx]
             coef_sums, intercept_sums, _ = clipped_gradient_sums(
-                coefs, intercepts, rows[idx], targets[idx], w, target, self.activation, out_activation
+                coefs,
+                intercepts,
+                np.asarray(X[idx], dtype=np.float64),  # one batch at a time: no copy of the whole data
+                targets[idx],
+                w,
+                target,
+                self.activation,
+                out_activation,
             )
             return [*coef_sums, *intercept_sums]
 

@@ -160,7 +160,7 @@ _RELEASE_TAG = 0x6470736B  # "dpsk"
 #: releases of the same data and statistic reveals nothing).
 _NOT_RELEASE_PARAMS = ("random_state", "accountant", "n_jobs", "verbose", "pre_dispatch")
 #: Elements per chunk when hashing large arrays (bounded temporary memory).
-_CHUNK = 1 << 20
+_CHUNK = 1 << 16
 
 
 def _update_text(h, tag, text):
@@ -199,7 +199,8 @@ def _update_array(h, value):
     if kind in "fbiu":
         h.update(b"f")
         for start in range(0, flat.size, _CHUNK):
-            h.update(flat[start : start + _CHUNK].astype(np.float64).tobytes())
+            # hashed in place when already float64 (no copy of the data; same bytes, same digest)
+            h.update(np.ascontiguousarray(flat[start : start + _CHUNK], dtype=np.float64).data)
     elif kind == "int64":
         h.update(b"i" + flat.astype(flat.dtype.newbyteorder("<")).tobytes())
     elif kind in "USc":

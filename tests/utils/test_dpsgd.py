@@ -49,3 +49,46 @@ def test_full_batch_fit_clips_with_the_margin_of_its_batch_bound(monkeypatch):
     y = (X[:, 0] > 0).astype(int)
     SGDClassifier(noise_multiplier=1.0, batch_size="full", max_iter=1, n_samples=32_561, classes=[0, 1]).fit(X, y)
     assert targets == [1.0 - 2.0**-17]
+
+
+def test_intercept_without_the_ones_column_matches_the_stacked_rows():
+    """Check the linear models' clipped sum with intercept=True equals the one on [x, 1] rows."""
+    from dpsk.linear_model import _sgd
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 4)) * 3
+    targets = np.where(rng.random((40, 3)) < 0.5, -1.0, 1.0)
+    coef = rng.normal(size=(3, 5))
+    weights = rng.random(40)
+    stacked, f1 = _sgd.clipped_gradient_sum(
+        np.hstack([X, np.ones((40, 1))]), targets, coef, _sgd.LOSSES["hinge"], 0.5, weights
+    )
+    direct, f2 = _sgd.clipped_gradient_sum(X, targets, coef, _sgd.LOSSES["hinge"], 0.5, weights, intercept=True)
+    np.testing.assert_allclose(direct, stacked, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(f2, f1, rtol=1e-12)
+
+
+@pytest.mark.parametrize("estimator", ["sgd", "mlp"])
+def test_fit_does_not_copy_the_data(estimator):
+    """Check peak extra memory of a fit is well below the data's size (batches are read one at a time).
+
+    The fits used to copy X whole (float64 copy, plus the intercept column for the
+    linear models): 1× to 2× X's bytes.
+    """
+    import tracemalloc
+
+    from dpsk.neural_network import MLPClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20_000, 60))
+    y = (X[:, 0] > 0).astype(int)
+    params = dict(noise_multiplier=1.0, n_samples=20_000, classes=[0, 1], max_iter=1, random_state=0)
+    model = SGDClassifier(**params) if estimator == "sgd" else MLPClassifier((8,), **params)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        model.fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.25 * X.nbytes, peak / X.nbytes
