@@ -33,6 +33,7 @@ Usage::
 
 import sys
 import time
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -41,20 +42,70 @@ from sklearn.linear_model import SGDClassifier as SkSGD
 from dpsk.datasets import load_adult
 from dpsk.linear_model import LogisticRegression, SGDClassifier
 
+COLUMNS = (
+    ("model", "<28", "s"),
+    ("ε", ">6", "g"),
+    ("accuracy", ">10", ".4f"),
+    ("fit s", ">8", ".2f"),
+    ("peak MiB", ">10", ".1f"),
+)
 
-def _row(model, epsilon, accuracy, seconds):
-    return {"model": model, "ε": epsilon, "accuracy": round(float(accuracy), 4), "fit s": round(float(seconds), 2)}
+
+def peak_mib(fit):
+    """Peak memory (MiB) that ``fit()`` allocates beyond what was allocated before it (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        fit()
+        return (tracemalloc.get_traced_memory()[1] - base) / 2**20
+    finally:
+        tracemalloc.stop()
 
 
-def run(quick=False):
-    """One row per (model, ε): mean test accuracy and median fit seconds."""
+def measure(name, epsilon, make, X, y, Xt, yt, seeds):
+    """A row: mean test accuracy and median fit seconds over the seeds, peak extra memory of one more fit.
+
+    The memory fit is separate (seed 0, after the timed ones, so σ's calibration is
+    cached): tracemalloc slows allocation-heavy code and would distort the times.
+    """
+    scores, times = [], []
+    for seed in seeds:
+        t = time.perf_counter()
+        model = make(seed).fit(X, y)
+        times.append(time.perf_counter() - t)
+        scores.append(model.score(Xt, yt))
+    return {
+        "model": name,
+        "ε": epsilon,
+        "accuracy": round(float(np.mean(scores)), 4),
+        "fit s": round(float(np.median(times)), 2),
+        "peak MiB": round(peak_mib(lambda: make(seeds[0]).fit(X, y)), 1),
+    }
+
+
+def print_table(rows):
+    """The rows as an aligned text table (the command line's output)."""
+    print("".join(f"{'eps' if c == 'ε' else c:{align}}" for c, align, _ in COLUMNS))
+    for r in rows:
+        print("".join(f"{r[c]:{align}{kind}}" for c, align, kind in COLUMNS))
+
+
+def seeds_from_argv(default):
+    """``--seeds N`` on the command line (fewer seeds on a shared machine), else ``default``."""
+    if "--seeds" in sys.argv:
+        return list(range(int(sys.argv[sys.argv.index("--seeds") + 1])))
+    return list(range(default))
+
+
+def run(quick=False, seeds=None):
+    """One row per (model, ε): mean test accuracy, median fit seconds, peak extra MiB."""
     warnings.simplefilter("ignore")
     rows = []
     data = load_adult()
     X, y = data.data, data.target
     Xt, yt = load_adult(subset="test", return_X_y=True)
     epsilons = [1.0] if quick else [0.5, 1.0, 4.0]
-    seeds = [0] if quick else [0, 1, 2, 3, 4]
+    seeds = [0] if quick else (seeds or list(range(5)))
     for eps in epsilons:
         for name, make in (
             (
@@ -68,24 +119,11 @@ def run(quick=False):
                 ),
             ),
         ):
-            scores, times = [], []
-            for seed in seeds:
-                t = time.perf_counter()
-                model = make(seed).fit(X, y)
-                times.append(time.perf_counter() - t)
-                scores.append(model.score(Xt, yt))
-            rows.append(_row(name, eps, np.mean(scores), np.median(times)))
-    scores, times = [], []
-    for seed in seeds:
-        t = time.perf_counter()
-        model = SkSGD(loss="log_loss", random_state=seed).fit(X, y)
-        times.append(time.perf_counter() - t)
-        scores.append(model.score(Xt, yt))
-    rows.append(_row("sklearn SGDClassifier", float("inf"), np.mean(scores), np.median(times)))
+            rows.append(measure(name, eps, make, X, y, Xt, yt, seeds))
+    make = lambda s: SkSGD(loss="log_loss", random_state=s)  # noqa: E731
+    rows.append(measure("sklearn SGDClassifier", float("inf"), make, X, y, Xt, yt, seeds))
     return rows
 
 
 if __name__ == "__main__":
-    print(f"{'model':<28}{'eps':>6}{'accuracy':>10}{'fit s':>8}")
-    for r in run(quick="--quick" in sys.argv):
-        print(f"{r['model']:<28}{r['ε']:>6g}{r['accuracy']:>10.4f}{r['fit s']:>8.2f}")
+    print_table(run(quick="--quick" in sys.argv, seeds=seeds_from_argv(5)))

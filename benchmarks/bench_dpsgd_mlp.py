@@ -33,10 +33,9 @@ Usage::
 """
 
 import sys
-import time
 import warnings
 
-import numpy as np
+from bench_dpsgd import measure, print_table, seeds_from_argv
 from sklearn.neural_network import MLPClassifier as SkMLP
 
 from dpsk.datasets import load_adult
@@ -44,29 +43,15 @@ from dpsk.linear_model import SGDClassifier
 from dpsk.neural_network import MLPClassifier
 
 
-def _run(make, X, y, Xt, yt, seeds):
-    scores, times = [], []
-    for seed in seeds:
-        t = time.perf_counter()
-        model = make(seed).fit(X, y)
-        times.append(time.perf_counter() - t)
-        scores.append(model.score(Xt, yt))
-    return np.mean(scores), np.median(times)
-
-
-def _row(model, epsilon, accuracy, seconds):
-    return {"model": model, "ε": epsilon, "accuracy": round(float(accuracy), 4), "fit s": round(float(seconds), 2)}
-
-
-def run(quick=False):
-    """One row per (model, ε): mean test accuracy and median fit seconds."""
+def run(quick=False, seeds=None):
+    """One row per (model, ε): mean test accuracy, median fit seconds, peak extra MiB."""
     warnings.simplefilter("ignore")
     rows = []
     X, y = load_adult(return_X_y=True)
     Xt, yt = load_adult(subset="test", return_X_y=True)
     n = X.shape[0]
-    epsilons = [1.0] if quick else [1.0, 3.0, 8.0]
-    seeds = [0] if quick else [0, 1]
+    epsilons = [1.0] if quick else [0.5, 1.0, 4.0]
+    seeds = [0] if quick else (seeds or list(range(5)))
     for eps in epsilons:
         for name, make in (
             (
@@ -78,14 +63,11 @@ def run(quick=False):
                 lambda s, eps=eps: SGDClassifier(epsilon=eps, n_samples=n, classes=[0, 1], random_state=s),
             ),
         ):
-            acc, fit_s = _run(make, X, y, Xt, yt, seeds)
-            rows.append(_row(name, eps, acc, fit_s))
-    acc, fit_s = _run(lambda s: SkMLP((64,), batch_size=256, max_iter=15, random_state=s), X, y, Xt, yt, seeds)
-    rows.append(_row("sklearn MLPClassifier (64,)", float("inf"), acc, fit_s))
+            rows.append(measure(name, eps, make, X, y, Xt, yt, seeds))
+    make = lambda s: SkMLP((64,), batch_size=256, max_iter=15, random_state=s)  # noqa: E731
+    rows.append(measure("sklearn MLPClassifier (64,)", float("inf"), make, X, y, Xt, yt, seeds))
     return rows
 
 
 if __name__ == "__main__":
-    print(f"{'model':<28}{'eps':>6}{'accuracy':>10}{'fit s':>8}")
-    for r in run(quick="--quick" in sys.argv):
-        print(f"{r['model']:<28}{r['ε']:>6g}{r['accuracy']:>10.4f}{r['fit s']:>8.2f}")
+    print_table(run(quick="--quick" in sys.argv, seeds=seeds_from_argv(5)))

@@ -149,17 +149,10 @@ _SGD_DOCS = {
 }
 
 
-_PARTIAL_FIT_DOC = """More DP-SGD steps on new data: one epoch over X, one private release.
-
-        Continues from the fitted coefficients (from zeros on the first call). Each call
-        is its own spend of (``epsilon``, ``delta``), planned from the public
-        ``n_samples`` (the expected number of rows of each call's X, required) and
-        checked against the budget before X is read; the accountant composes the calls.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data of this call."""
+_PARTIAL_FIT_CLASSIFIER_DOC, _PARTIAL_FIT_REGRESSOR_DOC = (
+    _dpsgd.partial_fit_doc("the fitted coefficients (from zeros on the first call)", y_doc=y_doc)
+    for y_doc in (None, "y : array-like of shape (n_samples,)\n        Targets.")
+)
 
 
 def _parameters(names):
@@ -385,23 +378,9 @@ class SGDClassifier(ClassifierMixin, _BaseDPSGD):
         return self._fit_linear(X, y, sample_weight, lambda y: _dpsgd.class_targets(self, self.classes, y, -1.0))
 
     @_fit_context(prefer_skip_nested_validation=True)
-    @Substitution(sample_weight=_shared_docs["sample_weight"], partial_fit=_PARTIAL_FIT_DOC)
+    @Substitution(partial_fit=_PARTIAL_FIT_CLASSIFIER_DOC)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """{partial_fit}
-        y : array-like of shape (n_samples,)
-            Class labels, in the public classes.
-        classes : array-like of shape (n_classes,), default=None
-            All the classes (public), on the first call (or the ``classes`` parameter);
-            ignored afterwards. Neither given: the labels of the first call's y are used,
-            with a :class:`~dpsk.exceptions.PrivacyLeakWarning`, as in ``fit``.
-        {sample_weight}
-
-        Returns
-        -------
-        self : object
-            The updated estimator.
-        """
-
+        """{partial_fit}"""
         public = _dpsgd.partial_classes(self, classes)
         return self._fit_linear(
             X, y, sample_weight, lambda y: _dpsgd.class_targets(self, public, y, -1.0), partial=True
@@ -590,18 +569,9 @@ class SGDRegressor(RegressorMixin, _BaseDPSGD):
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    @Substitution(sample_weight=_shared_docs["sample_weight"], partial_fit=_PARTIAL_FIT_DOC)
+    @Substitution(partial_fit=_PARTIAL_FIT_REGRESSOR_DOC)
     def partial_fit(self, X, y, sample_weight=None):
-        """{partial_fit}
-        y : array-like of shape (n_samples,)
-            Targets.
-        {sample_weight}
-
-        Returns
-        -------
-        self : object
-            The updated estimator.
-        """
+        """{partial_fit}"""
         self._fit_linear(X, y, sample_weight, lambda y: np.asarray(y, dtype=np.float64).reshape(-1, 1), partial=True)
         self.coef_ = self.coef_.ravel()
         return self

@@ -258,19 +258,14 @@ _DIFFERENCES = """Differences from scikit-learn: ``max_iter`` is a fixed number 
     ``warm_start``; ``partial_fit`` is one epoch over the call's rows, a release of its
     own; ``sample_weight`` is clipped to [0, 1]."""
 
-_PARTIAL_FIT_DOC = """More DP-SGD steps on new data: one epoch over X, one private release.
-
-        Continues from the fitted weights and the solver's state (from a fresh
-        initialisation on the first call). Each call is its own spend of (``epsilon``,
-        ``delta``), planned from the public ``n_samples`` (the expected number of rows
-        of each call's X, required) and checked against the budget before X is read;
-        the accountant composes the calls. With ``learning_rate_init="auto"``, T is the
-        call's number of steps.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data of this call."""
+_PARTIAL_FIT_CLASSIFIER_DOC, _PARTIAL_FIT_REGRESSOR_DOC = (
+    _dpsgd.partial_fit_doc(
+        "the fitted weights and the solver's state (from a fresh initialisation on the first call)",
+        ' With ``learning_rate_init="auto"``, T is the call\'s number of steps.',
+        y_doc=y_doc,
+    )
+    for y_doc in (None, "y : array-like of shape (n_samples,) or (n_samples, n_outputs)\n        Targets.")
+)
 
 
 def _regression_targets(y):
@@ -515,22 +510,9 @@ class MLPClassifier(ClassifierMixin, _BaseDPMLP):
         return targets, "logistic" if targets.shape[1] == 1 else "softmax"
 
     @_fit_context(prefer_skip_nested_validation=True)
-    @Substitution(sample_weight=_shared_docs["sample_weight"], partial_fit=_PARTIAL_FIT_DOC)
+    @Substitution(partial_fit=_PARTIAL_FIT_CLASSIFIER_DOC)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """{partial_fit}
-        y : array-like of shape (n_samples,)
-            Class labels, in the public classes.
-        classes : array-like of shape (n_classes,), default=None
-            All the classes (public), on the first call (or the ``classes`` parameter);
-            ignored afterwards. Neither given: the labels of the first call's y are used,
-            with a :class:`~dpsk.exceptions.PrivacyLeakWarning`, as in ``fit``.
-        {sample_weight}
-
-        Returns
-        -------
-        self : object
-            The updated estimator.
-        """
+        """{partial_fit}"""
         public = _dpsgd.partial_classes(self, classes)
         return self._fit_mlp(X, y, sample_weight, lambda y: self._targets(public, y), partial=True)
 
@@ -694,18 +676,9 @@ class MLPRegressor(RegressorMixin, _BaseDPMLP):
         return self._fit_mlp(X, y, sample_weight, _regression_targets)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    @Substitution(sample_weight=_shared_docs["sample_weight"], partial_fit=_PARTIAL_FIT_DOC)
+    @Substitution(partial_fit=_PARTIAL_FIT_REGRESSOR_DOC)
     def partial_fit(self, X, y, sample_weight=None):
-        """{partial_fit}
-        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
-            Targets.
-        {sample_weight}
-
-        Returns
-        -------
-        self : object
-            The updated estimator.
-        """
+        """{partial_fit}"""
         return self._fit_mlp(X, y, sample_weight, _regression_targets, partial=True)
 
     def predict(self, X):

@@ -64,6 +64,7 @@ from dpsk.accounting import (
 from dpsk.accounting._calibration import round_down, split_epsilon
 from dpsk.accounting._events import budget_event
 from dpsk.mechanisms import DiscreteLaplace
+from dpsk.utils._docstring import _shared_docs
 from dpsk.utils._sklearn_compat import Interval, StrOptions
 from dpsk.utils.validation import resolve_classes
 
@@ -327,6 +328,44 @@ DPSGD_DOCS = {
         Number of epochs: T = max_iter·ceil(1/q) steps (``max_iter`` steps with
         ``batch_size="full"``). Every step costs privacy, so there is no early stopping.""",
 }
+
+
+def partial_fit_doc(state, extra="", *, y_doc=None):
+    """The docstring of a DP-SGD estimator's ``partial_fit``; ``state``: what a call continues from.
+
+    ``y_doc``: the class-level entry of ``y`` (default: a classifier's ``y`` and ``classes``).
+    """
+    y_doc = PARTIAL_FIT_CLASSES_DOC if y_doc is None else y_doc
+    indent = lambda text: text.replace("\n", "\n    ")  # noqa: E731  (class-level snippets, at method level)
+    return f"""More DP-SGD steps on new data: one epoch over X, one private release.
+
+        Continues from {state}.
+        Each call is its own spend of (``epsilon``, ``delta``), planned from the public
+        ``n_samples`` (the expected number of rows of each call's X, required) and
+        checked against the budget before X is read; the accountant composes the
+        calls.{extra}
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data of this call.
+        {indent(y_doc)}
+        {indent(_shared_docs["sample_weight"].strip(chr(10)))}
+
+        Returns
+        -------
+        self : object
+            The updated estimator.
+        """
+
+
+#: The ``y`` and ``classes`` entries of a DP-SGD classifier's ``partial_fit`` docstring.
+PARTIAL_FIT_CLASSES_DOC = """y : array-like of shape (n_samples,)
+        Class labels, in the public classes.
+    classes : array-like of shape (n_classes,), default=None
+        All the classes (public), on the first call (or the ``classes`` parameter);
+        ignored afterwards. Neither given: the labels of the first call's y are used,
+        with a :class:`~dpsk.exceptions.PrivacyLeakWarning`, as in ``fit``."""
 
 
 def privacy_paragraph(what, released):

@@ -144,3 +144,54 @@ def test_calibrated_sigma_is_below_the_rdp_calibration():
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if _opacus_rdp_epsilon(q, mid, steps, 1e-5) > 1.0 else (lo, mid)
     assert sigma < 0.95 * hi
+
+
+# ------------------------------------------------------------------ partial_fit protocol (SGD and MLP)
+
+
+def _partial_data(n=200):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 3))
+    return X, (X @ [1.0, -1.0, 0.5] > 0).astype(int)
+
+
+def _classifier(kind, **params):
+    from dpsk.neural_network import MLPClassifier
+
+    return SGDClassifier(**params) if kind == "sgd" else MLPClassifier((4,), **params)
+
+
+@pytest.mark.parametrize("kind", ["sgd", "mlp"])
+@pytest.mark.parametrize(
+    "params, call",
+    [
+        ({"classes": [0, 1]}, {}),  # no public n_samples
+        ({"n_samples": 200}, {"y": np.ones(200)}),  # one class, none public
+        ({"n_samples": 200, "classes": [0, 1]}, {"y": np.full(200, 2)}),  # a label outside the classes
+        ({"n_samples": 200, "classes": [0, 1]}, {"X": np.full((200, 3), np.nan)}),
+        ({"n_samples": 200, "classes": [0, 1], "clip_norm": 0.0}, {}),
+    ],
+)
+def test_partial_fit_bad_input_refused_before_any_spend(kind, params, call):
+    from dpsk.accounting import BudgetAccountant, record_releases
+
+    X, y = _partial_data()
+    acc = BudgetAccountant()
+    clf = _classifier(kind, epsilon=1.0, accountant=acc, random_state=0, **params)
+    with record_releases() as drawn, pytest.raises(ValueError):
+        clf.partial_fit(call.get("X", X), call.get("y", y))
+    assert len(acc.spent_budget) == 0 and drawn == []
+
+
+@pytest.mark.parametrize("kind", ["sgd", "mlp"])
+def test_partial_fit_budget_checked_before_the_data_is_read(kind):
+    from dpsk.accounting import BudgetAccountant
+    from dpsk.exceptions import BudgetExceededError
+
+    acc = BudgetAccountant(epsilon=1.2, delta=1e-5)
+    clf = _classifier(kind, epsilon=1.0, n_samples=200, classes=[0, 1], accountant=acc, random_state=0)
+    X, y = _partial_data()
+    clf.partial_fit(X, y)
+    with pytest.raises(BudgetExceededError):
+        clf.partial_fit(np.full((200, 3), np.nan), y)
+    assert len(acc.spent_budget) == 1
