@@ -9,26 +9,30 @@ given (public), dpsk's default hyper-parameters otherwise. Fit times include the
 multiplier's calibration (cached per (ε, δ, q, T) within a process, so only the first
 seed pays it). Opacus is not compared (not installed here; torch is not a dependency).
 
-Measured at issue 21's grid (ε ∈ {0.5, 1, 4}, 5 seeds, one run, OPENBLAS_NUM_THREADS=1,
-2 cores shared with a CI run, so the fit seconds are noisy; they are medians, so the
-calibration paid by the first seed is mostly not in them)::
+Each row also gives the peak memory one more fit allocates (tracemalloc; a separate fit,
+untimed). Measured at issue 21's grid with 3 seeds instead of 5 (one run,
+OPENBLAS_NUM_THREADS=1, 2 cores shared with up to eight other jobs, load average about
+11: the fit seconds are inflated several times and are medians)::
 
-    model                          eps  accuracy   fit s
-    dpsk SGDClassifier             0.5    0.8459    0.29
-    dpsk LogisticRegression        0.5    0.8454    0.26
-    dpsk SGDClassifier               1    0.8469    1.71
-    dpsk LogisticRegression          1    0.8467    0.28
-    dpsk SGDClassifier               4    0.8478    4.19
-    dpsk LogisticRegression          4    0.8474    2.06
-    sklearn SGDClassifier          inf    0.8462    0.19
+    model                          eps  accuracy   fit s  peak MiB
+    dpsk SGDClassifier             0.5    0.8455    3.30       0.8
+    dpsk LogisticRegression        0.5    0.8454    3.23      54.3
+    dpsk SGDClassifier               1    0.8467    3.36       0.8
+    dpsk LogisticRegression          1    0.8468    3.66      54.3
+    dpsk SGDClassifier               4    0.8476    4.38       0.8
+    dpsk LogisticRegression          4    0.8476    2.28      54.3
+    sklearn SGDClassifier          inf    0.8456    3.20       0.7
 
 Next to the issue's Opacus anchors on the same data and settings (0.8473 / 0.8469 /
-0.8473 at ε = 0.5 / 1 / 4, quoted, not run here) dpsk's defaults are within 0.0014.
+0.8473 at ε = 0.5 / 1 / 4, quoted, not run here) SGDClassifier is 0.0018 below at
+ε = 0.5 and within 0.0003 or above at ε ≥ 1. Before the fits read X one batch at a
+time, SGDClassifier's peak was 54 MiB (a float64 copy of X and an intercept column).
 
 Usage::
 
-    python benchmarks/bench_dpsgd.py            # ε ∈ {0.5, 1, 4} (issue 21's grid), 5 seeds
-    python benchmarks/bench_dpsgd.py --quick    # ε = 1, 1 seed
+    python benchmarks/bench_dpsgd.py              # ε ∈ {0.5, 1, 4} (issue 21's grid), 5 seeds
+    python benchmarks/bench_dpsgd.py --seeds 3    # fewer seeds on a shared machine
+    python benchmarks/bench_dpsgd.py --quick      # ε = 1, 1 seed
 """
 
 import sys
