@@ -242,6 +242,36 @@ def test_audit_accepts_dpsgd_mlp(monkeypatch, batch_size):
     assert result.passed, str(result)
 
 
+class _PartialFitted(MLPClassifier):
+    """The release of one ``partial_fit`` call, as an estimator the audit can fit.
+
+    The audit refits the same object once per seed: each fit drops the fitted weights so
+    that it is a first call (a continued call would compose all the previous ones).
+    """
+
+    def fit(self, X, y):
+        self.__dict__.pop("coefs_", None)
+        return self.partial_fit(X, y)
+
+
+@pytest.mark.audit
+def test_audit_accepts_partial_fit(monkeypatch):
+    """Check one partial_fit call (one epoch, Poisson q = 0.25) passes the audit at its declared cost."""
+    monkeypatch.setattr(mlp, "_init_parameters", _fixed_init)
+    params = _audited(batch_size=5).get_params()
+    result = _audit(_PartialFitted(**params))
+    assert result.passed, str(result)
+
+
+@pytest.mark.audit
+def test_audit_rejects_partial_fit_without_amplification(monkeypatch):
+    """Check the audit's power on partial_fit: every row in every step while q = 0.25 is declared is rejected."""
+    monkeypatch.setattr(mlp, "_init_parameters", _fixed_init)
+    monkeypatch.setattr(engine, "poisson_batch", lambda n, q, rng: slice(None))
+    result = _audit(_PartialFitted(**_audited(batch_size=5).get_params()))
+    assert not result.passed, str(result)
+
+
 @pytest.mark.audit
 def test_audit_rejects_missing_clipping(monkeypatch):
     """Check the audit's power: per-example gradients not clipped (noise still calibrated to C) are rejected."""

@@ -40,8 +40,8 @@ INIT_PARAMS = {
     # Full-batch steps (the checks' data sets are small): DP-GD, many epochs for accuracy.
     "SGDClassifier": dict(epsilon=1e4, max_iter=200, n_samples=100),  # partial_fit needs the public size
     "SGDRegressor": dict(epsilon=1e4, max_iter=200, n_samples=100),
-    "MLPClassifier": dict(epsilon=1e4, max_iter=100, hidden_layer_sizes=(16,), learning_rate_init=0.01, n_samples=100),
-    "MLPRegressor": dict(epsilon=1e4, max_iter=100, hidden_layer_sizes=(16,), learning_rate_init=0.01, n_samples=100),
+    "MLPClassifier": dict(epsilon=1e4, max_iter=100, hidden_layer_sizes=(16,), learning_rate_init=0.01),
+    "MLPRegressor": dict(epsilon=1e4, max_iter=100, hidden_layer_sizes=(16,), learning_rate_init=0.01),
     # Integer noise at ε = 1e4 is almost always 0: fits would not differ between seeds.
     "BernoulliNB": dict(epsilon=1.0),
     "CategoricalNB": dict(epsilon=1.0),
@@ -67,6 +67,9 @@ INIT_PARAMS = {
         estimator=ToyShiftedMeanClassifier(epsilon=1e4), param_distributions={"shift": [0.0, 0.1]}, epsilon=1e4
     ),
 }
+# partial_fit (one epoch per call) needs the public size, as for the SGD models.
+for _name in ("MLPClassifier", "MLPRegressor"):
+    INIT_PARAMS[_name] = {**INIT_PARAMS[_name], "n_samples": 100}
 
 #: scikit-learn checks expected to fail, by class name: {check name: reason}.
 EXPECTED_FAILED_CHECKS = {
