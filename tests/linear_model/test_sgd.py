@@ -278,6 +278,25 @@ def test_audit_accepts_dpsgd(batch_size):
     assert result.passed, str(result)
 
 
+class _PartialFitted(SGDClassifier):
+    """The release of one ``partial_fit`` call, as an estimator the audit can fit.
+
+    The audit refits the same object once per seed: each fit drops the coefficients so
+    that it is a first call (a continued call would compose all the previous ones).
+    """
+
+    def fit(self, X, y):
+        self.__dict__.pop("coef_", None)
+        return self.partial_fit(X, y)
+
+
+@pytest.mark.audit
+def test_audit_accepts_partial_fit():
+    """Check one partial_fit call (one epoch, Poisson q = 0.25) passes the audit at its declared cost."""
+    result = _audit(_PartialFitted(**_audited(batch_size=5).get_params()))
+    assert result.passed, str(result)
+
+
 @pytest.mark.audit
 def test_audit_rejects_missing_clipping(monkeypatch):
     """Check the audit's power: gradients not clipped (noise still calibrated to C) are rejected."""
