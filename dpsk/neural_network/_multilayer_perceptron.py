@@ -184,7 +184,7 @@ _MLP_DOCS = {
         training split, cut into training and validation parts, on all its rows and on a
         2,000-row sample). With scikit-learn's fixed 0.001, a fit of a few hundred
         noisy steps barely leaves its initialisation (a 2,000-row sample of Adult stays
-        at the majority class); the rule gives 0.027 there and 0.0076 on all of Adult
+        at the majority class); the rule gives 0.027 there and 0.0068 on all of Adult
         (batch 256, 15 epochs). Tuning it on private data costs privacy.""",
     "momentum": """momentum : float, default=0.9
         Nesterov momentum of ``solver="sgd"``.""",
