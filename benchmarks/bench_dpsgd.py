@@ -9,30 +9,35 @@ given (public), dpsk's default hyper-parameters otherwise. Fit times include the
 multiplier's calibration (cached per (ε, δ, q, T) within a process, so only the first
 seed pays it). Opacus is not compared (not installed here; torch is not a dependency).
 
-Measured at issue 21's grid (ε ∈ {0.5, 1, 4}, 5 seeds, one run, OPENBLAS_NUM_THREADS=1,
-2 cores shared with a CI run, so the fit seconds are noisy; they are medians, so the
-calibration paid by the first seed is mostly not in them)::
+Each row also gives the peak memory one more fit allocates (tracemalloc; a separate fit,
+untimed). Measured at issue 21's grid with 3 seeds instead of 5 (one run,
+OPENBLAS_NUM_THREADS=1, 2 cores shared with up to eight other jobs, load average about
+11: the fit seconds are inflated several times and are medians)::
 
-    model                          eps  accuracy   fit s
-    dpsk SGDClassifier             0.5    0.8459    0.29
-    dpsk LogisticRegression        0.5    0.8454    0.26
-    dpsk SGDClassifier               1    0.8469    1.71
-    dpsk LogisticRegression          1    0.8467    0.28
-    dpsk SGDClassifier               4    0.8478    4.19
-    dpsk LogisticRegression          4    0.8474    2.06
-    sklearn SGDClassifier          inf    0.8462    0.19
+    model                          eps  accuracy   fit s  peak MiB
+    dpsk SGDClassifier             0.5    0.8455    3.30       0.8
+    dpsk LogisticRegression        0.5    0.8454    3.23      54.3
+    dpsk SGDClassifier               1    0.8467    3.36       0.8
+    dpsk LogisticRegression          1    0.8468    3.66      54.3
+    dpsk SGDClassifier               4    0.8476    4.38       0.8
+    dpsk LogisticRegression          4    0.8476    2.28      54.3
+    sklearn SGDClassifier          inf    0.8456    3.20       0.7
 
 Next to the issue's Opacus anchors on the same data and settings (0.8473 / 0.8469 /
-0.8473 at ε = 0.5 / 1 / 4, quoted, not run here) dpsk's defaults are within 0.0014.
+0.8473 at ε = 0.5 / 1 / 4, quoted, not run here) SGDClassifier is 0.0018 below at
+ε = 0.5 and within 0.0003 or above at ε ≥ 1. Before the fits read X one batch at a
+time, SGDClassifier's peak was 54 MiB (a float64 copy of X and an intercept column).
 
 Usage::
 
-    python benchmarks/bench_dpsgd.py            # ε ∈ {0.5, 1, 4} (issue 21's grid), 5 seeds
-    python benchmarks/bench_dpsgd.py --quick    # ε = 1, 1 seed
+    python benchmarks/bench_dpsgd.py              # ε ∈ {0.5, 1, 4} (issue 21's grid), 5 seeds
+    python benchmarks/bench_dpsgd.py --seeds 3    # fewer seeds on a shared machine
+    python benchmarks/bench_dpsgd.py --quick      # ε = 1, 1 seed
 """
 
 import sys
 import time
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -41,20 +46,70 @@ from sklearn.linear_model import SGDClassifier as SkSGD
 from dpsk.datasets import load_adult
 from dpsk.linear_model import LogisticRegression, SGDClassifier
 
+COLUMNS = (
+    ("model", "<28", "s"),
+    ("ε", ">6", "g"),
+    ("accuracy", ">10", ".4f"),
+    ("fit s", ">8", ".2f"),
+    ("peak MiB", ">10", ".1f"),
+)
 
-def _row(model, epsilon, accuracy, seconds):
-    return {"model": model, "ε": epsilon, "accuracy": round(float(accuracy), 4), "fit s": round(float(seconds), 2)}
+
+def peak_mib(fit):
+    """Peak memory (MiB) that ``fit()`` allocates beyond what was allocated before it (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        fit()
+        return (tracemalloc.get_traced_memory()[1] - base) / 2**20
+    finally:
+        tracemalloc.stop()
 
 
-def run(quick=False):
-    """One row per (model, ε): mean test accuracy and median fit seconds."""
+def measure(name, epsilon, make, X, y, Xt, yt, seeds):
+    """A row: mean test accuracy and median fit seconds over the seeds, peak extra memory of one more fit.
+
+    The memory fit is separate (seed 0, after the timed ones, so σ's calibration is
+    cached): tracemalloc slows allocation-heavy code and would distort the times.
+    """
+    scores, times = [], []
+    for seed in seeds:
+        t = time.perf_counter()
+        model = make(seed).fit(X, y)
+        times.append(time.perf_counter() - t)
+        scores.append(model.score(Xt, yt))
+    return {
+        "model": name,
+        "ε": epsilon,
+        "accuracy": round(float(np.mean(scores)), 4),
+        "fit s": round(float(np.median(times)), 2),
+        "peak MiB": round(peak_mib(lambda: make(seeds[0]).fit(X, y)), 1),
+    }
+
+
+def print_table(rows):
+    """The rows as an aligned text table (the command line's output)."""
+    print("".join(f"{'eps' if c == 'ε' else c:{align}}" for c, align, _ in COLUMNS))
+    for r in rows:
+        print("".join(f"{r[c]:{align}{kind}}" for c, align, kind in COLUMNS))
+
+
+def seeds_from_argv(default):
+    """``--seeds N`` on the command line (fewer seeds on a shared machine), else ``default``."""
+    if "--seeds" in sys.argv:
+        return list(range(int(sys.argv[sys.argv.index("--seeds") + 1])))
+    return list(range(default))
+
+
+def run(quick=False, seeds=None):
+    """One row per (model, ε): mean test accuracy, median fit seconds, peak extra MiB."""
     warnings.simplefilter("ignore")
     rows = []
     data = load_adult()
     X, y = data.data, data.target
     Xt, yt = load_adult(subset="test", return_X_y=True)
     epsilons = [1.0] if quick else [0.5, 1.0, 4.0]
-    seeds = [0] if quick else [0, 1, 2, 3, 4]
+    seeds = [0] if quick else (seeds or list(range(5)))
     for eps in epsilons:
         for name, make in (
             (
@@ -68,24 +123,11 @@ def run(quick=False):
                 ),
             ),
         ):
-            scores, times = [], []
-            for seed in seeds:
-                t = time.perf_counter()
-                model = make(seed).fit(X, y)
-                times.append(time.perf_counter() - t)
-                scores.append(model.score(Xt, yt))
-            rows.append(_row(name, eps, np.mean(scores), np.median(times)))
-    scores, times = [], []
-    for seed in seeds:
-        t = time.perf_counter()
-        model = SkSGD(loss="log_loss", random_state=seed).fit(X, y)
-        times.append(time.perf_counter() - t)
-        scores.append(model.score(Xt, yt))
-    rows.append(_row("sklearn SGDClassifier", float("inf"), np.mean(scores), np.median(times)))
+            rows.append(measure(name, eps, make, X, y, Xt, yt, seeds))
+    make = lambda s: SkSGD(loss="log_loss", random_state=s)  # noqa: E731
+    rows.append(measure("sklearn SGDClassifier", float("inf"), make, X, y, Xt, yt, seeds))
     return rows
 
 
 if __name__ == "__main__":
-    print(f"{'model':<28}{'eps':>6}{'accuracy':>10}{'fit s':>8}")
-    for r in run(quick="--quick" in sys.argv):
-        print(f"{r['model']:<28}{r['ε']:>6g}{r['accuracy']:>10.4f}{r['fit s']:>8.2f}")
+    print_table(run(quick="--quick" in sys.argv, seeds=seeds_from_argv(5)))

@@ -22,7 +22,7 @@ from dpsk.utils import _dpsgd
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._dpsgd import DPSGD_CONSTRAINTS, DPSGD_DOCS, DPSGDMixin, privacy_paragraph
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_classes
+from dpsk.utils.validation import _check_sample_weight_dp, release_generator
 
 __all__ = ["SGDClassifier", "SGDRegressor"]
 
@@ -64,26 +64,43 @@ LOSSES = {
 }
 
 
-def clipped_gradient_sum(rows, targets, coef, loss_grad, clip_norm, weights, huber_epsilon=None, *, target=None):
-    """Σ_i w_i·min(1, t/‖G_i‖)·G_i with G_i = r_i x_iᵀ, and the per-row clipping factors.
+def clipped_gradient_sum(
+    rows, targets, coef, loss_grad, clip_norm, weights, huber_epsilon=None, *, target=None, intercept=False
+):
+    """Σ_i w_i·min(1, t/‖G_i‖)·G_i with G_i = r_i x̃_iᵀ, and the per-row clipping factors.
 
-    ``rows`` (b, p) already hold the intercept column; ``coef`` (k, p). ‖G_i‖ = ‖r_i‖‖x_i‖,
-    so nothing of shape (b, k, p) is formed. The clip target t is ``target`` (the fit's,
-    from :func:`dpsk.utils._dpsgd.clip_margin`), by default C·(1 − 2⁻³⁰).
+    ``coef`` (k, p). Without ``intercept``, ``rows`` (b, p) are the x̃_i (holding an
+    intercept column if any); with it, ``rows`` (b, p − 1) are the x_i and x̃_i = [x_i, 1]
+    is never formed (no copy of the data: ‖x̃_i‖² = ‖x_i‖² + 1, the last column of the
+    sum is Σ_i c_i r_i). ‖G_i‖ = ‖r_i‖‖x̃_i‖, so nothing of shape (b, k, p) is formed.
+    The clip target t is ``target`` (the fit's, from :func:`dpsk.utils._dpsgd.clip_margin`),
+    by default C·(1 − 2⁻³⁰).
     """
-    z = rows @ coef.T
+    if intercept:
+        z = rows @ coef[:, :-1].T + coef[:, -1]
+        row_sq = np.einsum("ij,ij->i", rows, rows) + 1.0
+    else:
+        z = rows @ coef.T
+        row_sq = np.einsum("ij,ij->i", rows, rows)
     r = loss_grad(z, targets, huber_epsilon)
-    norms = np.sqrt(np.einsum("ij,ij->i", r, r)) * np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    norms = np.sqrt(np.einsum("ij,ij->i", r, r)) * np.sqrt(row_sq)
     factor = _dpsgd.clip_factors(norms, clip_norm * _CLIP_MARGIN if target is None else target, weights)
     scaled = r * factor[:, None]
     if not np.all(np.isfinite(norms)):
         scaled[~np.isfinite(norms)] = 0.0  # overflowing rows contribute nothing (not NaN)
-    return scaled.T @ rows, factor
+    total = scaled.T @ rows
+    if intercept:
+        total = np.hstack([total, scaled.sum(axis=0)[:, None]])
+    return total, factor
 
 
-def run_dpsgd(rows, targets, n_outputs, *, loss_grad, plan, rng, weights, params, init=None):
-    """DP-SGD (Poisson batches) or DP-GD (q = 1) on rows (n, p) from ``init`` (zeros); returns coef (k, p)."""
-    n, p = rows.shape
+def run_dpsgd(X, targets, n_outputs, *, loss_grad, plan, rng, weights, params, init=None):
+    """DP-SGD (Poisson batches) or DP-GD (q = 1) on X (n, d) from ``init`` (zeros); returns coef (k, p).
+
+    p = d + 1 with an intercept (its coefficient last), d otherwise. X is read one batch
+    at a time (float64 per batch): no copy of the whole data.
+    """
+    n, p = X.shape[0], X.shape[1] + bool(params["fit_intercept"])
     coef = np.zeros((n_outputs, p)) if init is None else np.array(init, dtype=np.float64).reshape(n_outputs, p)
     eta, alpha = float(params["eta0"]), float(params["alpha"])
     penalised = np.ones(p)
@@ -92,8 +109,17 @@ def run_dpsgd(rows, targets, n_outputs, *, loss_grad, plan, rng, weights, params
 
     def clipped_sum(idx, target):
         w = None if weights is None else weights[idx]
+        rows = np.asarray(X[idx], dtype=np.float64)
         total, _ = clipped_gradient_sum(
-            rows[idx], targets[idx], coef, loss_grad, None, w, params.get("huber_epsilon"), target=target
+            rows,
+            targets[idx],
+            coef,
+            loss_grad,
+            None,
+            w,
+            params.get("huber_epsilon"),
+            target=target,
+            intercept=params["fit_intercept"],
         )
         return [total]
 
@@ -123,17 +149,10 @@ _SGD_DOCS = {
 }
 
 
-_PARTIAL_FIT_DOC = """More DP-SGD steps on new data: one epoch over X, one private release.
-
-        Continues from the fitted coefficients (from zeros on the first call). Each call
-        is its own spend of (``epsilon``, ``delta``), planned from the public
-        ``n_samples`` (the expected number of rows of each call's X, required) and
-        checked against the budget before X is read; the accountant composes the calls.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data of this call."""
+_PARTIAL_FIT_CLASSIFIER_DOC, _PARTIAL_FIT_REGRESSOR_DOC = (
+    _dpsgd.partial_fit_doc("the fitted coefficients (from zeros on the first call)", y_doc=y_doc)
+    for y_doc in (None, "y : array-like of shape (n_samples,)\n        Targets.")
+)
 
 
 def _parameters(names):
@@ -158,16 +177,7 @@ class _BaseDPSGD(DPSGDMixin, DPEstimatorMixin, BaseEstimator):
         the public ``n_samples`` alone, continuing from the fitted coefficients if any.
         """
         warm = partial and hasattr(self, "coef_")
-        if partial:
-            if self.n_samples is None:
-                raise ValueError(
-                    "partial_fit needs the public n_samples hint (the number of rows of each batch): "
-                    "the privacy cost of a call must be known before its data is read."
-                )
-            plan = self._plan(self.n_samples, self.epsilon, epochs=1)
-            self._check_privacy_budget(_dpsgd.steps_event(plan.q, plan.steps, plan.sigma))
-        else:
-            plan = self._check_dpsgd_budget()
+        plan = self._check_partial_budget() if partial else self._check_dpsgd_budget()
         X, y = validate_data(
             self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=self._y_numeric, reset=not warm
         )
@@ -175,15 +185,12 @@ class _BaseDPSGD(DPSGDMixin, DPEstimatorMixin, BaseEstimator):
         targets = prepare_targets(y)
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
         plan, n_public = self._spend_dpsgd(plan, X.shape[0], rng)
-        rows = X.astype(np.float64)
-        if self.fit_intercept:
-            rows = np.hstack([rows, np.ones((rows.shape[0], 1))])
         init = None
         if warm:
             init = np.hstack([np.reshape(self.coef_, (targets.shape[1], -1)), np.reshape(self.intercept_, (-1, 1))])
             init = init if self.fit_intercept else init[:, :-1]
         coef = run_dpsgd(
-            rows,
+            X,
             targets,
             targets.shape[1],
             loss_grad=LOSSES[self.loss],
@@ -368,45 +375,16 @@ class SGDClassifier(ClassifierMixin, _BaseDPSGD):
             The fitted estimator.
         """
 
-        def targets(y):
-            classes, y_index = resolve_classes(self, self.classes, y)
-            self.classes_ = classes
-            if classes.size == 2:
-                return np.where(y_index == 1, 1.0, -1.0)[:, None]
-            return np.where(y_index[:, None] == np.arange(classes.size), 1.0, -1.0)
-
-        return self._fit_linear(X, y, sample_weight, targets)
+        return self._fit_linear(X, y, sample_weight, lambda y: _dpsgd.class_targets(self, self.classes, y, -1.0))
 
     @_fit_context(prefer_skip_nested_validation=True)
-    @Substitution(sample_weight=_shared_docs["sample_weight"], partial_fit=_PARTIAL_FIT_DOC)
+    @Substitution(partial_fit=_PARTIAL_FIT_CLASSIFIER_DOC)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """{partial_fit}
-        y : array-like of shape (n_samples,)
-            Class labels, in the public classes.
-        classes : array-like of shape (n_classes,), default=None
-            All the classes (public), on the first call (or the ``classes`` parameter);
-            ignored afterwards. Neither given: the labels of the first call's y are used,
-            with a :class:`~dpsk.exceptions.PrivacyLeakWarning`, as in ``fit``.
-        {sample_weight}
-
-        Returns
-        -------
-        self : object
-            The updated estimator.
-        """
-
-        def targets(y):
-            if hasattr(self, "classes_"):
-                public = self.classes_
-            else:
-                public = classes if classes is not None else self.classes
-            known, y_index = resolve_classes(self, public, y)
-            self.classes_ = known
-            if known.size == 2:
-                return np.where(y_index == 1, 1.0, -1.0)[:, None]
-            return np.where(y_index[:, None] == np.arange(known.size), 1.0, -1.0)
-
-        return self._fit_linear(X, y, sample_weight, targets, partial=True)
+        """{partial_fit}"""
+        public = _dpsgd.partial_classes(self, classes)
+        return self._fit_linear(
+            X, y, sample_weight, lambda y: _dpsgd.class_targets(self, public, y, -1.0), partial=True
+        )
 
     def decision_function(self, X):
         """Signed score of each class (of ``classes_[1]`` when binary).
@@ -591,18 +569,9 @@ class SGDRegressor(RegressorMixin, _BaseDPSGD):
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    @Substitution(sample_weight=_shared_docs["sample_weight"], partial_fit=_PARTIAL_FIT_DOC)
+    @Substitution(partial_fit=_PARTIAL_FIT_REGRESSOR_DOC)
     def partial_fit(self, X, y, sample_weight=None):
-        """{partial_fit}
-        y : array-like of shape (n_samples,)
-            Targets.
-        {sample_weight}
-
-        Returns
-        -------
-        self : object
-            The updated estimator.
-        """
+        """{partial_fit}"""
         self._fit_linear(X, y, sample_weight, lambda y: np.asarray(y, dtype=np.float64).reshape(-1, 1), partial=True)
         self.coef_ = self.coef_.ravel()
         return self

@@ -33,11 +33,18 @@ from dpsk.utils import _dpsgd
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._dpsgd import DPSGD_CONSTRAINTS, DPSGD_DOCS, DPSGDMixin, privacy_paragraph
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_classes
+from dpsk.utils.validation import _check_sample_weight_dp, release_generator
 
 __all__ = ["MLPClassifier", "MLPRegressor"]
 
 _ADAM_EPSILON = 1e-8
+#: c of the ``learning_rate_init="auto"`` rule η = c/√T, per solver (see its docstring).
+AUTO_RATE = {"adam": 0.3, "sgd": 3.0}
+
+
+def auto_learning_rate(solver, steps):
+    """The default fixed-horizon step size η = c/√T of T noisy steps (``learning_rate_init="auto"``)."""
+    return AUTO_RATE[solver] / np.sqrt(float(steps))
 
 
 def _relu(z):
@@ -130,6 +137,10 @@ class _Optimizer:
         self.second = [np.zeros_like(p) for p in params] if solver == "adam" else None
         self.t = 0
 
+    def rebind(self, params, learning_rate):
+        """Continue on new parameter arrays (same shapes) with a new learning rate (``partial_fit``)."""
+        self.params, self.lr = params, learning_rate
+
     def step(self, grads):
         self.t += 1
         if self.solver == "sgd":
@@ -162,9 +173,19 @@ _MLP_DOCS = {
         L2 penalty on the weights (not the intercepts), as scikit-learn's: ``alpha·W``
         is added to the noisy gradient sum before the division by the expected batch
         size. Data-independent.""",
-    "learning_rate_init": """learning_rate_init : float, default=0.001
-        Constant learning rate of the solver (scikit-learn's default; no schedule).
-        Tuning it on private data costs privacy.""",
+    "learning_rate_init": """learning_rate_init : float or "auto", default="auto"
+        Constant learning rate of the solver (no schedule). ``"auto"`` is the
+        fixed-horizon rule η = c/√T of (stochastic) gradient methods run for a known
+        number T of steps, T the public number of noisy steps of the fit (of the call,
+        for ``partial_fit``): c = 0.3 for Adam, whose steps move each weight by about η
+        whatever the noise, and c = 3 for SGD with momentum 0.9 (a tenfold effective
+        step). It depends only on public quantities (``batch_size``, ``max_iter``,
+        ``n_samples``), so it costs no privacy; c was set once on public data (Adult's
+        training split, cut into training and validation parts, on all its rows and on a
+        2,000-row sample). With scikit-learn's fixed 0.001, a fit of a few hundred
+        noisy steps barely leaves its initialisation (a 2,000-row sample of Adult stays
+        at the majority class); the rule gives 0.027 there and 0.0068 on all of Adult
+        (batch 256, 15 epochs). Tuning it on private data costs privacy.""",
     "momentum": """momentum : float, default=0.9
         Nesterov momentum of ``solver="sgd"``.""",
     "beta_1": """beta_1 : float, default=0.9
@@ -212,9 +233,12 @@ _FITTED = """coefs_ : list of ndarray of shape (n_layers - 1,)
     n_outputs_ : int
         Number of outputs.
     n_iter_ : int
-        Number of epochs (``max_iter``: there is no early stopping).
+        Number of epochs (``max_iter``: there is no early stopping; one per
+        ``partial_fit`` call, summed over the calls).
     n_steps_ : int
-        Number of noisy steps T.
+        Number of noisy steps T (summed over ``partial_fit`` calls).
+    learning_rate_ : float
+        The learning rate used (``learning_rate_init`` or the ``"auto"`` rule's value).
     n_samples_ : float
         The public row count used for q and T (``n_samples``, or the noisy count).
     noise_multiplier_ : float
@@ -231,7 +255,21 @@ _DIFFERENCES = """Differences from scikit-learn: ``max_iter`` is a fixed number 
     function of the data that the noise does not cover); ``batch_size`` is the expected
     size of Poisson batches, ``"full"`` for DP-GD; constant learning rate; Adam's
     ``epsilon`` is fixed at 1e-8 (``epsilon`` is the privacy parameter here); no
-    ``warm_start`` or ``partial_fit``; ``sample_weight`` is clipped to [0, 1]."""
+    ``warm_start``; ``partial_fit`` is one epoch over the call's rows, a release of its
+    own; ``sample_weight`` is clipped to [0, 1]."""
+
+_PARTIAL_FIT_CLASSIFIER_DOC, _PARTIAL_FIT_REGRESSOR_DOC = (
+    _dpsgd.partial_fit_doc(
+        "the fitted weights and the solver's state (from a fresh initialisation on the first call)",
+        ' With ``learning_rate_init="auto"``, T is the call\'s number of steps.',
+        y_doc=y_doc,
+    )
+    for y_doc in (None, "y : array-like of shape (n_samples,) or (n_samples, n_outputs)\n        Targets.")
+)
+
+
+def _regression_targets(y):
+    return np.asarray(y, dtype=np.float64).reshape(len(y), -1), "identity"
 
 
 class _BaseDPMLP(DPSGDMixin, DPEstimatorMixin, BaseEstimator):
@@ -244,7 +282,7 @@ class _BaseDPMLP(DPSGDMixin, DPEstimatorMixin, BaseEstimator):
         "activation": [StrOptions({"identity", "logistic", "tanh", "relu"})],
         "solver": [StrOptions({"sgd", "adam"})],
         "alpha": [Interval(Real, 0, None, closed="left")],
-        "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
+        "learning_rate_init": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "momentum": [Interval(Real, 0, 1, closed="both")],
         "beta_1": [Interval(Real, 0, 1, closed="left")],
         "beta_2": [Interval(Real, 0, 1, closed="left")],
@@ -256,10 +294,16 @@ class _BaseDPMLP(DPSGDMixin, DPEstimatorMixin, BaseEstimator):
             raise ValueError(f"hidden_layer_sizes must be positive integers, got {self.hidden_layer_sizes!r}.")
         return [int(s) for s in sizes]
 
-    def _fit_mlp(self, X, y, sample_weight, prepare_targets):
-        """The fit protocol: parameters, budget check, validation, count, spend, steps."""
+    def _fit_mlp(self, X, y, sample_weight, prepare_targets, *, partial=False):
+        """The fit protocol: parameters, budget check, validation, count, spend, steps.
+
+        ``partial=True`` (``partial_fit``): one epoch over the given rows, planned from
+        the public ``n_samples`` alone, continuing from the fitted weights and the
+        solver's state if any.
+        """
         hidden = self._hidden_sizes()
-        plan = self._check_dpsgd_budget()
+        warm = partial and hasattr(self, "coefs_")
+        plan = self._check_partial_budget() if partial else self._check_dpsgd_budget()
         X, y = validate_data(
             self,
             X,
@@ -268,28 +312,48 @@ class _BaseDPMLP(DPSGDMixin, DPEstimatorMixin, BaseEstimator):
             order="C",
             y_numeric=self._y_numeric,
             multi_output=self._y_numeric,
+            reset=not warm,
         )
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         targets, out_activation = prepare_targets(y)
+        if warm and targets.shape[1] != self.n_outputs_:
+            raise ValueError(f"y has {targets.shape[1]} outputs; the fitted network has {self.n_outputs_}.")
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
         plan, n_public = self._spend_dpsgd(plan, X.shape[0], rng)
         units = [X.shape[1], *hidden, targets.shape[1]]
-        coefs, intercepts = _init_parameters(units, self.activation, rng)
-        rows = X.astype(np.float64)
-        optimizer = _Optimizer(
-            [*coefs, *intercepts],
-            self.solver,
-            float(self.learning_rate_init),
-            float(self.momentum),
-            float(self.beta_1),
-            float(self.beta_2),
+        learning_rate = (
+            auto_learning_rate(self.solver, plan.steps)
+            if self.learning_rate_init == "auto"
+            else float(self.learning_rate_init)
         )
+        if warm:
+            coefs = [np.array(W, dtype=np.float64) for W in self.coefs_]
+            intercepts = [np.array(b, dtype=np.float64) for b in self.intercepts_]
+            optimizer = self._optimizer
+            optimizer.rebind([*coefs, *intercepts], learning_rate)
+        else:
+            coefs, intercepts = _init_parameters(units, self.activation, rng)
+            optimizer = _Optimizer(
+                [*coefs, *intercepts],
+                self.solver,
+                learning_rate,
+                float(self.momentum),
+                float(self.beta_1),
+                float(self.beta_2),
+            )
         alpha, layers = float(self.alpha), len(coefs)
 
         def clipped_sum(idx, target):
             w = None if sample_weight is None else sample_weight[idx]
             coef_sums, intercept_sums, _ = clipped_gradient_sums(
-                coefs, intercepts, rows[idx], targets[idx], w, target, self.activation, out_activation
+                coefs,
+                intercepts,
+                np.asarray(X[idx], dtype=np.float64),  # one batch at a time: no copy of the whole data
+                targets[idx],
+                w,
+                target,
+                self.activation,
+                out_activation,
             )
             return [*coef_sums, *intercept_sums]
 
@@ -305,10 +369,12 @@ class _BaseDPMLP(DPSGDMixin, DPEstimatorMixin, BaseEstimator):
         self.n_layers_ = len(units)
         self.n_outputs_ = targets.shape[1]
         self.out_activation_ = out_activation
-        self.n_iter_ = int(self.max_iter)
-        self.n_steps_ = plan.steps
+        self.n_iter_ = (self.n_iter_ + 1) if warm else (1 if partial else int(self.max_iter))
+        self.n_steps_ = plan.steps + (self.n_steps_ if warm else 0)
         self.n_samples_ = n_public
         self.noise_multiplier_ = plan.sigma
+        self.learning_rate_ = learning_rate
+        self._optimizer = optimizer  # post-processing state of the noisy gradients, for partial_fit
         return self
 
     def _forward(self, X):
@@ -385,7 +451,7 @@ class MLPClassifier(ClassifierMixin, _BaseDPMLP):
         solver="adam",
         alpha=1e-4,
         batch_size=256,
-        learning_rate_init=1e-3,
+        learning_rate_init="auto",
         max_iter=15,
         momentum=0.9,
         beta_1=0.9,
@@ -437,14 +503,18 @@ class MLPClassifier(ClassifierMixin, _BaseDPMLP):
             The fitted estimator.
         """
 
-        def targets(y):
-            classes, y_index = resolve_classes(self, self.classes, y)
-            self.classes_ = classes
-            if classes.size == 2:
-                return (y_index == 1).astype(np.float64)[:, None], "logistic"
-            return (y_index[:, None] == np.arange(classes.size)).astype(np.float64), "softmax"
+        return self._fit_mlp(X, y, sample_weight, lambda y: self._targets(self.classes, y))
 
-        return self._fit_mlp(X, y, sample_weight, targets)
+    def _targets(self, public, y):
+        targets = _dpsgd.class_targets(self, public, y, 0.0)
+        return targets, "logistic" if targets.shape[1] == 1 else "softmax"
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    @Substitution(partial_fit=_PARTIAL_FIT_CLASSIFIER_DOC)
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """{partial_fit}"""
+        public = _dpsgd.partial_classes(self, classes)
+        return self._fit_mlp(X, y, sample_weight, lambda y: self._targets(public, y), partial=True)
 
     def predict_proba(self, X):
         """Class probabilities.
@@ -554,7 +624,7 @@ class MLPRegressor(RegressorMixin, _BaseDPMLP):
         solver="adam",
         alpha=1e-4,
         batch_size=256,
-        learning_rate_init=1e-3,
+        learning_rate_init="auto",
         max_iter=15,
         momentum=0.9,
         beta_1=0.9,
@@ -603,9 +673,13 @@ class MLPRegressor(RegressorMixin, _BaseDPMLP):
         self : object
             The fitted estimator.
         """
-        return self._fit_mlp(
-            X, y, sample_weight, lambda y: (np.asarray(y, dtype=np.float64).reshape(len(y), -1), "identity")
-        )
+        return self._fit_mlp(X, y, sample_weight, _regression_targets)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    @Substitution(partial_fit=_PARTIAL_FIT_REGRESSOR_DOC)
+    def partial_fit(self, X, y, sample_weight=None):
+        """{partial_fit}"""
+        return self._fit_mlp(X, y, sample_weight, _regression_targets, partial=True)
 
     def predict(self, X):
         """Predicted target of each row.

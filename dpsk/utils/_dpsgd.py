@@ -64,7 +64,9 @@ from dpsk.accounting import (
 from dpsk.accounting._calibration import round_down, split_epsilon
 from dpsk.accounting._events import budget_event
 from dpsk.mechanisms import DiscreteLaplace
+from dpsk.utils._docstring import _shared_docs
 from dpsk.utils._sklearn_compat import Interval, StrOptions
+from dpsk.utils.validation import resolve_classes
 
 __all__ = [
     "COUNT_SHARE",
@@ -73,6 +75,7 @@ __all__ = [
     "DPSGD_DOCS",
     "Plan",
     "batch_bound",
+    "class_targets",
     "clip_factors",
     "clip_margin",
     "covered_batch",
@@ -174,6 +177,28 @@ def clip_factors(norms, target, weights):
     return factor
 
 
+def class_targets(estimator, public, y, negative):
+    """Resolve the public classes (sets ``classes_``) and encode y for a classifier's loss.
+
+    One column when there are two classes (1 for ``classes_[1]``), one column per class
+    otherwise; 1.0 marks the row's class and ``negative`` the others (−1 for the linear
+    models' margin losses, 0 for the MLP's log-loss). ``public`` is the classes
+    parameter (or the fitted ``classes_`` of a continued ``partial_fit``).
+    """
+    classes, y_index = resolve_classes(estimator, public, y)
+    estimator.classes_ = classes
+    if classes.size == 2:
+        return np.where(y_index == 1, 1.0, negative)[:, None]
+    return np.where(y_index[:, None] == np.arange(classes.size), 1.0, negative)
+
+
+def partial_classes(estimator, classes):
+    """The public classes of a ``partial_fit`` call: the fitted ones, else ``classes``, else the parameter."""
+    if hasattr(estimator, "classes_"):
+        return estimator.classes_
+    return classes if classes is not None else estimator.classes
+
+
 def run_steps(n, clipped_sum, update, *, plan, clip_norm, width, rng):
     """The DP-SGD loop: T steps of Poisson batch, clipped sum, Gaussian noise, update.
 
@@ -249,6 +274,17 @@ class DPSGDMixin:
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
         return None
 
+    def _check_partial_budget(self):
+        """``partial_fit``: one epoch planned from the public ``n_samples`` (required), checked before the data."""
+        if self.n_samples is None:
+            raise ValueError(
+                "partial_fit needs the public n_samples hint (the number of rows of each batch): "
+                "the privacy cost of a call must be known before its data is read."
+            )
+        plan = self._plan(self.n_samples, self.epsilon, epochs=1)
+        self._check_privacy_budget(steps_event(plan.q, plan.steps, plan.sigma))
+        return plan
+
     def _spend_dpsgd(self, plan, n_rows, rng):
         """Draw the private count if needed, then spend the fit's one event; returns (plan, n_public)."""
         if plan is not None:
@@ -292,6 +328,44 @@ DPSGD_DOCS = {
         Number of epochs: T = max_iter·ceil(1/q) steps (``max_iter`` steps with
         ``batch_size="full"``). Every step costs privacy, so there is no early stopping.""",
 }
+
+
+def partial_fit_doc(state, extra="", *, y_doc=None):
+    """The docstring of a DP-SGD estimator's ``partial_fit``; ``state``: what a call continues from.
+
+    ``y_doc``: the class-level entry of ``y`` (default: a classifier's ``y`` and ``classes``).
+    """
+    y_doc = PARTIAL_FIT_CLASSES_DOC if y_doc is None else y_doc
+    indent = lambda text: text.replace("\n", "\n    ")  # noqa: E731  (class-level snippets, at method level)
+    return f"""More DP-SGD steps on new data: one epoch over X, one private release.
+
+        Continues from {state}.
+        Each call is its own spend of (``epsilon``, ``delta``), planned from the public
+        ``n_samples`` (the expected number of rows of each call's X, required) and
+        checked against the budget before X is read; the accountant composes the
+        calls.{extra}
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data of this call.
+        {indent(y_doc)}
+        {indent(_shared_docs["sample_weight"].strip(chr(10)))}
+
+        Returns
+        -------
+        self : object
+            The updated estimator.
+        """
+
+
+#: The ``y`` and ``classes`` entries of a DP-SGD classifier's ``partial_fit`` docstring.
+PARTIAL_FIT_CLASSES_DOC = """y : array-like of shape (n_samples,)
+        Class labels, in the public classes.
+    classes : array-like of shape (n_classes,), default=None
+        All the classes (public), on the first call (or the ``classes`` parameter);
+        ignored afterwards. Neither given: the labels of the first call's y are used,
+        with a :class:`~dpsk.exceptions.PrivacyLeakWarning`, as in ``fit``."""
 
 
 def privacy_paragraph(what, released):

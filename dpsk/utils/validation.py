@@ -161,7 +161,7 @@ _RELEASE_TAG = 0x6470736B  # "dpsk"
 #: releases of the same data and statistic reveals nothing).
 _NOT_RELEASE_PARAMS = ("random_state", "accountant", "n_jobs", "verbose", "pre_dispatch")
 #: Elements per chunk when hashing large arrays (bounded temporary memory).
-_CHUNK = 1 << 20
+_CHUNK = 1 << 16
 
 
 def _update_text(h, tag, text):

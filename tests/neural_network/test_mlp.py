@@ -242,6 +242,36 @@ def test_audit_accepts_dpsgd_mlp(monkeypatch, batch_size):
     assert result.passed, str(result)
 
 
+class _PartialFitted(MLPClassifier):
+    """The release of one ``partial_fit`` call, as an estimator the audit can fit.
+
+    The audit refits the same object once per seed: each fit drops the fitted weights so
+    that it is a first call (a continued call would compose all the previous ones).
+    """
+
+    def fit(self, X, y):
+        self.__dict__.pop("coefs_", None)
+        return self.partial_fit(X, y)
+
+
+@pytest.mark.audit
+def test_audit_accepts_partial_fit(monkeypatch):
+    """Check one partial_fit call (one epoch, Poisson q = 0.25) passes the audit at its declared cost."""
+    monkeypatch.setattr(mlp, "_init_parameters", _fixed_init)
+    params = _audited(batch_size=5).get_params()
+    result = _audit(_PartialFitted(**params))
+    assert result.passed, str(result)
+
+
+@pytest.mark.audit
+def test_audit_rejects_partial_fit_without_amplification(monkeypatch):
+    """Check the audit's power on partial_fit: every row in every step while q = 0.25 is declared is rejected."""
+    monkeypatch.setattr(mlp, "_init_parameters", _fixed_init)
+    monkeypatch.setattr(engine, "poisson_batch", lambda n, q, rng: slice(None))
+    result = _audit(_PartialFitted(**_audited(batch_size=5).get_params()))
+    assert not result.passed, str(result)
+
+
 @pytest.mark.audit
 def test_audit_rejects_missing_clipping(monkeypatch):
     """Check the audit's power: per-example gradients not clipped (noise still calibrated to C) are rejected."""
@@ -287,3 +317,69 @@ def test_noise_decreases_with_epsilon_from_a_fixed_initialisation(monkeypatch):
         return float(np.var(np.stack(fits)))
 
     assert spread(50.0) < 0.25 * spread(0.5)
+
+
+# ------------------------------------------------------------------ default learning rate
+
+
+def test_auto_learning_rate_is_the_fixed_horizon_rule():
+    """Check "auto" is c/√T from the public plan: 0.3/√T for Adam, 3/√T for SGD, stored in learning_rate_."""
+    X, y = _data(2000)
+    for solver, c in (("adam", 0.3), ("sgd", 3.0)):
+        clf = MLPClassifier((4,), solver=solver, noise_multiplier=1.0, n_samples=2000, classes=[0, 1], max_iter=2)
+        clf.fit(X, y)
+        q, steps, _ = engine.plan_steps(256, 2, 2000)
+        assert clf.n_steps_ == steps
+        assert clf.learning_rate_ == pytest.approx(c / np.sqrt(steps))
+
+
+def test_default_network_learns_on_two_thousand_rows():
+    """Check the defaults learn on a small data set at ε = 1 (scikit-learn's fixed 0.001 stayed near chance)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 10))
+    y = (X[:, :3] @ [1.5, -1.0, 1.0] + 0.3 * rng.normal(size=4000) > 0).astype(int)
+    clf = MLPClassifier((32,), epsilon=1.0, n_samples=2000, classes=[0, 1], max_iter=5, random_state=0)
+    assert clf.fit(X[:2000], y[:2000]).score(X[2000:], y[2000:]) > 0.8
+
+
+# ------------------------------------------------------------------ partial_fit
+
+
+def test_partial_fit_one_spend_per_call_of_one_epoch():
+    """Check each call is one release and one spend: the event of one epoch planned from n_samples."""
+    X, y = _data(200)
+    acc = BudgetAccountant()
+    clf = MLPClassifier((4,), epsilon=1.0, n_samples=200, batch_size=50, classes=[0, 1], accountant=acc, random_state=0)
+    q, steps, _ = engine.plan_steps(50, 1, 200)
+    expected = engine.steps_event(q, steps, engine.noise_multiplier(1.0, 1e-5, q, steps))
+    for _ in range(2):
+        with record_releases() as drawn:
+            clf.partial_fit(X, y)
+        assert drawn == [engine.step_event(q, clf.noise_multiplier_)] * steps
+        assert clf.privacy_spent_ == expected
+    assert len(acc.spent_budget) == 2 and all(event == expected for event in acc.spent_budget)
+    assert clf.n_steps_ == 2 * steps and clf.n_iter_ == 2
+
+
+def _deterministic_init(layer_units, activation, rng):
+    # A fixed, data-independent initialisation, so that fits can be compared across calls.
+    coefs = [np.linspace(-0.5, 0.5, a * b).reshape(a, b) for a, b in zip(layer_units[:-1], layer_units[1:])]
+    return coefs, [np.full(b, 0.1) for b in layer_units[1:]]
+
+
+@pytest.mark.parametrize("solver", ["adam", "sgd"])
+@pytest.mark.parametrize("Est, extra", [(MLPClassifier, {"classes": [0, 1]}), (MLPRegressor, {})])
+def test_partial_fit_continues_from_the_weights_and_the_solver(monkeypatch, Est, extra, solver):
+    """Check a call starts where the previous one stopped (weights and solver state): two calls = two epochs."""
+    monkeypatch.setattr(mlp, "_init_parameters", _deterministic_init)
+    X, y = _data(100)
+    y = y if Est is MLPClassifier else X @ [1.0, -1.0, 0.5]
+    params = dict(epsilon=np.inf, n_samples=100, batch_size="full", learning_rate_init=0.05, random_state=0, **extra)
+    online = Est((3,), solver=solver, **params)
+    online.partial_fit(X, y).partial_fit(X, y)
+    batch = Est((3,), solver=solver, max_iter=2, **params).fit(X, y)
+    once = Est((3,), solver=solver, **params).partial_fit(X, y)
+    for a, b, c in zip(online.coefs_ + online.intercepts_, batch.coefs_ + batch.intercepts_, once.coefs_):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+        assert not np.allclose(a, c)
+    assert online.n_iter_ == 2

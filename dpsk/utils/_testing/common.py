@@ -70,6 +70,9 @@ INIT_PARAMS = {
         estimator=ToyShiftedMeanClassifier(epsilon=1e4), param_distributions={"shift": [0.0, 0.1]}, epsilon=1e4
     ),
 }
+# partial_fit (one epoch per call) needs the public size, as for the SGD models.
+for _name in ("MLPClassifier", "MLPRegressor"):
+    INIT_PARAMS[_name] = {**INIT_PARAMS[_name], "n_samples": 100}
 
 #: scikit-learn checks expected to fail, by class name: {check name: reason}.
 EXPECTED_FAILED_CHECKS = {
