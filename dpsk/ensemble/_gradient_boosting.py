@@ -37,8 +37,8 @@ Why ``k`` features per node and not all: with all ``d`` features per node a leve
 sensitivity is ``sqrt(d)`` times one feature's, so each histogram cell gets ``sqrt(d)``
 times the noise. With ``k = 1`` (the idea of DP-EBM's cyclic rounds, here per node)
 the noise is smallest but the split is chosen among one feature's thresholds. The
-default ``k`` follows a data-independent rule (``DEFAULT_MAX_FEATURES``), measured on
-the benchmark (doc/user_guide/boosting.rst).
+default is ``k = 1`` whatever the data: on Adult at ε = 1 it beat a third of the
+features and all of them (doc/user_guide/boosting.rst, measured with this module).
 """
 
 import math
@@ -72,8 +72,10 @@ MAX_GRID = 2**12
 MAX_NOISE_STEPS = 2.0**22
 #: Share of each release's budget that goes to the gradient sums (the rest to the hessians).
 GRADIENT_SHARE = 0.6
-#: Default number of features drawn per node: ``ceil(DEFAULT_MAX_FEATURES * n_features)``.
-DEFAULT_MAX_FEATURES = None  # set below, after the benchmark (see doc/user_guide/boosting.rst)
+#: Budget of a leaf release relative to a level's histograms (see ``_Noise``).
+LEAF_WEIGHT = 1.0
+#: A split is a candidate when both sides' noisy hessian sums exceed this many noise std.
+MIN_SNR = 2.0
 #: Added to every Newton denominator (0/0 without noise and regularisation).
 _TINY = 1e-12
 #: Largest number of released histogram cells per level (memory guard).
@@ -81,7 +83,7 @@ MAX_CELLS = 2**26
 
 
 def _n_features_per_node(max_features, n_features):
-    """k: features drawn per node, from the public ``max_features`` and number of features."""
+    """k: features drawn per node, from the public ``max_features`` and number of features (None: 1)."""
     if max_features is None:
         return 1
     if isinstance(max_features, Integral):
@@ -120,12 +122,13 @@ def _categorical_mask(categorical_features, n_features, feature_names):
 class _Noise:
     """The budget plan of one fit: the noise of each release and the one event.
 
-    ``n_releases`` releases of gradient sums (integer L2 sensitivity ``sqrt(k) Q`` for
-    histograms, ``Q`` for leaves) and hessian sums (``sqrt(k) Q_h``, ``Q_h``), all with
-    equal shares of the budget, the gradient sums getting ``GRADIENT_SHARE`` of each.
+    Releases of gradient sums (integer L2 sensitivity ``sqrt(k) Q`` for histograms,
+    ``Q`` for leaves) and hessian sums (``sqrt(k) Q_h``, ``Q_h``). A release of weight
+    ``w`` gets ``w / total_weight`` of the budget (ρ, or ε for Laplace noise), the
+    gradient sums ``GRADIENT_SHARE`` of it: the shares of all releases add up to 1.
     """
 
-    def __init__(self, epsilon, delta, n_releases, k, n_outputs):
+    def __init__(self, epsilon, delta, total_weight, k, n_outputs, min_weight=1.0):
         self.exact = math.isinf(epsilon)
         self.gaussian = delta > 0
         self.k = k
@@ -134,48 +137,49 @@ class _Noise:
             self.event = budget_event(epsilon)
             return
         if self.gaussian:
-            rho = zcdp_rho(epsilon, delta) / n_releases
+            rho = zcdp_rho(epsilon, delta) / total_weight
             # σ per unit of L2 sensitivity for a release of this share: Δ²/(2σ²) = share·ρ.
             self.unit = {part: 1.0 / math.sqrt(2.0 * s * rho) for part, s in self._shares().items()}
         else:
-            eps = epsilon / n_releases
+            eps = epsilon / total_weight
             # Laplace scale per unit of L1 sensitivity; the L1 norm of K entries is at most √K times their L2.
             root_k = math.sqrt(n_outputs)
             self.unit = {part: root_k / (s * eps) for part, s in self._shares().items()}
         spread = math.sqrt(k) if self.gaussian else k
-        largest = max(self.unit.values()) * spread
+        largest = max(self.unit.values()) * spread / (math.sqrt(min_weight) if self.gaussian else min_weight)
         # The grid: as fine as MAX_GRID allows while the noise stays in the samplers' range.
         self.grid = int(min(MAX_GRID, max(1, 2 ** math.floor(math.log2(max(MAX_NOISE_STEPS / largest, 1.0))))))
         self.grid_h = self.grid
-        # Each release's σ (rounded up) makes it at most (its share of) ρ / n_releases-zCDP
-        # (ε / n_releases-DP): the composition of all of them is within the budget.
+        # Each release's σ (rounded up) makes it at most (its share of) w ρ / total_weight-zCDP
+        # (w ε / total_weight-DP): the composition of all of them is within the budget.
         self.event = ZCDPEvent(round_up(zcdp_rho(epsilon, delta))) if self.gaussian else PureDPEvent(float(epsilon))
 
     @staticmethod
     def _shares():
         return {"g": GRADIENT_SHARE, "h": 1.0 - GRADIENT_SHARE}
 
-    def sigma(self, part, spread):
+    def sigma(self, part, spread, weight):
         """Noise std (Gaussian) or scale (Laplace) in integer steps of one release."""
         grid = self.grid if part == "g" else self.grid_h
-        return round_up(self.unit[part] * spread * grid)
+        per_weight = math.sqrt(weight) if self.gaussian else weight
+        return round_up(self.unit[part] * spread * grid / per_weight)
 
-    def std(self, part, spread):
+    def std(self, part, spread, weight):
         """Noise standard deviation in the loss's units (gradient or hessian steps divided out)."""
         if self.exact:
             return 0.0
-        s = self.sigma(part, spread)
+        s = self.sigma(part, spread, weight)
         grid = self.grid if part == "g" else self.grid_h
         return (s if self.gaussian else math.sqrt(2.0) * s) / grid
 
-    def add(self, values, part, spread, rng):
+    def add(self, values, part, spread, weight, rng):
         """Noisy float copy of the integer sums ``values`` (in grid steps)."""
         out = np.ascontiguousarray(values, dtype=np.float64).ravel().copy()
         if not self.exact and out.size:
             if self.gaussian:
-                add_gaussian_lattice(out, self.sigma(part, spread), 1.0, rng)
+                add_gaussian_lattice(out, self.sigma(part, spread, weight), 1.0, rng)
             else:
-                add_laplace_lattice(out, self.sigma(part, spread), 1.0, rng)
+                add_laplace_lattice(out, self.sigma(part, spread, weight), 1.0, rng)
         return out.reshape(np.shape(values))
 
 
@@ -242,11 +246,13 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         target = self._encode_y(y)  # public classes / bounds_y: may warn, never reads beyond the domain
         K = self._n_outputs
         depth = self._depth()
-        k = _n_features_per_node(self.max_features if self.max_features is not None else DEFAULT_MAX_FEATURES, d)
+        k = _n_features_per_node(self.max_features, d)
         if 2 ** (depth - 1) * k * int(self.max_bins) * K > MAX_CELLS:
             raise ValueError("max_depth, max_features, max_bins and the classes give too many histogram cells")
         n_iter = int(self.max_iter)
-        noise = _Noise(epsilon, delta, 1 + n_iter * (depth + 1), k, K)
+        tree_weight = np.ones(n_iter)
+        total_weight = LEAF_WEIGHT + tree_weight.sum() * (depth + LEAF_WEIGHT)  # the baseline counts as leaves
+        noise = _Noise(epsilon, delta, total_weight, k, K, min_weight=min(1.0, LEAF_WEIGHT) * tree_weight.min())
         clip = float(self.clip_gradients) if self.clip_gradients is not None else self._default_clip()
         hess_bound = self._hessian_bound()
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
@@ -270,22 +276,22 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         raw = np.tile(self._baseline(), (n, 1))
         released = []
 
-        def sums(bins, node, features, n_bins):
+        def sums(bins, node, features, n_bins, weight_):
             g, h = self._gradients(raw, target)
             if weight is not None:
                 g, h = g * weight, h * weight
             g_int, h_int = _quantise(g, clip, noise.grid), _quantise(h, hess_bound, noise.grid_h)
             spread = math.sqrt(features.shape[1]) if noise.gaussian else features.shape[1]
             hg, hh = node_histograms(bins, node, features, g_int, h_int, n_bins)
-            G = noise.add(hg, "g", spread, rng) * (clip / noise.grid)
-            H = noise.add(hh, "h", spread, rng) * (hess_bound / noise.grid_h)
+            G = noise.add(hg, "g", spread, weight_, rng) * (clip / noise.grid)
+            H = noise.add(hh, "h", spread, weight_, rng) * (hess_bound / noise.grid_h)
             released.append((G, H))
-            return G, H, noise.std("h", spread) * hess_bound
+            return G, H, noise.std("h", spread, weight_) * hess_bound
 
         # Leaves are nodes with one "feature" of a single bin: their sums (sensitivity of one row).
         one_bin = np.zeros((n, 1), dtype=np.uint8)
         # The baseline: a depth-0 tree, one leaf, a full Newton step.
-        G, H, std_h = sums(one_bin, np.zeros(n, dtype=np.intp), np.zeros((1, 1), dtype=np.intp), 1)
+        G, H, std_h = sums(one_bin, np.zeros(n, dtype=np.intp), np.zeros((1, 1), dtype=np.intp), 1, LEAF_WEIGHT)
         self.baseline_ = self._baseline() + _newton(G[0, 0, 0], H[0, 0, 0], lam, std_h)
         raw = np.tile(self.baseline_, (n, 1))
 
@@ -297,7 +303,7 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
                 features = np.ascontiguousarray(
                     np.stack([rng.permutation(d)[:k] for _ in range(n_nodes)]).astype(np.intp)
                 )
-                G, H, std_h = sums(binned, node, features, self.n_bins_)
+                G, H, std_h = sums(binned, node, features, self.n_bins_, tree_weight[t])
                 first = n_nodes - 1
                 for m in range(n_nodes):
                     f, left = _best_split(G[m], H[m], is_categorical[features[m]], lam, std_h)
@@ -310,7 +316,7 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
                     mask[t, first : first + n_nodes],
                 )
             n_leaves = 2**depth
-            G, H, std_h = sums(one_bin, node, np.zeros((n_leaves, 1), dtype=np.intp), 1)
+            G, H, std_h = sums(one_bin, node, np.zeros((n_leaves, 1), dtype=np.intp), 1, LEAF_WEIGHT * tree_weight[t])
             G, H = G[:, 0, 0], H[:, 0, 0]  # (n_leaves, K)
             leaf_sums[t, :, :, 0], leaf_sums[t, :, :, 1] = G, H
             values[t] = lr * _newton(G, H, lam, std_h)
@@ -363,7 +369,7 @@ def _best_split(G, H, categorical, lam, std_h):
             + ((tg - cg) ** 2 / (hr + lam + noise_right + _TINY)).sum(axis=1)
             - (tg**2 / (np.maximum(th, 0.0) + lam + std_h * math.sqrt(n_bins) + _TINY)).sum()
         )
-        valid = (ch.min(axis=1) > 2 * noise_left[:, 0]) & ((th - ch).min(axis=1) > 2 * noise_right[:, 0])
+        valid = (ch.min(axis=1) > MIN_SNR * noise_left[:, 0]) & ((th - ch).min(axis=1) > MIN_SNR * noise_right[:, 0])
         gain = np.where(valid, gain, -np.inf)
         if gain.size and gain.max() > best_gain:
             cut = int(np.argmax(gain))
