@@ -250,9 +250,8 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         if 2 ** (depth - 1) * k * int(self.max_bins) * K > MAX_CELLS:
             raise ValueError("max_depth, max_features, max_bins and the classes give too many histogram cells")
         n_iter = int(self.max_iter)
-        tree_weight = np.ones(n_iter)
-        total_weight = LEAF_WEIGHT + tree_weight.sum() * (depth + LEAF_WEIGHT)  # the baseline counts as leaves
-        noise = _Noise(epsilon, delta, total_weight, k, K, min_weight=min(1.0, LEAF_WEIGHT) * tree_weight.min())
+        total_weight = LEAF_WEIGHT + n_iter * (depth + LEAF_WEIGHT)  # the baseline counts as leaves
+        noise = self._noise_plan(epsilon, delta, total_weight, k, K)
         clip = float(self.clip_gradients) if self.clip_gradients is not None else self._default_clip()
         hess_bound = self._hessian_bound()
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
@@ -280,18 +279,19 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
             g, h = self._gradients(raw, target)
             if weight is not None:
                 g, h = g * weight, h * weight
-            g_int, h_int = _quantise(g, clip, noise.grid), _quantise(h, hess_bound, noise.grid_h)
+            g_int, h_int = self._to_grid(g, clip, noise.grid), self._to_grid(h, hess_bound, noise.grid_h)
             spread = math.sqrt(features.shape[1]) if noise.gaussian else features.shape[1]
             hg, hh = node_histograms(bins, node, features, g_int, h_int, n_bins)
             G = noise.add(hg, "g", spread, weight_, rng) * (clip / noise.grid)
             H = noise.add(hh, "h", spread, weight_, rng) * (hess_bound / noise.grid_h)
             released.append((G, H))
-            return G, H, noise.std("h", spread, weight_) * hess_bound
+            exact = (hg * (clip / noise.grid), hh * (hess_bound / noise.grid_h))
+            return G, H, noise.std("h", spread, weight_) * hess_bound, exact
 
         # Leaves are nodes with one "feature" of a single bin: their sums (sensitivity of one row).
         one_bin = np.zeros((n, 1), dtype=np.uint8)
         # The baseline: a depth-0 tree, one leaf, a full Newton step.
-        G, H, std_h = sums(one_bin, np.zeros(n, dtype=np.intp), np.zeros((1, 1), dtype=np.intp), 1, LEAF_WEIGHT)
+        G, H, std_h, _ = sums(one_bin, np.zeros(n, dtype=np.intp), np.zeros((1, 1), dtype=np.intp), 1, LEAF_WEIGHT)
         self.baseline_ = self._baseline() + _newton(G[0, 0, 0], H[0, 0, 0], lam, std_h)
         raw = np.tile(self.baseline_, (n, 1))
 
@@ -303,7 +303,8 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
                 features = np.ascontiguousarray(
                     np.stack([rng.permutation(d)[:k] for _ in range(n_nodes)]).astype(np.intp)
                 )
-                G, H, std_h = sums(binned, node, features, self.n_bins_, tree_weight[t])
+                G, H, std_h, exact = sums(binned, node, features, self.n_bins_, 1.0)
+                G, H = self._split_inputs((G, H), exact)
                 first = n_nodes - 1
                 for m in range(n_nodes):
                     f, left = _best_split(G[m], H[m], is_categorical[features[m]], lam, std_h)
@@ -316,7 +317,7 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
                     mask[t, first : first + n_nodes],
                 )
             n_leaves = 2**depth
-            G, H, std_h = sums(one_bin, node, np.zeros((n_leaves, 1), dtype=np.intp), 1, LEAF_WEIGHT * tree_weight[t])
+            G, H, std_h, _ = sums(one_bin, node, np.zeros((n_leaves, 1), dtype=np.intp), 1, LEAF_WEIGHT)
             G, H = G[:, 0, 0], H[:, 0, 0]  # (n_leaves, K)
             leaf_sums[t, :, :, 0], leaf_sums[t, :, :, 1] = G, H
             values[t] = lr * _newton(G, H, lam, std_h)
@@ -327,6 +328,19 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         self.n_iter_ = n_iter
         self._released = released
         return self
+
+    # Hooks of the release, one place each (the audits' broken variants override them).
+    def _noise_plan(self, epsilon, delta, total_weight, k, n_outputs):
+        """The noise of every release and the fit's event (see ``_Noise``)."""
+        return _Noise(epsilon, delta, total_weight, k, n_outputs, min_weight=min(1.0, LEAF_WEIGHT))
+
+    def _to_grid(self, values, bound, grid):
+        """Per-row vectors clipped to L2 norm ``bound``, as integers on the grid (``_quantise``)."""
+        return _quantise(values, bound, grid)
+
+    def _split_inputs(self, noisy, exact):
+        """The histograms splits are chosen from: the noisy ones (post-processing)."""
+        return noisy
 
     def _raw_predict(self, X):
         """Raw scores (n_samples, K) of validated rows X: baseline plus the trees' leaf values."""
