@@ -50,7 +50,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from dpsk._core._hist_boost import MAX_BINS, bin_features, node_histograms, raw_predictions, route
 from dpsk._core._noise import add_gaussian_lattice, add_laplace_lattice
-from dpsk.accounting import PureDPEvent, ZCDPEvent
+from dpsk.accounting import ComposedEvent, PureDPEvent, SelfComposedEvent, ZCDPEvent, note_release
 from dpsk.accounting._calibration import round_up, zcdp_rho
 from dpsk.accounting._events import budget_event
 from dpsk.base import (
@@ -120,66 +120,81 @@ def _categorical_mask(categorical_features, n_features, feature_names):
 
 
 class _Noise:
-    """The budget plan of one fit: the noise of each release and the one event.
+    """The budget plan of one fit: the noise of each release and the fit's one event.
 
-    Releases of gradient sums (integer L2 sensitivity ``sqrt(k) Q`` for histograms,
-    ``Q`` for leaves) and hessian sums (``sqrt(k) Q_h``, ``Q_h``). A release of weight
-    ``w`` gets ``w / total_weight`` of the budget (ρ, or ε for Laplace noise), the
-    gradient sums ``GRADIENT_SHARE`` of it: the shares of all releases add up to 1.
+    Every release is a pair of noisy sums: gradients (integer L2 sensitivity ``√k Q``
+    for a level's histograms, ``Q`` for leaves; L1 ``k √K Q`` and ``√K Q``) and hessians
+    (the same with ``Q_h``). A level release has weight 1, a leaf release (and the
+    baseline) weight ``LEAF_WEIGHT``; a release of weight ``w`` gets ``w / W`` of the
+    budget (ρ = zcdp_rho(ε, δ) with discrete Gaussian noise, or ε with discrete Laplace
+    noise), ``W`` the total weight of the fit, and its gradient sums ``GRADIENT_SHARE``
+    of that. σ (or the Laplace scale) is rounded up, so each release costs at most its
+    share and the composition at most the budget. ``event`` composes the exact cost of
+    every release, known before the data is read; each release notes its own.
     """
 
-    def __init__(self, epsilon, delta, total_weight, k, n_outputs, min_weight=1.0):
+    def __init__(self, epsilon, delta, n_iter, depth, k, n_outputs):
         self.exact = math.isinf(epsilon)
         self.gaussian = delta > 0
-        self.k = k
+        self.grid = MAX_GRID
+        self.weight = {"level": 1.0, "leaf": LEAF_WEIGHT}
+        self.spread = {"level": math.sqrt(k) if self.gaussian else float(k), "leaf": 1.0}
         if self.exact:
-            self.grid, self.grid_h = MAX_GRID, MAX_GRID
             self.event = budget_event(epsilon)
             return
+        total_weight = LEAF_WEIGHT + n_iter * (depth + LEAF_WEIGHT)  # the baseline counts as a leaf release
+        shares = {"g": GRADIENT_SHARE, "h": 1.0 - GRADIENT_SHARE}
         if self.gaussian:
             rho = zcdp_rho(epsilon, delta) / total_weight
-            # σ per unit of L2 sensitivity for a release of this share: Δ²/(2σ²) = share·ρ.
-            self.unit = {part: 1.0 / math.sqrt(2.0 * s * rho) for part, s in self._shares().items()}
+            # σ per unit of L2 sensitivity and weight: Δ²/(2σ²) = share · w · ρ / W.
+            self.unit = {part: 1.0 / math.sqrt(2.0 * share * rho) for part, share in shares.items()}
         else:
-            eps = epsilon / total_weight
-            # Laplace scale per unit of L1 sensitivity; the L1 norm of K entries is at most √K times their L2.
-            root_k = math.sqrt(n_outputs)
-            self.unit = {part: root_k / (s * eps) for part, s in self._shares().items()}
-        spread = math.sqrt(k) if self.gaussian else k
-        largest = max(self.unit.values()) * spread / (math.sqrt(min_weight) if self.gaussian else min_weight)
-        # The grid: as fine as MAX_GRID allows while the noise stays in the samplers' range.
-        self.grid = int(min(MAX_GRID, max(1, 2 ** math.floor(math.log2(max(MAX_NOISE_STEPS / largest, 1.0))))))
-        self.grid_h = self.grid
-        # Each release's σ (rounded up) makes it at most (its share of) w ρ / total_weight-zCDP
-        # (w ε / total_weight-DP): the composition of all of them is within the budget.
-        self.event = ZCDPEvent(round_up(zcdp_rho(epsilon, delta))) if self.gaussian else PureDPEvent(float(epsilon))
+            # Laplace scale per unit of L2 sensitivity and weight: the L1 norm of K entries
+            # is at most √K times their L2 norm, and Δ₁/b = share · w · ε / W.
+            self.unit = {
+                part: math.sqrt(n_outputs) * total_weight / (share * epsilon) for part, share in shares.items()
+            }
+        self.root_k = math.sqrt(n_outputs)
+        largest = max(self.unit.values()) * self.spread["level"] / self._per_weight(min(1.0, LEAF_WEIGHT))
+        # The grid: as fine as MAX_GRID allows while the noise stays in the exact samplers' range.
+        self.grid = int(min(MAX_GRID, 2 ** max(0, math.floor(math.log2(MAX_NOISE_STEPS / largest)))))
+        level = (self.event_of("g", "level"), self.event_of("h", "level"))
+        leaf = (self.event_of("g", "leaf"), self.event_of("h", "leaf"))
+        tree = ComposedEvent(level * depth + leaf)
+        self.event = ComposedEvent((*leaf, SelfComposedEvent(tree, n_iter)))
 
-    @staticmethod
-    def _shares():
-        return {"g": GRADIENT_SHARE, "h": 1.0 - GRADIENT_SHARE}
+    def _per_weight(self, weight):
+        return math.sqrt(weight) if self.gaussian else weight
 
-    def sigma(self, part, spread, weight):
-        """Noise std (Gaussian) or scale (Laplace) in integer steps of one release."""
-        grid = self.grid if part == "g" else self.grid_h
-        per_weight = math.sqrt(weight) if self.gaussian else weight
-        return round_up(self.unit[part] * spread * grid / per_weight)
+    def sigma(self, part, kind):
+        """Noise std (Gaussian) or scale (Laplace) in grid steps of one release."""
+        return round_up(self.unit[part] * self.spread[kind] * self.grid / self._per_weight(self.weight[kind]))
 
-    def std(self, part, spread, weight):
-        """Noise standard deviation in the loss's units (gradient or hessian steps divided out)."""
+    def event_of(self, part, kind):
+        """The exact cost of one release of ``part`` ("g" or "h") sums of this kind ("level" or "leaf")."""
+        sigma = self.sigma(part, kind)
+        if self.gaussian:
+            sensitivity = self.spread[kind] * self.grid  # L2, in grid steps
+            return ZCDPEvent(round_up(sensitivity**2 / (2.0 * sigma**2)))
+        return PureDPEvent(round_up(self.spread[kind] * self.root_k * self.grid / sigma))
+
+    def std(self, part, kind):
+        """Noise standard deviation of one sum, in grid steps."""
         if self.exact:
             return 0.0
-        s = self.sigma(part, spread, weight)
-        grid = self.grid if part == "g" else self.grid_h
-        return (s if self.gaussian else math.sqrt(2.0) * s) / grid
+        sigma = self.sigma(part, kind)
+        return sigma if self.gaussian else math.sqrt(2.0) * sigma
 
-    def add(self, values, part, spread, weight, rng):
-        """Noisy float copy of the integer sums ``values`` (in grid steps)."""
-        out = np.ascontiguousarray(values, dtype=np.float64).ravel().copy()
-        if not self.exact and out.size:
-            if self.gaussian:
-                add_gaussian_lattice(out, self.sigma(part, spread, weight), 1.0, rng)
-            else:
-                add_laplace_lattice(out, self.sigma(part, spread, weight), 1.0, rng)
+    def release(self, values, part, kind, rng):
+        """Noisy float copy of the integer sums ``values`` (grid steps): one release, noted."""
+        out = np.array(values, dtype=np.float64).ravel()
+        if self.exact:
+            return out.reshape(np.shape(values))
+        if self.gaussian:
+            add_gaussian_lattice(out, self.sigma(part, kind), 1.0, rng)
+        else:
+            add_laplace_lattice(out, self.sigma(part, kind), 1.0, rng)
+        note_release(self.event_of(part, kind))
         return out.reshape(np.shape(values))
 
 
@@ -247,15 +262,18 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         K = self._n_outputs
         depth = self._depth()
         k = _n_features_per_node(self.max_features, d)
+        if math.isinf(epsilon) and self.max_features is None:
+            k = d  # no noise to save: every feature at every node, no random draws (non-private boosting)
         if 2 ** (depth - 1) * k * int(self.max_bins) * K > MAX_CELLS:
             raise ValueError("max_depth, max_features, max_bins and the classes give too many histogram cells")
         n_iter = int(self.max_iter)
-        total_weight = LEAF_WEIGHT + n_iter * (depth + LEAF_WEIGHT)  # the baseline counts as leaves
-        noise = self._noise_plan(epsilon, delta, total_weight, k, K)
+        noise = self._noise_plan(epsilon, delta, n_iter, depth, k, K)
         clip = float(self.clip_gradients) if self.clip_gradients is not None else self._default_clip()
         hess_bound = self._hessian_bound()
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
         self._spend_privacy_budget(noise.event)
+        if noise.exact:
+            note_release(noise.event)  # the one (noise-free) release
 
         self.bounds_ = (lower, upper)
         self.is_categorical_ = is_categorical
@@ -275,23 +293,24 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         raw = np.tile(self._baseline(), (n, 1))
         released = []
 
-        def sums(bins, node, features, n_bins, weight_):
+        scale_g, scale_h = clip / noise.grid, hess_bound / noise.grid
+
+        def sums(bins, node, features, n_bins, kind):
+            """One release: noisy gradient and hessian sums by node, feature and bin."""
             g, h = self._gradients(raw, target)
             if weight is not None:
                 g, h = g * weight, h * weight
-            g_int, h_int = self._to_grid(g, clip, noise.grid), self._to_grid(h, hess_bound, noise.grid_h)
-            spread = math.sqrt(features.shape[1]) if noise.gaussian else features.shape[1]
+            g_int, h_int = self._to_grid(g, clip, noise.grid), self._to_grid(h, hess_bound, noise.grid)
             hg, hh = node_histograms(bins, node, features, g_int, h_int, n_bins)
-            G = noise.add(hg, "g", spread, weight_, rng) * (clip / noise.grid)
-            H = noise.add(hh, "h", spread, weight_, rng) * (hess_bound / noise.grid_h)
+            G = noise.release(hg, "g", kind, rng) * scale_g
+            H = noise.release(hh, "h", kind, rng) * scale_h
             released.append((G, H))
-            exact = (hg * (clip / noise.grid), hh * (hess_bound / noise.grid_h))
-            return G, H, noise.std("h", spread, weight_) * hess_bound, exact
+            return G, H, noise.std("h", kind) * scale_h, (hg * scale_g, hh * scale_h)
 
         # Leaves are nodes with one "feature" of a single bin: their sums (sensitivity of one row).
         one_bin = np.zeros((n, 1), dtype=np.uint8)
         # The baseline: a depth-0 tree, one leaf, a full Newton step.
-        G, H, std_h, _ = sums(one_bin, np.zeros(n, dtype=np.intp), np.zeros((1, 1), dtype=np.intp), 1, LEAF_WEIGHT)
+        G, H, std_h, _ = sums(one_bin, np.zeros(n, dtype=np.intp), np.zeros((1, 1), dtype=np.intp), 1, "leaf")
         self.baseline_ = self._baseline() + _newton(G[0, 0, 0], H[0, 0, 0], lam, std_h)
         raw = np.tile(self.baseline_, (n, 1))
 
@@ -300,10 +319,11 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
             for level in range(depth):
                 n_nodes = 2**level
                 # The node's features: drawn from the fit's generator, independently of the data.
-                features = np.ascontiguousarray(
-                    np.stack([rng.permutation(d)[:k] for _ in range(n_nodes)]).astype(np.intp)
-                )
-                G, H, std_h, exact = sums(binned, node, features, self.n_bins_, 1.0)
+                if k == d:
+                    features = np.tile(np.arange(d, dtype=np.intp), (n_nodes, 1))
+                else:
+                    features = np.stack([rng.permutation(d)[:k] for _ in range(n_nodes)]).astype(np.intp)
+                G, H, std_h, exact = sums(binned, node, features, self.n_bins_, "level")
                 G, H = self._split_inputs((G, H), exact)
                 first = n_nodes - 1
                 for m in range(n_nodes):
@@ -317,7 +337,7 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
                     mask[t, first : first + n_nodes],
                 )
             n_leaves = 2**depth
-            G, H, std_h, _ = sums(one_bin, node, np.zeros((n_leaves, 1), dtype=np.intp), 1, LEAF_WEIGHT)
+            G, H, std_h, _ = sums(one_bin, node, np.zeros((n_leaves, 1), dtype=np.intp), 1, "leaf")
             G, H = G[:, 0, 0], H[:, 0, 0]  # (n_leaves, K)
             leaf_sums[t, :, :, 0], leaf_sums[t, :, :, 1] = G, H
             values[t] = lr * _newton(G, H, lam, std_h)
@@ -330,9 +350,9 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         return self
 
     # Hooks of the release, one place each (the audits' broken variants override them).
-    def _noise_plan(self, epsilon, delta, total_weight, k, n_outputs):
+    def _noise_plan(self, epsilon, delta, n_iter, depth, k, n_outputs):
         """The noise of every release and the fit's event (see ``_Noise``)."""
-        return _Noise(epsilon, delta, total_weight, k, n_outputs, min_weight=min(1.0, LEAF_WEIGHT))
+        return _Noise(epsilon, delta, n_iter, depth, k, n_outputs)
 
     def _to_grid(self, values, bound, grid):
         """Per-row vectors clipped to L2 norm ``bound``, as integers on the grid (``_quantise``)."""
@@ -418,7 +438,8 @@ _BOOSTING_DOCS = {
         Features drawn at random for each node (an int, or a fraction of the features
         as scikit-learn's): the node's histograms cover these only, and the noise
         grows as the square root of their number. ``None`` draws one feature per node
-        (see Notes).
+        (see Notes); with ``epsilon=inf`` (no noise) it uses every feature at every node,
+        scikit-learn's non-private boosting on the same bins.
 
     l2_regularization : float, default=0.0
         λ of the Newton steps ``-G / (H + λ)``. The noise standard deviation of the

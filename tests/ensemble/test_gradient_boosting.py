@@ -80,18 +80,19 @@ def test_quantise_keeps_every_row_within_the_grid_norm():
 # -- privacy plan ------------------------------------------------------------------------
 
 
-def test_one_zcdp_event_within_the_budget():
-    """Check the fit's one event: ρ = zcdp_rho(ε, δ) (at most ε at δ), pure ε with delta=0, ∞ at ε = ∞."""
-    noise = _Noise(1.0, 1e-6, 401.0, 1, 1)
-    assert isinstance(noise.event, ZCDPEvent)
-    assert noise.event.rho == pytest.approx(zcdp_rho(1.0, 1e-6), rel=1e-9)
+def test_one_event_within_the_budget():
+    """Check the fit's one event: per-release zCDP costs summing to at most zcdp_rho(ε, δ) (so at
+    most ε at δ), per-release ε's summing to at most ε with delta=0, and ∞ at ε = ∞."""
+    noise = _Noise(1.0, 1e-6, 100, 3, 1, 1)
+    leaves = noise.event.flatten()
+    assert len(leaves) == 2 * (1 + 100 * 4)
+    assert all(isinstance(leaf, ZCDPEvent) for leaf in leaves)
+    assert sum(leaf.rho for leaf in leaves) <= zcdp_rho(1.0, 1e-6) * (1 + 1e-9)
     assert get_epsilon(noise.event, 1e-6) <= 1.0
-    # Each release's σ (in grid steps) gives at most its share of ρ: Δ²/(2σ²) <= w ρ / W.
-    for part, share in (("g", 0.6), ("h", 0.4)):
-        sigma = noise.sigma(part, 1.0, 1.0)
-        assert noise.grid**2 / (2 * sigma**2) <= share * zcdp_rho(1.0, 1e-6) / 401.0 * (1 + 1e-12)
-    assert _Noise(1.0, 0.0, 10.0, 3, 1).event == PureDPEvent(1.0)
-    assert math.isinf(get_epsilon(_Noise(math.inf, 0.0, 10.0, 3, 1).event, 0.5))
+    laplace = _Noise(1.0, 0.0, 10, 2, 3, 2).event.flatten()
+    assert all(isinstance(leaf, PureDPEvent) for leaf in laplace)
+    assert sum(leaf.epsilon for leaf in laplace) <= 1.0 * (1 + 1e-9)
+    assert math.isinf(get_epsilon(_Noise(math.inf, 0.0, 10, 2, 3, 1).event, 0.5))
 
 
 # -- estimators --------------------------------------------------------------------------
@@ -243,6 +244,15 @@ def test_audit_rejects_broken_releases(broken):
     estimator = broken(**case.estimator.get_params())
     result = _audit(estimator, case.neighbours(estimator), case.projection, case.n_samples)
     assert not result.passed, str(result)
+
+
+@pytest.mark.audit
+def test_audit_accepts_gaussian_path():
+    """Check the discrete Gaussian path (delta > 0) on the registry's canary against its zCDP claim."""
+    case = ESTIMATOR_AUDITS["HistGradientBoostingClassifier"]
+    estimator = HistGradientBoostingClassifier(**{**case.estimator.get_params(), "delta": 1e-5})
+    result = _audit(estimator, case.neighbours(estimator), case.projection, case.n_samples)
+    assert result.passed, str(result)
 
 
 @pytest.mark.audit
