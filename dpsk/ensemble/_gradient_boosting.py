@@ -295,12 +295,15 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
 
         scale_g, scale_h = clip / noise.grid, hess_bound / noise.grid
 
-        def sums(bins, node, features, n_bins, kind):
-            """One release: noisy gradient and hessian sums by node, feature and bin."""
+        def grid_sums():
+            """Every row's clipped, weighted gradient and hessian, as integers on the grid (per round)."""
             g, h = self._gradients(raw, target)
             if weight is not None:
                 g, h = g * weight, h * weight
-            g_int, h_int = self._to_grid(g, clip, noise.grid), self._to_grid(h, hess_bound, noise.grid)
+            return self._to_grid(g, clip, noise.grid), self._to_grid(h, hess_bound, noise.grid)
+
+        def sums(bins, node, features, n_bins, kind):
+            """One release: noisy gradient and hessian sums by node, feature and bin."""
             hg, hh = node_histograms(bins, node, features, g_int, h_int, n_bins)
             G = noise.release(hg, "g", kind, rng) * scale_g
             H = noise.release(hh, "h", kind, rng) * scale_h
@@ -310,12 +313,14 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         # Leaves are nodes with one "feature" of a single bin: their sums (sensitivity of one row).
         one_bin = np.zeros((n, 1), dtype=np.uint8)
         # The baseline: a depth-0 tree, one leaf, a full Newton step.
+        g_int, h_int = grid_sums()
         G, H, std_h, _ = sums(one_bin, np.zeros(n, dtype=np.intp), np.zeros((1, 1), dtype=np.intp), 1, "leaf")
         self.baseline_ = self._baseline() + _newton(G[0, 0, 0], H[0, 0, 0], lam, std_h)
         raw = np.tile(self.baseline_, (n, 1))
 
         for t in range(n_iter):
             node = np.zeros(n, dtype=np.intp)
+            g_int, h_int = grid_sums()  # the model is fixed during a round
             for level in range(depth):
                 n_nodes = 2**level
                 # The node's features: drawn from the fit's generator, independently of the data.
