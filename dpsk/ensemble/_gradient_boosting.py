@@ -16,8 +16,9 @@ and binary classification, ``n_classes`` for multiclass):
    and its hessian vector to the loss's public bound ``H``; both are scaled by the row's
    weight and converted to integers on a public fixed-point grid of ``Q`` steps per clip
    (truncation towards zero, so the integers' norm stays within ``Q``);
-2. for each level ``l < D``, each node draws ``k`` features at random (from the fit's
-   generator, independently of the data) and the exact integer sums of gradients and
+2. for each level ``l < D``, each node takes ``k`` features (feature ``t mod d`` in
+   round t by default; or ``k`` drawn from the fit's generator, independently of the
+   data) and the exact integer sums of gradients and
    hessians of its rows, by node, feature and bin, are released with discrete Gaussian
    noise (``delta > 0``) or discrete Laplace noise (``delta == 0``). A row lies in
    exactly one node of a level and in one bin of each of that node's ``k`` features, so
@@ -33,12 +34,14 @@ an adaptive composition of ``1 + max_iter (D + 1)`` releases, each ``Δ² / (2σ
 (Canonne, Kamath & Steinke 2020), given equal shares of the budget ``ρ = zcdp_rho(ε, δ)``
 (pure ε: shares of ε, basic composition), and recorded as one event.
 
-Why ``k`` features per node and not all: with all ``d`` features per node a level's
+Why one feature per node and not all: with all ``d`` features per node a level's
 sensitivity is ``sqrt(d)`` times one feature's, so each histogram cell gets ``sqrt(d)``
-times the noise. With ``k = 1`` (the idea of DP-EBM's cyclic rounds, here per node)
-the noise is smallest but the split is chosen among one feature's thresholds. The
-default is ``k = 1`` whatever the data: on Adult at ε = 1 it beat a third of the
-features and all of them (doc/user_guide/boosting.rst, measured with this module).
+times the noise. With one feature the noise is smallest but the split is chosen among
+one feature's thresholds. The default is DP-EBM's cyclic schedule (every node of
+round t on feature ``t mod d``: an additive model of one-feature trees); on Adult and
+Friedman #1 at ε = 1 it beat one random feature per node, a third of the features
+and all of them (doc/user_guide/boosting.rst, measured with this module). The rule
+depends on the parameters only, never on the data.
 """
 
 import math
@@ -262,8 +265,9 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         K = self._n_outputs
         depth = self._depth()
         k = _n_features_per_node(self.max_features, d)
+        cyclic = self.max_features is None  # DP-EBM's schedule: round t splits on feature t mod d
         if math.isinf(epsilon) and self.max_features is None:
-            k = d  # no noise to save: every feature at every node, no random draws (non-private boosting)
+            k, cyclic = d, False  # no noise to save: every feature at every node (non-private boosting)
         if 2 ** (depth - 1) * k * int(self.max_bins) * K > MAX_CELLS:
             raise ValueError("max_depth, max_features, max_bins and the classes give too many histogram cells")
         n_iter = int(self.max_iter)
@@ -280,6 +284,7 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         self.n_bins_ = int(self.max_bins)
         self.max_depth_ = depth
         self.max_features_ = k
+        self.feature_schedule_ = "cyclic" if cyclic else ("all" if k == d else "random")
         self.clip_gradients_ = clip
         binned = self._binned(X)
         weight = None if sample_weight is None else sample_weight[:, None]
@@ -323,11 +328,7 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
             g_int, h_int = grid_sums()  # the model is fixed during a round
             for level in range(depth):
                 n_nodes = 2**level
-                # The node's features: drawn from the fit's generator, independently of the data.
-                if k == d:
-                    features = np.tile(np.arange(d, dtype=np.intp), (n_nodes, 1))
-                else:
-                    features = np.stack([rng.permutation(d)[:k] for _ in range(n_nodes)]).astype(np.intp)
+                features = self._node_features(rng, t, n_nodes, d, k, cyclic)
                 G, H, std_h, exact = sums(binned, node, features, self.n_bins_, "level")
                 G, H = self._split_inputs((G, H), exact)
                 first = n_nodes - 1
@@ -358,6 +359,15 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
     def _noise_plan(self, epsilon, delta, n_iter, depth, k, n_outputs):
         """The noise of every release and the fit's event (see ``_Noise``)."""
         return _Noise(epsilon, delta, n_iter, depth, k, n_outputs)
+
+    def _node_features(self, rng, round_, n_nodes, n_features, k, cyclic):
+        """The ``k`` features of each node of a level: the public cyclic schedule, or drawn from
+        the fit's generator; never from the data."""
+        if cyclic:
+            return np.full((n_nodes, 1), round_ % n_features, dtype=np.intp)
+        if k == n_features:
+            return np.tile(np.arange(n_features, dtype=np.intp), (n_nodes, 1))
+        return np.stack([rng.permutation(n_features)[:k] for _ in range(n_nodes)]).astype(np.intp)
 
     def _to_grid(self, values, bound, grid):
         """Per-row vectors clipped to L2 norm ``bound``, as integers on the grid (``_quantise``)."""
@@ -442,9 +452,11 @@ _BOOSTING_DOCS = {
     max_features : int, float or None, default=None
         Features drawn at random for each node (an int, or a fraction of the features
         as scikit-learn's): the node's histograms cover these only, and the noise
-        grows as the square root of their number. ``None`` draws one feature per node
-        (see Notes); with ``epsilon=inf`` (no noise) it uses every feature at every node,
-        scikit-learn's non-private boosting on the same bins.
+        grows as the square root of their number. ``None``: DP-EBM's cyclic schedule,
+        every node of round t splits on feature ``t mod n_features`` (one histogram per
+        row and level, the least noise; see Notes); with ``epsilon=inf`` (no noise)
+        ``None`` uses every feature at every node, scikit-learn's non-private boosting
+        on the same bins.
 
     l2_regularization : float, default=0.0
         λ of the Newton steps ``-G / (H + λ)``. The noise standard deviation of the
@@ -464,12 +476,13 @@ _BOOSTING_DOCS = {
     sensitivity is that of one row's integers, whatever the floating-point data. In
     each round, every level of the tree releases the gradient and hessian sums of its
     nodes by feature and bin: a row lies in one node of the level and one bin of each
-    of the node's ``k`` features (drawn from ``random_state``, not from the data), so
-    the release has L2 sensitivity ``√k Q`` (L1 ``k √K Q``, ``K`` outputs); splits are
+    of the node's ``k`` features (a public schedule, or drawn from ``random_state``;
+    never from the data), so the release has L2 sensitivity ``√k Q`` (L1 ``k √K Q``, ``K`` outputs); splits are
     chosen from these noisy sums only. The leaves' sums (sensitivity ``Q``) give the
     Newton steps. With ``1 + max_iter (depth + 1)`` releases, each gets an equal share
     of ρ = zcdp_rho(ε, δ) with discrete Gaussian noise (Canonne, Kamath & Steinke 2020;
-    60% to gradients, 40% to hessians), recorded as one ρ-zCDP event; with
+    60% to gradients, 40% to hessians), and ``privacy_spent_`` composes their zCDP
+    costs into one event; with
     ``delta=0``, of ε with discrete Laplace noise (basic composition). Exact integer
     noise on integer sums: floating-point safe. Released: the structure and leaf values
     of every tree, ``leaf_sums_``, ``baseline_`` and predictions, all computed from the
@@ -483,13 +496,15 @@ _BOOSTING_DOCS = {
     "attributes": """baseline_ : ndarray of shape (n_outputs,)
         Raw prediction before the trees (the public starting point plus one noisy
         Newton step on all rows).
-    leaf_sums_ : ndarray of shape (n_iter_, 2**max_depth_, n_outputs, 2)
-        Noisy gradient and hessian sums of every leaf of every tree (the release the
-        leaf values come from).
+    leaf_sums_ : ndarray of shape (n_rounds, n_leaves, n_outputs, 2)
+        Noisy gradient and hessian sums of every leaf (``2**max_depth_``) of every
+        tree (``n_iter_``): the release the leaf values come from.
     n_iter_ : int
     max_depth_ : int
     max_features_ : int
-        Features drawn per node.
+        Features per node.
+    feature_schedule_ : {"cyclic", "random", "all"}
+        How the nodes' features were chosen (all from public information).
     n_bins_ : int
     clip_gradients_ : float
     is_categorical_ : ndarray of shape (n_features,), dtype bool
@@ -558,11 +573,12 @@ class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikel
     -----
     {privacy}
 
-    **Features per node.** ``max_features=None`` draws one feature per node: each
-    level's histograms then have the sensitivity of one row in one histogram, the
-    idea of DP-EBM's cyclic rounds applied per node, and the noise is √d times smaller
-    than with all ``d`` features; the choice was measured on the benchmark
-    (doc/user_guide/boosting.rst) and depends on nothing but the number of features.
+    **Features per node.** ``max_features=None`` follows DP-EBM's cyclic rounds: every
+    node of round t splits on feature ``t mod d``, so each level's histograms have the
+    sensitivity of one row in one histogram and the noise is √d times smaller than
+    with all ``d`` features. It beat one random feature per node, a third and all of
+    the features on Adult and Friedman #1 at ε = 1 (doc/user_guide/boosting.rst); the
+    rule depends on nothing but the parameters.
 
     Examples
     --------
