@@ -248,7 +248,7 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
     def _binned(self, X):
         return bin_features(X, self.bounds_[0], self.bounds_[1], self.n_bins_, self.is_categorical_)
 
-    def _fit(self, X, y, sample_weight, target_bounds=None):
+    def _fit(self, X, y, sample_weight):
         epsilon, delta = float(self.epsilon), float(self.delta)
         self._check_privacy_budget(budget_event(epsilon, delta))
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=self._y_numeric)
