@@ -248,6 +248,24 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
     def _binned(self, X):
         return bin_features(X, self.bounds_[0], self.bounds_[1], self.n_bins_, self.is_categorical_)
 
+    @_fit_context(prefer_skip_nested_validation=True)
+    @Substitution(sample_weight=_shared_docs["sample_weight"])
+    def fit(self, X, y, sample_weight=None):
+        """Grow the trees, round by round, from noisy gradient and hessian histograms.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels (in ``classes``), or targets (clipped to ``bounds_y``).
+        {sample_weight}
+
+        Returns
+        -------
+        self : object
+        """
+        return self._fit(X, y, sample_weight)
+
     def _fit(self, X, y, sample_weight):
         epsilon, delta = float(self.epsilon), float(self.delta)
         self._check_privacy_budget(budget_event(epsilon, delta))
@@ -633,23 +651,6 @@ class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikel
         self.accountant = accountant
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    @Substitution(sample_weight=_shared_docs["sample_weight"])
-    def fit(self, X, y, sample_weight=None):
-        """Grow the trees from noisy gradient histograms.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        {sample_weight}
-
-        Returns
-        -------
-        self : object
-        """
-        return self._fit(X, y, sample_weight)
-
     def _encode_y(self, y):
         classes, y_index = resolve_classes(self, self.classes, y)
         self.classes_, self.n_classes_ = classes, classes.size
@@ -814,24 +815,6 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         self.clip_gradients = clip_gradients
         self.accountant = accountant
         self.random_state = random_state
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    @Substitution(sample_weight=_shared_docs["sample_weight"])
-    def fit(self, X, y, sample_weight=None):
-        """Grow the trees from noisy residual histograms.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Targets, clipped to ``bounds_y``.
-        {sample_weight}
-
-        Returns
-        -------
-        self : object
-        """
-        return self._fit(X, y, sample_weight)
 
     _n_outputs = 1
 
