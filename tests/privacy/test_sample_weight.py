@@ -21,7 +21,12 @@ from sklearn.linear_model import Ridge as SkRidge
 from dpsk.accounting import record_releases
 from dpsk.cluster import KMeans
 from dpsk.decomposition import PCA
-from dpsk.ensemble import RandomForestClassifier, RandomForestRegressor
+from dpsk.ensemble import (
+    HistGradientBoostingClassifier,
+    HistGradientBoostingRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
 from dpsk.linear_model import LinearRegression, LogisticRegression, Ridge
 from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB, MultinomialNB
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
@@ -75,6 +80,16 @@ ESTIMATORS = {
     ),
     "RandomForestRegressor": (
         lambda e: RandomForestRegressor(n_estimators=4, epsilon=e, bounds=(-1, 1), bounds_y=(-3, 3), max_depth=3),
+        "real",
+        "real",
+    ),
+    "HistGradientBoostingClassifier": (
+        lambda e: HistGradientBoostingClassifier(max_iter=3, epsilon=e, bounds=(-1, 1), **CLASSES),
+        "real",
+        "class",
+    ),
+    "HistGradientBoostingRegressor": (
+        lambda e: HistGradientBoostingRegressor(max_iter=3, epsilon=e, bounds=(-1, 1), bounds_y=(-3, 3)),
         "real",
         "real",
     ),

@@ -59,6 +59,9 @@ INIT_PARAMS = {
     "SelectPercentile": dict(percentile=50, epsilon=1.0),
     "DecisionTreeClassifier": dict(epsilon=1.0),  # integer noise: see BernoulliNB
     "RandomForestClassifier": dict(epsilon=1.0),
+    # Few rounds keep the checks fast; ε = 1e4 leaves almost no noise on the checks' small data.
+    "HistGradientBoostingClassifier": dict(epsilon=1e4, max_iter=20),
+    "HistGradientBoostingRegressor": dict(epsilon=1e4, max_iter=20),
     # One teacher / part: no partition randomness, so the spread over seeds is the noise's.
     "PATEClassifier": dict(estimator=SkLogisticRegression(), n_teachers=1, epsilon=1e4),
     "SubsampleAggregate": dict(estimator=SkLinearRegression(), n_parts=1, epsilon=1e4),
@@ -100,6 +103,8 @@ for _name in (
     "DecisionTreeClassifier",
     "DecisionTreeRegressor",
     "GaussianNB",
+    "HistGradientBoostingClassifier",
+    "HistGradientBoostingRegressor",
     "KMeans",
     "LinearRegression",
     "LinearSVC",

@@ -37,7 +37,12 @@ from dpsk.accounting import GaussianEvent, LaplaceEvent
 from dpsk.audit import canary_neighbours, project_attribute, statistic_estimator, worst_case_neighbours
 from dpsk.cluster import KMeans
 from dpsk.decomposition import PCA
-from dpsk.ensemble import RandomForestClassifier, RandomForestRegressor
+from dpsk.ensemble import (
+    HistGradientBoostingClassifier,
+    HistGradientBoostingRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
 from dpsk.linear_model import (
     LabelPrivateLinearRegression,
     LinearRegression,
@@ -517,6 +522,42 @@ ESTIMATOR_AUDITS["OnlineSGDRegressor"] = EstimatorAudit(
     lambda est: canary_neighbours(np.zeros((19, 1)), np.zeros(19), canary_X=[100.0], canary_y=-100.0),
     n_samples=3_000,
 )
+# Histogram gradient boosting (one round, depth 1, one feature in 3 bins): every row's
+# gradient and hessian sit at their clip; the canary, beyond the bounds, sits alone in the
+# top bin. The projection is every noisy sum it moves: the baseline's, its bin's in the
+# root histogram, and the leaves' (summed: it is in one of them). Pure ε (Laplace noise):
+# its claim is tight, where a zCDP claim converted to (ε, δ) is too loose for an audit to
+# see noise for 2ε (the Gaussian path is audited in tests/ensemble/test_gradient_boosting.py,
+# with the broken variants: unclipped gradients, noise-free split gains, ε × 2).
+BOOSTING_AUDIT = dict(max_iter=1, max_depth=1, max_bins=3, epsilon=2.0, delta=0.0, bounds=(-1.0, 1.0))
+
+
+def project_boosting_sums(est):
+    """The noisy sums a canary in the top bin moves: baseline, root histogram bin, leaves (G and H each)."""
+    (G0, H0), (G1, H1) = est._released[0], est._released[1]
+    leaves = est.leaf_sums_[0, :, 0, :].sum(axis=0)
+    return np.array([G0.ravel()[0], H0.ravel()[0], G1[0, 0, -1, 0], H1[0, 0, -1, 0], leaves[0], leaves[1]])
+
+
+def _boosting_canary(estimator, n=200):
+    """Rows at x = 0 with alternating labels (gradients ±0.5 clipped to ±0.1, hessians 1/4),
+    a canary labelled 1 at x = 4 (top bin); for the regressor, residuals ±1 clipped to ±0.2."""
+    y = np.arange(n) % 2
+    if "bounds_y" in estimator.get_params():
+        return canary_neighbours(np.zeros((n, 1)), 2.0 * y - 1.0, canary_X=[4.0], canary_y=4.0)
+    return canary_neighbours(np.zeros((n, 1)), y, canary_X=[4.0], canary_y=1)
+
+
+ESTIMATOR_AUDITS["HistGradientBoostingClassifier"] = EstimatorAudit(
+    HistGradientBoostingClassifier(classes=[0, 1], clip_gradients=0.1, **BOOSTING_AUDIT),
+    project_boosting_sums,
+    _boosting_canary,
+)
+ESTIMATOR_AUDITS["HistGradientBoostingRegressor"] = EstimatorAudit(
+    HistGradientBoostingRegressor(bounds_y=(-1.0, 1.0), clip_gradients=0.2, **BOOSTING_AUDIT),
+    project_boosting_sums,
+    _boosting_canary,
+)
 
 # Naive Bayes, PCA, k-means, scalers, trees: configurations in dpsk/utils/_testing/family.py.
 ESTIMATOR_AUDITS.update(
@@ -681,6 +722,10 @@ OFFSET_NOT_APPLICABLE = {
     "through the exponential mechanism: no float sum to round",
     "SelectPercentile": "exact integer scores on a public grid (dpsk.feature_selection._univariate), released "
     "through the exponential mechanism: no float sum to round",
+    "HistGradientBoostingClassifier": "X enters only through its bin from the public bounds, and the released sums "
+    "are exact integer sums of clipped gradients on a fixed-point grid: no float sum to round",
+    "HistGradientBoostingRegressor": "X enters only through its bin from the public bounds, and the released sums "
+    "are exact integer sums of clipped residuals on a fixed-point grid: no float sum to round",
     "GridSearchCV": "a search over other estimators, each audited on its own",
     "RandomizedSearchCV": "a search over other estimators, each audited on its own",
 }

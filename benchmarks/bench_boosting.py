@@ -1,0 +1,181 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Histogram gradient boosting: accuracy and AUC against ε, design choices, regression.
+
+* Adult (the standard train/test split) on its 13 documented columns: the five numeric
+  ones with their documented ranges as ``bounds`` (``schema_bounds``), the eight
+  categorical ones as integer codes (the public category lists; "?" and unlisted values
+  get one more code) with ``categorical_features``. ``fnlwgt`` (no documented range) is
+  left out. dpsk's ``HistGradientBoostingClassifier`` with its defaults (100 rounds,
+  depth 3, 32 bins, cyclic features, δ = 1e-6) at ε ∈ {0.1, 0.5, 1, 2, 5},
+  test accuracy and AUC, mean over 10 seeds (2 with ``--quick``; the seed drives the
+  features drawn per node and the noise), next to scikit-learn's non-private
+  ``HistGradientBoostingClassifier`` (defaults, same columns, native categorical
+  support), dpsk's ``LogisticRegression`` (δ = 1e-6, on ``load_adult``'s one-hot [0, 1]
+  encoding with its public ``data_norm``) and dpsk's ``RandomForestClassifier`` (same
+  one-hot data, ``bounds=(0, 1)``).
+* Design at ε = 1 (same data and seeds): the features of each node (``max_features``):
+  DP-EBM's cyclic rounds (the default: every node of round t on feature t mod d), one
+  drawn at random per node (the same noise), a third, all of them.
+* Friedman #1 (20 000 training and 5 000 test rows, ``bounds=(0, 1)``, ``bounds_y=(-5,
+  35)`` from the generating formula, as ``bench_forest_regressor.py``): R² at ε ∈ {0.5,
+  1, 5} against dpsk's forest and scikit-learn's ``HistGradientBoostingRegressor``.
+
+Run: ``python benchmarks/bench_boosting.py [--quick]``.
+"""
+
+import math
+
+import numpy as np
+from _family_common import main
+from sklearn.datasets import make_friedman1
+from sklearn.ensemble import HistGradientBoostingClassifier as SkHGBClassifier
+from sklearn.ensemble import HistGradientBoostingRegressor as SkHGBRegressor
+from sklearn.metrics import r2_score, roc_auc_score
+from threadpoolctl import threadpool_limits
+
+from dpsk.datasets import load_adult
+from dpsk.ensemble import (
+    HistGradientBoostingClassifier,
+    HistGradientBoostingRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
+from dpsk.linear_model import LogisticRegression
+
+EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
+DELTA = 1e-6
+
+
+def adult_columns(subset):
+    """(X, y, bounds, categorical mask): documented numeric ranges and category codes."""
+    data = load_adult(subset=subset, as_frame=True)
+    columns, lower, upper, categorical = [], [], [], []
+    for name, (low, high) in data.schema["numeric"].items():
+        columns.append(data.data[name].to_numpy(dtype=np.float64))
+        lower.append(low)
+        upper.append(high)
+        categorical.append(False)
+    for name, categories in data.schema["categorical"].items():
+        codes = {c: i for i, c in enumerate(categories)}
+        columns.append(data.data[name].map(lambda v, c=codes: c.get(v, len(c))).to_numpy(dtype=np.float64))
+        lower.append(0.0)
+        upper.append(float(len(categories)))
+        categorical.append(True)
+    X = np.column_stack(columns)
+    return X, data.target.to_numpy().astype(int), (np.array(lower), np.array(upper)), np.array(categorical)
+
+
+def _scores(model, X, y):
+    scores = model.decision_function(X) if hasattr(model, "decision_function") else model.predict_proba(X)[:, 1]
+    if scores.ndim == 2:
+        scores = scores[:, 1]
+    return float(np.mean(model.predict(X) == y)), float(roc_auc_score(y, scores))
+
+
+def _row(model, epsilon, results, **extra):
+    acc, auc = np.array(results).T
+    return {
+        "model": model,
+        "ε": epsilon,
+        "accuracy": f"{acc.mean():.4f} ± {acc.std():.4f}",
+        "AUC": f"{auc.mean():.4f} ± {auc.std():.4f}",
+        "seeds": len(results),
+        **extra,
+    }
+
+
+def adult_rows(seeds):
+    X, y, bounds, categorical = adult_columns("train")
+    X_test, y_test, _, _ = adult_columns("test")
+    onehot, onehot_test = load_adult(), load_adult(subset="test")
+    public = dict(bounds=bounds, categorical_features=categorical, classes=[0, 1], delta=DELTA)
+    rows = []
+    sk = SkHGBClassifier(categorical_features=categorical, random_state=0).fit(X, y)
+    rows.append(_row("scikit-learn HistGradientBoosting (non-private)", math.inf, [_scores(sk, X_test, y_test)]))
+    for epsilon in EPSILONS:
+        fits = [HistGradientBoostingClassifier(epsilon=epsilon, random_state=s, **public).fit(X, y) for s in seeds]
+        rows.append(_row("dpsk HistGradientBoosting", epsilon, [_scores(m, X_test, y_test) for m in fits]))
+        lr = [
+            LogisticRegression(
+                epsilon=epsilon, delta=DELTA, data_norm=float(onehot.data_norm), classes=[0, 1], random_state=s
+            ).fit(onehot.data, onehot.target)
+            for s in seeds
+        ]
+        rows.append(
+            _row("dpsk LogisticRegression", epsilon, [_scores(m, onehot_test.data, onehot_test.target) for m in lr])
+        )
+        forests = [
+            RandomForestClassifier(epsilon=epsilon, bounds=(0.0, 1.0), classes=[0, 1], random_state=s).fit(
+                onehot.data, onehot.target
+            )
+            for s in seeds
+        ]
+        rows.append(
+            _row("dpsk RandomForest", epsilon, [_scores(m, onehot_test.data, onehot_test.target) for m in forests])
+        )
+    return rows
+
+
+def design_rows(seeds):
+    X, y, bounds, categorical = adult_columns("train")
+    X_test, y_test, _, _ = adult_columns("test")
+    public = dict(bounds=bounds, categorical_features=categorical, classes=[0, 1], delta=DELTA)
+    rows = []
+    for label, max_features in (
+        ("cyclic, feature t mod d in round t (default)", None),
+        ("one drawn at random per node", 1),
+        ("a third, drawn per node", 1 / 3),
+        ("all", 1.0),
+    ):
+        fits = [
+            HistGradientBoostingClassifier(epsilon=1.0, max_features=max_features, random_state=s, **public).fit(X, y)
+            for s in seeds
+        ]
+        rows.append(_row(f"features per node: {label}", 1.0, [_scores(m, X_test, y_test) for m in fits]))
+    return rows
+
+
+def friedman_rows(seeds):
+    rows = []
+    splits = [
+        (
+            *make_friedman1(n_samples=20_000, n_features=10, noise=1.0, random_state=s),
+            *make_friedman1(n_samples=5_000, n_features=10, noise=1.0, random_state=10_000 + s),
+        )
+        for s in seeds
+    ]
+    public = dict(bounds=(0.0, 1.0), bounds_y=(-5.0, 35.0))
+    sk = [r2_score(yt, SkHGBRegressor(random_state=0).fit(X, y).predict(Xt)) for X, y, Xt, yt in splits]
+    rows.append({"model": "scikit-learn HistGradientBoosting (non-private)", "ε": math.inf, "R²": _mean(sk)})
+    for epsilon in (0.5, 1.0, 5.0):
+        ours = [
+            r2_score(yt, HistGradientBoostingRegressor(epsilon=epsilon, random_state=s, **public).fit(X, y).predict(Xt))
+            for s, (X, y, Xt, yt) in zip(seeds, splits)
+        ]
+        forest = [
+            r2_score(yt, RandomForestRegressor(epsilon=epsilon, random_state=s, **public).fit(X, y).predict(Xt))
+            for s, (X, y, Xt, yt) in zip(seeds, splits)
+        ]
+        rows.append({"model": "dpsk HistGradientBoosting (δ = 1e-6)", "ε": epsilon, "R²": _mean(ours)})
+        rows.append({"model": "dpsk RandomForest (pure ε)", "ε": epsilon, "R²": _mean(forest)})
+    return rows
+
+
+def _mean(scores):
+    return f"{np.mean(scores):.3f} ± {np.std(scores):.3f}"
+
+
+def run(quick=False):
+    """Adult accuracy/AUC against ε, the features-per-node design, Friedman #1 R² (``quick``: 2 seeds)."""
+    seeds = list(range(2 if quick else 10))
+    with threadpool_limits(1):  # accuracy only: scikit-learn's OpenMP threads would only contend
+        return [
+            (f"Adult, test accuracy and AUC ({len(seeds)} seeds, mean ± sd)", adult_rows(seeds)),
+            ("Adult at ε = 1: features drawn per node", design_rows(seeds)),
+            (f"Friedman #1, test R² ({len(seeds)} seeds)", friedman_rows(seeds)),
+        ]
+
+
+if __name__ == "__main__":
+    main(run, __doc__.splitlines()[0])
