@@ -152,7 +152,7 @@ def test_pate_auto_queries_rule_keeps_the_target_margin(aggregator):
 
     assert cost(n_queries) <= epsilon < cost(n_queries + 1)
     calibrated = _pate.calibrate_pate(aggregator, n_queries, epsilon, delta)[0]
-    assert calibrated <= scale
+    assert calibrated <= scale * 1.002  # the calibration's relative tolerance
     # More teachers or more budget buy more queries; the public rows cap them.
     assert _pate.auto_queries(aggregator, 2 * n_teachers, epsilon, delta, 10**6)[0] > 3 * n_queries
     assert _pate.auto_queries(aggregator, n_teachers, 2 * epsilon, delta, 10**6)[0] > 2 * n_queries
@@ -177,11 +177,11 @@ def test_pate_default_queries_follow_the_rule_with_one_spend():
     X_public = rng.normal(size=(500, 2))
     accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
     clf = PATEClassifier(
-        SkLogisticRegression(), n_teachers=100, epsilon=4.0, classes=[0, 1], accountant=accountant, random_state=0
+        SkLogisticRegression(), n_teachers=100, epsilon=2.0, classes=[0, 1], accountant=accountant, random_state=0
     )
     with record_releases() as drawn:
         clf.fit(X, y, X_public=X_public)
-    expected = _pate.auto_queries("gnmax", 100, 4.0, 1e-5, 500)[0]
+    expected = _pate.auto_queries("gnmax", 100, 2.0, 1e-5, 500)[0]
     assert 10 < clf.n_queries_ == expected < 500
     assert clf.privacy_spent_ == SelfComposedEvent(DiscreteGaussianEvent(clf.sigma_, 1), 2 * expected)
     assert _leaves(drawn) == _leaves([clf.privacy_spent_])
