@@ -15,7 +15,9 @@
   (``data_norm=√13``, as in bench_accuracy.py), and the majority class.
 * **breast_cancer** (published ranges, as bench_accuracy.py; 75/25 split, the test part
   halved into public and evaluation) and **digits** (``load_digits``, 10 classes, pixels
-  in [0, 16] by construction, same split), LogisticRegression teachers.
+  in [0, 16] by construction, same split), LogisticRegression teachers, 20 of them, every
+  public row queried (``max_queries=None``: with 20 teachers the default rule would take
+  its 10-query floor, with a warning).
 * **SubsampleAggregate** with scikit-learn's ``HuberRegressor`` inside on
   ``make_regression(20000, 20)`` (75/25 split), ε = 1: R² next to dpsk's
   ``LinearRegression`` and scikit-learn's non-private models. Public boxes from the
@@ -168,6 +170,7 @@ def small_rows(epsilons, seeds):
                 [0, 1],
                 seeds,
                 n_teachers=20,
+                max_queries=None,
             )
         )
     digits = load_digits()
@@ -193,6 +196,7 @@ def small_rows(epsilons, seeds):
                 np.arange(10),
                 seeds,
                 n_teachers=20,
+                max_queries=None,
             )
         )
     return rows
