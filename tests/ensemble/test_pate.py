@@ -214,16 +214,16 @@ def test_pate_auto_queries_read_no_data(sigma, monkeypatch):
 
 
 def test_pate_semi_supervised_student_uses_the_unlabelled_public_rows():
-    """Check that the default student self-trains on all public rows, and that it is free."""
+    """Check that semi_supervised=True self-trains the student on all public rows, and that it is free."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(3000, 2))
     y = (X[:, 0] + X[:, 1] > 0).astype(int)
     X_public = rng.normal(size=(400, 2))
     params = dict(n_teachers=100, epsilon=4.0, max_queries=20, classes=["a", "b"], random_state=0)
-    semi = PATEClassifier(SkLogisticRegression(), **params).fit(X, np.array(["a", "b"])[y], X_public=X_public)
-    plain = PATEClassifier(SkLogisticRegression(), semi_supervised=False, **params).fit(
+    semi = PATEClassifier(SkLogisticRegression(), semi_supervised=True, **params).fit(
         X, np.array(["a", "b"])[y], X_public=X_public
     )
+    plain = PATEClassifier(SkLogisticRegression(), **params).fit(X, np.array(["a", "b"])[y], X_public=X_public)
     from sklearn.semi_supervised import SelfTrainingClassifier
 
     assert isinstance(semi.student_, SelfTrainingClassifier)
