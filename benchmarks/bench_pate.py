@@ -6,16 +6,17 @@
   rows); public = a fixed random half of the test split, *unlabelled*; accuracy on the
   other half. Teachers: scikit-learn's ``LogisticRegression(max_iter=1000)`` and
   ``HistGradientBoostingClassifier()``, GNMax at δ = 1e-5, the student a clone of the
-  teacher. Settings (``N_TEACHERS``, ``MAX_QUERIES``) were guided by a sweep on a split
-  of the *training* data only (75% private, 25% as public pool and validation), never
-  on the evaluation half; that sweep tried 100 teachers at T ∈ {100, 300, 1000, 4000}
-  and 250 teachers at T = 100, so the pair 250/300 itself is a judgement call between
-  them, not a measured optimum. Next to: the same scikit-learn models fitted on all private rows
-  (non-private), dpsk's ``LogisticRegression`` at the same (ε, δ) (``data_norm=√13``, as in
-  bench_accuracy.py), and the majority class.
+  teacher; PATE's defaults otherwise: 250 teachers, ``max_queries="auto"`` (the
+  data-independent rule of ``dpsk.ensemble._pate``), the student on the labelled rows.
+  At ε = 1 also ``semi_supervised=True`` (the student self-trained on the unqueried
+  public rows too) and the former setting ``max_queries=300``. Next to: the same scikit-learn models fitted on all
+  private rows (non-private), dpsk's ``LogisticRegression`` at the same (ε, δ)
+  (``data_norm=√13``, as in bench_accuracy.py), and the majority class.
 * **breast_cancer** (published ranges, as bench_accuracy.py; 75/25 split, the test part
   halved into public and evaluation) and **digits** (``load_digits``, 10 classes, pixels
-  in [0, 16] by construction, same split), LogisticRegression teachers.
+  in [0, 16] by construction, same split), LogisticRegression teachers, 20 of them, every
+  public row queried (``max_queries=None``: with 20 teachers the default rule would take
+  its 10-query floor, with a warning).
 * **SubsampleAggregate** with scikit-learn's ``HuberRegressor`` inside on
   ``make_regression(20000, 20)`` (75/25 split), ε = 1: R² next to dpsk's
   ``LinearRegression`` and scikit-learn's non-private models. Public boxes from the
@@ -23,8 +24,9 @@
   [0, 100] (``bounds=(-100, 100)`` for coefficients and intercept), y = Xβ with
   Var(y) = Σβ² <= 10⁵ (``bounds_y=(-1000, 1000)``).
 
-One seed per cell (the fits are minutes long on a shared machine); ``--quick`` runs
-ε = 1 only.
+Mean ± standard deviation over ``SEEDS`` seeds of PATE's ``random_state`` (partition,
+query subset, noise) and of dpsk's ``LogisticRegression``; the splits are fixed.
+``--quick`` runs ε = 1 only, with 2 seeds.
 
 Run: ``python benchmarks/bench_pate.py [--quick]``.
 """
@@ -49,10 +51,9 @@ from dpsk.datasets import load_adult
 from dpsk.ensemble import PATEClassifier, SubsampleAggregate
 from dpsk.linear_model import LinearRegression, LogisticRegression
 
-#: Teachers and labelled public rows (guided by a training-split sweep, see the docstring).
-N_TEACHERS = 250
-MAX_QUERIES = 300
 DELTA = 1e-5
+#: Seeds per PATE cell (each Adult fit with HistGradientBoosting teachers takes a minute or more).
+SEEDS = 5
 
 
 def _halves(X, y, seed=0):
@@ -69,22 +70,32 @@ def _breast_cancer():
     return train_test_split(X, data.target, test_size=0.25, random_state=0, stratify=data.target)
 
 
-def _pate_row(dataset, name, teacher, X, y, X_public, X_eval, y_eval, epsilon, classes, **params):
+def _pate_row(dataset, name, teacher, X, y, X_public, X_eval, y_eval, epsilon, classes, seeds, label="", **params):
     start = time.perf_counter()
-    clf = PATEClassifier(teacher, epsilon=epsilon, delta=DELTA, classes=classes, random_state=0, **params)
-    clf.fit(X, y, X_public=X_public)
+    scores, queries, sigmas = [], set(), set()
+    for seed in seeds:
+        clf = PATEClassifier(teacher, epsilon=epsilon, delta=DELTA, classes=classes, random_state=seed, **params)
+        clf.fit(X, y, X_public=X_public)
+        scores.append(clf.score(X_eval, y_eval))
+        queries.add(clf.n_queries_)
+        sigmas.add(round(clf.sigma_, 1))
     return _progress(
         {
             "dataset": dataset,
-            "model": f"PATE, {name} teachers",
+            "model": f"PATE, {name} teachers{label}",
             "epsilon": epsilon,
-            "accuracy": clf.score(X_eval, y_eval),
-            "sigma": round(clf.sigma_, 1),
+            "accuracy": _mean_sd(scores),
+            "seeds": len(scores),
+            "sigma": ", ".join(map(str, sorted(sigmas))),
             "teachers": clf.n_teachers,
-            "queries": clf.n_queries_,
-            "fit (s)": round(time.perf_counter() - start, 1),
+            "queries": ", ".join(map(str, sorted(queries))),
+            "fit (s, each)": round((time.perf_counter() - start) / len(scores), 1),
         }
     )
+
+
+def _mean_sd(scores):
+    return f"{np.mean(scores):.3f} ± {np.std(scores):.3f}"
 
 
 def _reference(dataset, model, accuracy, epsilon=math.inf):
@@ -97,7 +108,7 @@ def _progress(row):
     return row
 
 
-def adult_rows(epsilons):
+def adult_rows(epsilons, seeds):
     X, y = load_adult(subset="train", return_X_y=True)
     X_test, y_test = load_adult(subset="test", return_X_y=True)
     X_public, X_eval, y_eval = _halves(X_test, y_test)
@@ -108,38 +119,42 @@ def adult_rows(epsilons):
         _reference("Adult", "scikit-learn LogisticRegression (non-private)", lr.fit(X, y).score(X_eval, y_eval)),
         _reference("Adult", "scikit-learn HistGradientBoosting (non-private)", hgb.fit(X, y).score(X_eval, y_eval)),
     ]
+    data = (X, y, X_public, X_eval, y_eval)
     for epsilon in epsilons:
-        dp_lr = LogisticRegression(
-            epsilon=epsilon, delta=DELTA, data_norm=math.sqrt(13), classes=[0, 1], random_state=0
-        )
-        rows.append(
-            _reference(
-                "Adult", f"dpsk LogisticRegression (δ={DELTA:g})", dp_lr.fit(X, y).score(X_eval, y_eval), epsilon
-            )
-        )
+        scores = [
+            LogisticRegression(epsilon=epsilon, delta=DELTA, data_norm=math.sqrt(13), classes=[0, 1], random_state=seed)
+            .fit(X, y)
+            .score(X_eval, y_eval)
+            for seed in seeds
+        ]
+        rows.append(_reference("Adult", f"dpsk LogisticRegression (δ={DELTA:g})", _mean_sd(scores), epsilon))
+        rows.append(_pate_row("Adult", "LogisticRegression", lr, *data, epsilon, [0, 1], seeds))
+        if epsilon != 1.0:
+            continue  # the variants and the slow teachers: at ε = 1 only
+        rows.append(_pate_row("Adult", "HistGradientBoosting", hgb, *data, epsilon, [0, 1], seeds))
         for name, teacher in (("LogisticRegression", lr), ("HistGradientBoosting", hgb)):
-            if name == "HistGradientBoosting" and epsilon != 1.0:
-                continue  # minutes per fit: at ε = 1 only
             rows.append(
                 _pate_row(
                     "Adult",
                     name,
                     teacher,
-                    X,
-                    y,
-                    X_public,
-                    X_eval,
-                    y_eval,
+                    *data,
                     epsilon,
                     [0, 1],
-                    n_teachers=N_TEACHERS,
-                    max_queries=MAX_QUERIES,
+                    seeds,
+                    ", self-trained student",
+                    semi_supervised=True,
                 )
             )
+        rows.append(
+            _pate_row(
+                "Adult", "LogisticRegression", lr, *data, epsilon, [0, 1], seeds, ", max_queries=300", max_queries=300
+            )
+        )
     return rows
 
 
-def small_rows(epsilons):
+def small_rows(epsilons, seeds):
     rows = []
     X, X_test, y, y_test = _breast_cancer()
     X_public, X_eval, y_eval = _halves(X_test, y_test)
@@ -160,7 +175,9 @@ def small_rows(epsilons):
                 y_eval,
                 epsilon,
                 [0, 1],
+                seeds,
                 n_teachers=20,
+                max_queries=None,
             )
         )
     digits = load_digits()
@@ -184,7 +201,9 @@ def small_rows(epsilons):
                 y_eval,
                 epsilon,
                 np.arange(10),
+                seeds,
                 n_teachers=20,
+                max_queries=None,
             )
         )
     return rows
@@ -241,12 +260,13 @@ def subsample_rows(epsilon=1.0):
 def run(quick=False):
     """PATE accuracy tables and the subsample-and-aggregate R² table."""
     epsilons = [1.0] if quick else [0.5, 1.0, 2.0, 5.0]
+    seeds = range(2 if quick else SEEDS)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return [
             ("SubsampleAggregate on make_regression(20000, 20): held-out R²", subsample_rows()),
-            ("PATE on Adult: test accuracy on the evaluation half (one seed)", adult_rows(epsilons)),
-            ("PATE on breast_cancer and digits (one seed)", small_rows(epsilons)),
+            (f"PATE on Adult: test accuracy on the evaluation half ({len(seeds)} seeds)", adult_rows(epsilons, seeds)),
+            (f"PATE on breast_cancer and digits ({len(seeds)} seeds)", small_rows(epsilons, seeds)),
         ]
 
 

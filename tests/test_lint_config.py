@@ -14,6 +14,8 @@ import tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 HOOK_REPOS = {"ruff": "astral-sh/ruff-pre-commit", "cython-lint": "MarcoGorelli/cython-lint"}
+#: Pins run by a local pre-commit hook (its ``additional_dependencies``) rather than a hook repository.
+LOCAL_HOOK_PINS = {"mypy", "numpy"}
 
 
 def _pins(lines):
@@ -25,7 +27,7 @@ def test_lint_extra_matches_requirements_file():
         extra = tomllib.load(f)["project"]["optional-dependencies"]["lint"]
     requirements = _pins((REPO / "requirements-lint.txt").read_text().splitlines())
     assert _pins(extra) == requirements
-    assert set(requirements) == set(HOOK_REPOS)
+    assert set(requirements) == set(HOOK_REPOS) | LOCAL_HOOK_PINS
 
 
 def test_pre_commit_revs_match_requirements_file():
@@ -35,3 +37,12 @@ def test_pre_commit_revs_match_requirements_file():
         match = re.search(rf"repo: https://github\.com/{re.escape(hook_repo)}\s+rev: v?(\S+)", config)
         assert match, f"{hook_repo} missing from .pre-commit-config.yaml"
         assert match.group(1) == requirements[tool], tool
+
+
+def test_local_mypy_hook_matches_requirements_file():
+    config = (REPO / ".pre-commit-config.yaml").read_text()
+    requirements = _pins((REPO / "requirements-lint.txt").read_text().splitlines())
+    match = re.search(r"id: mypy\b.*?additional_dependencies: \[([^\]]*)\]", config, re.DOTALL)
+    assert match, "the local mypy hook is missing from .pre-commit-config.yaml"
+    pins = _pins(item.strip().strip("\"'") for item in match.group(1).split(","))
+    assert pins == {tool: requirements[tool] for tool in LOCAL_HOOK_PINS}

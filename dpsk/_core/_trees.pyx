@@ -281,6 +281,70 @@ cdef inline void _route_tree(const _Forest* f, intp_t t, const floating* x, intp
                  f.depth, leaves, nan)
 
 
+# What the routing loop does with the leaf ``k`` that row ``i`` reaches in tree ``t``.
+cdef enum _Sink:
+    _COUNT = 0        # counts[t, k, y_index[i - start]] += 1
+    _APPLY = 1        # leaf_out[i, t] = k
+    _APPLY_OWN = 2    # leaf_out[i] = k (the row's own tree only)
+    _VOTE = 3         # vote_out[i, :] += values[t, k, :]
+
+
+cdef struct _Output:
+    long long* counts          # _COUNT: (n_trees, n_leaves, n_classes), C-contiguous
+    const intp_t* y_index      # _COUNT: class index of rows start .. stop - 1
+    intp_t n_classes
+    intp_t* leaf_out           # _APPLY: (n_rows, n_trees); _APPLY_OWN: (n_rows,)
+    double* vote_out           # _VOTE: (n_rows, n_out)
+    const double* values       # _VOTE: (n_trees, n_leaves, n_out)
+    intp_t n_out
+
+
+cdef inline void _emit(const _Forest* f, _Sink sink, _Output* o, intp_t t, intp_t i, intp_t start,
+                       intp_t k) noexcept nogil:
+    cdef intp_t c
+    cdef const double* leaf_value
+    if sink == _COUNT:
+        o.counts[((t << f.depth) + k) * o.n_classes + o.y_index[i - start]] += 1
+    elif sink == _APPLY:
+        o.leaf_out[i * f.n_trees + t] = k
+    elif sink == _APPLY_OWN:
+        o.leaf_out[i] = k
+    else:
+        leaf_value = o.values + ((t << f.depth) + k) * o.n_out
+        for c in range(o.n_out):
+            o.vote_out[i * o.n_out + c] += leaf_value[c]
+
+
+cdef inline bint _route_rows(const _Forest* f, const floating* x0, intp_t d, intp_t start, intp_t stop,
+                             const intp_t* part, _Sink sink, _Output* o) noexcept nogil:
+    """The one routing loop: rows [start, stop) to their leaves, each leaf handed to ``sink``.
+
+    ``part`` NULL: every row through every tree, a block of rows at a time, trees in index
+    order for each row (so sums over trees do not depend on the blocking); else row i
+    goes through its own tree ``part[i - start]`` only. Called with a constant ``sink``,
+    the C compiler specialises the inlined loop (no branch on ``sink`` inside it).
+    Returns whether a routed value was NaN.
+    """
+    cdef bint nan = False
+    cdef intp_t i, t, block, end
+    cdef intp_t leaves[_ROW_BLOCK_MAX]
+    if part != NULL:
+        for i in range(start, stop):
+            t = part[i - start]
+            _emit(f, sink, o, t, i, start,
+                  _leaf(x0 + i * d, f.feature + t * f.n_internal, f.threshold + t * f.n_internal, f.depth, &nan))
+        return nan
+    block = start
+    while block < stop:
+        end = block + _ROW_BLOCK if block + _ROW_BLOCK < stop else stop
+        for t in range(f.n_trees):
+            _route_tree(f, t, x0 + block * d, d, end - block, leaves, &nan)
+            for i in range(block, end):
+                _emit(f, sink, o, t, i, start, leaves[i - block])
+        block = end
+    return nan
+
+
 def _counts_chunk(const floating[:, ::1] X, intp_t start, intp_t stop, const intp_t[::1] y_index,
                   intp_t n_classes, part, const intp_t[:, ::1] feature,
                   const double[:, ::1] threshold, int depth):
@@ -289,26 +353,16 @@ def _counts_chunk(const floating[:, ::1] X, intp_t start, intp_t stop, const int
     counts = np.zeros((f.n_trees, (<intp_t> 1) << depth, n_classes), dtype=np.int64)
     cdef long long[:, :, ::1] c = counts
     cdef const intp_t[::1] pv = part if part is not None else np.zeros(1, dtype=np.intp)
-    cdef bint all_trees = part is None
+    cdef const intp_t* own = &pv[0] if part is not None and stop > start else NULL
     cdef bint nan = False
-    cdef intp_t i, t, k, block, end, d = X.shape[1]
-    cdef intp_t leaves[_ROW_BLOCK_MAX]
+    cdef intp_t d = X.shape[1]
     cdef const floating* x0 = &X[0, 0] if X.shape[0] > 0 and d > 0 else NULL
+    cdef _Output o
+    o.counts = &c[0, 0, 0] if c.size > 0 else NULL
+    o.y_index = &y_index[0] if stop > start else NULL
+    o.n_classes = n_classes
     with nogil:
-        if all_trees:
-            block = start
-            while block < stop:
-                end = block + _ROW_BLOCK if block + _ROW_BLOCK < stop else stop
-                for t in range(f.n_trees):
-                    _route_tree(&f, t, x0 + block * d, d, end - block, leaves, &nan)
-                    for i in range(block, end):
-                        c[t, leaves[i - block], y_index[i - start]] += 1
-                block = end
-        else:
-            for i in range(start, stop):
-                t = pv[i - start]
-                k = _leaf(x0 + i * d, f.feature + t * f.n_internal, f.threshold + t * f.n_internal, depth, &nan)
-                c[t, k, y_index[i - start]] += 1
+        nan = _route_rows(&f, x0, d, start, stop, own, _COUNT, &o)
     return nan, counts
 
 
@@ -343,19 +397,13 @@ def leaf_counts(X, y_index, n_classes, part, feature, threshold, depth, *, n_thr
 def _apply_chunk(const floating[:, ::1] X, intp_t start, intp_t stop, const intp_t[:, ::1] feature,
                  const double[:, ::1] threshold, int depth, intp_t[:, ::1] out):
     cdef _Forest f = _forest(feature, threshold, depth)
-    cdef intp_t i, t, block, end, d = X.shape[1]
-    cdef intp_t leaves[_ROW_BLOCK_MAX]
+    cdef intp_t d = X.shape[1]
     cdef bint nan = False
     cdef const floating* x0 = &X[0, 0] if X.shape[0] > 0 and d > 0 else NULL
+    cdef _Output o
+    o.leaf_out = &out[0, 0] if out.size > 0 else NULL
     with nogil:
-        block = start
-        while block < stop:
-            end = block + _ROW_BLOCK if block + _ROW_BLOCK < stop else stop
-            for t in range(f.n_trees):
-                _route_tree(&f, t, x0 + block * d, d, end - block, leaves, &nan)
-                for i in range(block, end):
-                    out[i, t] = leaves[i - block]
-            block = end
+        nan = _route_rows(&f, x0, d, start, stop, NULL, _APPLY, &o)
     return nan
 
 
@@ -364,13 +412,15 @@ def _apply_part_chunk(const floating[:, ::1] X, intp_t start, intp_t stop, const
                       intp_t[::1] out):
     """Leaf index of rows [start, stop) in their own tree ``part[i]``."""
     cdef _Forest f = _forest(feature, threshold, depth)
-    cdef intp_t i, t, d = X.shape[1]
+    cdef intp_t d = X.shape[1]
     cdef bint nan = False
     cdef const floating* x0 = &X[0, 0] if X.shape[0] > 0 and d > 0 else NULL
+    cdef _Output o
+    if stop <= start:
+        return False
+    o.leaf_out = &out[0]
     with nogil:
-        for i in range(start, stop):
-            t = part[i]
-            out[i] = _leaf(x0 + i * d, f.feature + t * f.n_internal, f.threshold + t * f.n_internal, depth, &nan)
+        nan = _route_rows(&f, x0, d, start, stop, &part[start], _APPLY_OWN, &o)
     return nan
 
 
@@ -401,24 +451,15 @@ def _votes_chunk(const floating[:, ::1] X, intp_t start, intp_t stop, const intp
                  const double[:, ::1] threshold, int depth, const double[:, :, ::1] values,
                  double[:, ::1] out):
     cdef _Forest f = _forest(feature, threshold, depth)
-    cdef intp_t n_leaves = (<intp_t> 1) << depth, n_out = values.shape[2]
-    cdef intp_t i, t, c, block, end, d = X.shape[1]
-    cdef intp_t leaves[_ROW_BLOCK_MAX]
+    cdef intp_t d = X.shape[1]
     cdef bint nan = False
     cdef const floating* x0 = &X[0, 0] if X.shape[0] > 0 and d > 0 else NULL
-    cdef const double* vp = &values[0, 0, 0] if values.size > 0 else NULL
-    cdef const double* leaf_value
+    cdef _Output o
+    o.values = &values[0, 0, 0] if values.size > 0 else NULL
+    o.n_out = values.shape[2]
+    o.vote_out = &out[0, 0] if out.size > 0 else NULL
     with nogil:
-        block = start
-        while block < stop:
-            end = block + _ROW_BLOCK if block + _ROW_BLOCK < stop else stop
-            for t in range(f.n_trees):
-                _route_tree(&f, t, x0 + block * d, d, end - block, leaves, &nan)
-                for i in range(block, end):
-                    leaf_value = vp + (t * n_leaves + leaves[i - block]) * n_out
-                    for c in range(n_out):
-                        out[i, c] += leaf_value[c]
-            block = end
+        nan = _route_rows(&f, x0, d, start, stop, NULL, _VOTE, &o)
     return nan
 
 

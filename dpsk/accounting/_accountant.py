@@ -26,7 +26,7 @@ _MIN_GAIN = 0.01
 
 # In-memory accountants alive in this process, so that unpickling in the *same* process
 # (joblib.dump/load, copy via pickle, threads) gives back the original object.
-_LIVE = weakref.WeakValueDictionary()
+_LIVE: "weakref.WeakValueDictionary[str, BudgetAccountant]" = weakref.WeakValueDictionary()
 
 
 def _as_event(entry):
@@ -201,14 +201,16 @@ class BudgetAccountant:
     ) -> None:
         epsilon, delta, slack = check_budget_values(epsilon, delta, slack)
         self._uid = uuid.uuid4().hex
+        self._ledger: MemoryLedger | SQLiteLedger | DetachedLedger
         if path is None:
             self._ledger = MemoryLedger()
             _LIVE[self._uid] = self
         else:
             defaults = (epsilon, delta, slack) == (math.inf, 1.0, 0.0)
-            self._ledger = SQLiteLedger(path, None if defaults else (epsilon, delta, slack))
-            epsilon, delta, slack = self._ledger.budget
-            if spent_budget and self._ledger.has_spends():
+            ledger = SQLiteLedger(path, None if defaults else (epsilon, delta, slack))
+            self._ledger = ledger
+            epsilon, delta, slack = ledger.budget
+            if spent_budget and ledger.has_spends():
                 raise ValueError(f"the ledger {path} already holds spends; pass spent_budget only when creating it")
         self._epsilon, self._delta, self._slack = epsilon, delta, slack
         for entry in spent_budget or ():

@@ -31,8 +31,7 @@ References
 """
 
 import math
-import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -153,11 +152,12 @@ def split_epsilon(epsilon: float, parts: int | Sequence[float]) -> float | list[
     An infinite ``epsilon`` (the non-private release) gives every step an infinite
     share (a step of weight 0 gets 0).
     """
+    # A count is not iterable; weights (a sequence or an array) are.
     if math.isinf(epsilon):
-        if isinstance(parts, numbers.Real):
+        if not isinstance(parts, Iterable):
             return math.inf
         return [math.inf if float(w) > 0 else 0.0 for w in parts]
-    if isinstance(parts, numbers.Real):
+    if not isinstance(parts, Iterable):
         e = float(epsilon) / parts
         while Fraction(e) * parts > Fraction(epsilon):
             e = math.nextafter(e, 0.0)
@@ -424,7 +424,7 @@ def _log_discrete_gaussian_delta(epsilon, sigma, sensitivity):
     return plus + math.log(-math.expm1(gap))
 
 
-def discrete_gaussian_delta(epsilon: float, sigma: float, sensitivity: int = 1) -> float:
+def discrete_gaussian_delta(epsilon: float, sigma: float, sensitivity: float = 1) -> float:
     """δ(ε) of discrete Gaussian noise N_Z(0, σ²) on an integer query of L2 sensitivity Δ [CKS20].
 
     δ = P[X > εσ²/Δ - Δ/2] - e^ε P[X > εσ²/Δ + Δ/2] with X ~ N_Z(0, σ²); summed
@@ -441,7 +441,7 @@ def discrete_gaussian_delta(epsilon: float, sigma: float, sensitivity: int = 1) 
     return math.exp(_log_discrete_gaussian_delta(float(epsilon), float(sigma), float(sensitivity)))
 
 
-def discrete_gaussian_epsilon(delta: float, sigma: float, sensitivity: int = 1) -> float:
+def discrete_gaussian_epsilon(delta: float, sigma: float, sensitivity: float = 1) -> float:
     """The smallest ε at which discrete Gaussian noise is (ε, δ)-DP (rounded up).
 
     Notes
@@ -468,7 +468,7 @@ def discrete_gaussian_epsilon(delta: float, sigma: float, sensitivity: int = 1) 
     return round_up(_smallest_root(excess, 0.0, hi))
 
 
-def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int = 1) -> float:
+def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1) -> float:
     """The smallest σ for which discrete Gaussian noise is (ε, δ)-DP [CKS20, Thm 7], rounded up.
 
     Notes
@@ -617,14 +617,14 @@ def discrete_laplace_delta(epsilon: float, scale: float, sensitivity: int = 1) -
     """
     if math.isinf(epsilon):
         return 0.0
-    s, scale = Fraction(int(sensitivity)), Fraction(scale)
+    s, b = Fraction(int(sensitivity)), Fraction(scale)
     eps = Fraction(epsilon)
-    if eps * scale >= s:
+    if eps * b >= s:
         return 0.0
-    k = math.ceil((s - eps * scale) / 2) - 1  # >= 0 since ε < ε₀
-    r = math.exp(-1.0 / float(scale))
-    upper = -math.expm1(float(eps - (s - k) / scale))
-    lower = -math.expm1(-float(k / scale))
+    k = math.ceil((s - eps * b) / 2) - 1  # >= 0 since ε < ε₀
+    r = math.exp(-1.0 / float(b))
+    upper = -math.expm1(float(eps - (s - k) / b))
+    lower = -math.expm1(-float(k / b))
     return (upper + r * lower) / (1.0 + r)
 
 

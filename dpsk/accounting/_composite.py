@@ -118,8 +118,9 @@ def _parallel(atom: ParallelAtom):
             rdp = _rdp.rdp_pure(pure)
         return Cost("pure", profile, delta_at, pure_epsilon=pure, pure_exact=Fraction(pure), fixed_delta=fixed, rdp=rdp)
     curves = [s.rdp_all() if s.fixed_delta() == 0.0 else None for s in states]
-    if all(c is not None for c in curves):
-        return Cost("rdp", profile, delta_at, rdp=np.max(np.stack(curves), axis=0))
+    complete = [c for c in curves if c is not None]
+    if len(complete) == len(states):
+        return Cost("rdp", profile, delta_at, rdp=np.max(np.stack(complete), axis=0))
     return Cost("profile", profile, delta_at)
 
 

@@ -44,7 +44,7 @@ _SHADOWED = contextvars.ContextVar("dpsk_shadowed_accountants", default=())
 # Accountants inside a ``with`` block, per thread. Context variables do not reach the
 # helper threads joblib dispatches tasks from (``pre_dispatch``): a clone made there
 # must still find the accountant of the ``with`` block around the call.
-_BY_THREAD = {}
+_BY_THREAD: dict[int, list[object]] = {}
 _BY_THREAD_LOCK = threading.Lock()
 
 #: Private attribute under which ``DPEstimatorMixin.__sklearn_clone__`` binds the active

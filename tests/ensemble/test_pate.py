@@ -46,6 +46,7 @@ def test_pate_calibrated_cost_meets_the_target_once_per_fit(aggregator):
         aggregator=aggregator,
         epsilon=1.0,
         delta=1e-5,
+        max_queries=None,
         classes=[0, 1],
         accountant=accountant,
         random_state=0,
@@ -71,7 +72,7 @@ def test_pate_cost_is_per_histogram_count_not_per_class():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 3))
     y = rng.integers(0, 10, 300)
-    clf = PATEClassifier(SkLogisticRegression(), n_teachers=3, classes=np.arange(10), random_state=0)
+    clf = PATEClassifier(SkLogisticRegression(), n_teachers=3, max_queries=None, classes=np.arange(10), random_state=0)
     clf.fit(X, y, X_public=X[:20])
     assert clf.privacy_spent_ == SelfComposedEvent(DiscreteGaussianEvent(clf.sigma_, 1), 40)
 
@@ -82,7 +83,7 @@ def test_pate_max_queries_caps_the_cost_and_samples_the_queries():
     clf.fit(X, y, X_public=X_public)
     assert clf.n_queries_ == clf.n_answered_ == 10
     assert clf.class_count_.sum() == 10
-    full = PATEClassifier(SkLogisticRegression(), n_teachers=3, classes=[0, 1], random_state=0).fit(
+    full = PATEClassifier(SkLogisticRegression(), n_teachers=3, max_queries=None, classes=[0, 1], random_state=0).fit(
         X, y, X_public=X_public
     )
     assert full.sigma_ > clf.sigma_
@@ -110,7 +111,9 @@ def test_pate_noise_shrinks_with_epsilon_and_is_fresh_with_none():
     counts = []
     for _ in range(2):
         np.random.seed(0)
-        clf = PATEClassifier(SkLogisticRegression(), n_teachers=3, epsilon=0.5, classes=[0, 1], random_state=None)
+        clf = PATEClassifier(
+            SkLogisticRegression(), n_teachers=3, epsilon=0.5, max_queries=None, classes=[0, 1], random_state=None
+        )
         counts.append(clf.fit(X, y, X_public=X_public).predict(X_public))
     assert not np.array_equal(*counts)
 
@@ -122,6 +125,114 @@ def test_pate_gaussian_aggregators_need_delta():
     PATEClassifier(SkLogisticRegression(), n_teachers=3, aggregator="lnmax", delta=0.0, classes=[0, 1]).fit(
         X, y, X_public=X_public
     )
+
+
+class _ShapeOnly:
+    """Public rows known by their shape alone: reading a value raises."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def __array__(self, *args, **kwargs):
+        raise AssertionError("X_public was read")
+
+
+@pytest.mark.parametrize("aggregator", ["gnmax", "lnmax", "confident"])
+def test_pate_auto_queries_rule_keeps_the_target_margin(aggregator):
+    """Check the default rule: the most queries whose noise keeps the target margin, and no more."""
+    n_teachers, epsilon, delta = 250, 1.0, 1e-5
+    n_queries, below = _pate.auto_queries(aggregator, n_teachers, epsilon, delta, 10**6)
+    assert not below and n_queries > _pate.MIN_QUERIES
+    std = _pate.TARGET_MARGIN * n_teachers / (_pate.TARGET_Z * np.sqrt(2))
+    scale = _pate._laplace_scale_for_std(std) if aggregator == "lnmax" else std
+    ratio = _pate.THRESHOLD_NOISE_RATIO
+
+    def cost(n):
+        return get_epsilon(_pate._vote_event(aggregator, n, scale, ratio * scale), delta)
+
+    assert cost(n_queries) <= epsilon < cost(n_queries + 1)
+    calibrated = _pate.calibrate_pate(aggregator, n_queries, epsilon, delta)[0]
+    assert calibrated <= scale * 1.002  # the calibration's relative tolerance
+    # More teachers or more budget buy more queries; the public rows cap them.
+    assert _pate.auto_queries(aggregator, 2 * n_teachers, epsilon, delta, 10**6)[0] > 3 * n_queries
+    assert _pate.auto_queries(aggregator, n_teachers, 2 * epsilon, delta, 10**6)[0] > 2 * n_queries
+    assert _pate.auto_queries(aggregator, n_teachers, epsilon, delta, 7) == (7, False)
+
+
+def test_pate_auto_queries_floor_warns():
+    """Check that too few teachers for the target still label MIN_QUERIES rows, with a warning."""
+    assert _pate.auto_queries("gnmax", 5, 1.0, 1e-5, 1000) == (_pate.MIN_QUERIES, True)
+    X, y, X_public = _blobs()
+    with pytest.warns(UserWarning, match="above the target margin"):
+        clf = PATEClassifier(SkLogisticRegression(), n_teachers=5, classes=[0, 1], random_state=0)
+        clf.fit(X, y, X_public=X_public)
+    assert clf.n_queries_ == _pate.MIN_QUERIES
+
+
+def test_pate_default_queries_follow_the_rule_with_one_spend():
+    """Check that the default max_queries is the rule's, and that fit records that one cost, once."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 2))
+    y = (X[:, 0] > 0).astype(int)
+    X_public = rng.normal(size=(500, 2))
+    accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    clf = PATEClassifier(
+        SkLogisticRegression(), n_teachers=100, epsilon=2.0, classes=[0, 1], accountant=accountant, random_state=0
+    )
+    with record_releases() as drawn:
+        clf.fit(X, y, X_public=X_public)
+    expected = _pate.auto_queries("gnmax", 100, 2.0, 1e-5, 500)[0]
+    assert 10 < clf.n_queries_ == expected < 500
+    assert clf.privacy_spent_ == SelfComposedEvent(DiscreteGaussianEvent(clf.sigma_, 1), 2 * expected)
+    assert _leaves(drawn) == _leaves([clf.privacy_spent_])
+    assert len(accountant) == 1
+    assert (clf.predict(X_public) == (X_public[:, 0] > 0)).mean() > 0.95
+
+
+@pytest.mark.parametrize("sigma", [None, 40.0])
+def test_pate_auto_queries_read_no_data(sigma, monkeypatch):
+    """Check that the number of queries (and the cost) is fixed before X, y or X_public is read."""
+    from dpsk.accounting._preflight import _Unreadable
+
+    seen = {}
+    original = PATEClassifier._cost
+
+    def cost(self, n_queries):
+        seen["n_queries"] = n_queries
+        return original(self, n_queries)
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt  # the first read of the data: stop there
+
+    monkeypatch.setattr(PATEClassifier, "_cost", cost)
+    monkeypatch.setattr(_pate, "validate_data", stop)
+    clf = PATEClassifier(SkLogisticRegression(), sigma=sigma, epsilon=2.0, classes=[0, 1])
+    with pytest.raises(KeyboardInterrupt):
+        clf.fit(_Unreadable(), _Unreadable(), X_public=_ShapeOnly((5000, 3)))
+    assert seen["n_queries"] == _pate.auto_queries("gnmax", 250, 2.0, 1e-5, 5000, sigma)[0]
+    assert 10 < seen["n_queries"] < 5000
+
+
+def test_pate_semi_supervised_student_uses_the_unlabelled_public_rows():
+    """Check that semi_supervised=True self-trains the student on all public rows, and that it is free."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 2))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    X_public = rng.normal(size=(400, 2))
+    params = dict(n_teachers=100, epsilon=4.0, max_queries=20, classes=["a", "b"], random_state=0)
+    semi = PATEClassifier(SkLogisticRegression(), semi_supervised=True, **params).fit(
+        X, np.array(["a", "b"])[y], X_public=X_public
+    )
+    plain = PATEClassifier(SkLogisticRegression(), **params).fit(X, np.array(["a", "b"])[y], X_public=X_public)
+    from sklearn.semi_supervised import SelfTrainingClassifier
+
+    assert isinstance(semi.student_, SelfTrainingClassifier)
+    assert semi.student_.transduction_.shape == (400,)
+    assert (semi.student_.labeled_iter_ > 0).sum() > 100  # pseudo-labelled public rows
+    assert not isinstance(plain.student_, SelfTrainingClassifier)
+    assert semi.privacy_spent_ == plain.privacy_spent_  # post-processing: the same cost
+    assert set(semi.predict(X_public)) <= {"a", "b"}
+    assert semi.predict_proba(X_public).shape == (400, 2)
 
 
 # ------------------------------------------------------------------ behaviour
@@ -147,7 +258,9 @@ def test_pate_empty_and_one_class_teachers_vote_safely():
     """Check that fewer rows than teachers is not an error (n is private): empty teachers abstain."""
     X, y, X_public = _blobs(n=6)
     accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
-    clf = PATEClassifier(SkLogisticRegression(), n_teachers=20, classes=[0, 1], accountant=accountant, random_state=0)
+    clf = PATEClassifier(
+        SkLogisticRegression(), n_teachers=20, max_queries=None, classes=[0, 1], accountant=accountant, random_state=0
+    )
     clf.fit(X, y, X_public=X_public)
     assert clf.n_answered_ == 50
     assert len(accountant) == 1
@@ -256,7 +369,7 @@ def project_label_count(fitted):
 
 
 PATE_AUDITED = PATEClassifier(
-    KNeighborsClassifier(n_neighbors=1), n_teachers=2, epsilon=4.0, delta=1e-5, classes=[0, 1]
+    KNeighborsClassifier(n_neighbors=1), n_teachers=2, epsilon=4.0, delta=1e-5, max_queries=None, classes=[0, 1]
 )
 
 
