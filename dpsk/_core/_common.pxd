@@ -4,7 +4,8 @@
 
 Usage::
 
-    from dpsk._core._common cimport _classes_from, _mat, _out_row, _prefetch, _row, _row_class, _sum, _units_from, _vec, _weights_from
+    from dpsk._core._common cimport (_classes_from, _mat, _out_row, _prefetch, _row, _row_class,
+                                     _sum, _units_from, _vec, _weights_from)
 
 The pointer helpers need the GIL (they take memoryviews) and are called before the
 ``nogil`` sections; ``_prefetch`` (a hint) and ``_sum`` (in index order) work anywhere.

@@ -198,14 +198,14 @@ def route(binned, node, feature, mask):
 
 def _predict_chunk(const uint8_t[:, ::1] binned, intp_t start, intp_t stop, const intp_t[:, ::1] feature,
                    const uint8_t[:, :, ::1] mask, const double[:, :, ::1] values, int depth):
-    cdef intp_t n_trees = feature.shape[0], K = values.shape[2], i, t, c, m, level
+    cdef intp_t n_trees = feature.shape[0], K = values.shape[2], i, t, c, m, _level
     raw = np.zeros((stop - start, K), dtype=np.float64)
     cdef double[:, ::1] r = raw
     with nogil:
         for i in range(start, stop):
             for t in range(n_trees):
                 m = 0
-                for level in range(depth):
+                for _level in range(depth):
                     if mask[t, m, binned[i, feature[t, m]]]:
                         m = 2 * m + 1
                     else:

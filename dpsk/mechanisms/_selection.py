@@ -335,7 +335,7 @@ def _log_factorial(k):
 # Exact helpers of ExponentialMechanism.randomise_groups (Python integers: a few calls
 # per selection)
 
-_LN2_BOUNDS = {}
+_LN2_BOUNDS: dict[int, tuple[int, int]] = {}
 
 
 def _ln2_bounds(bits):

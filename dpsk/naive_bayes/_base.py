@@ -63,7 +63,7 @@ class BaseDPNB(BaseJointLogLikelihoodClassifier):
     """Base of the naive Bayes classifiers: prediction from ``_joint_log_likelihood``."""
 
     #: ``accept_sparse`` of the validation (False: scipy.sparse X raises scikit-learn's error).
-    _accept_sparse = False
+    _accept_sparse: bool | tuple[str, ...] = False
 
     def _validate_training_data(
         self, X, y, sample_weight, *, infinite="clip", row_valid=None, clip=None, reset=True, classes=None

@@ -84,7 +84,7 @@ class _BaseScaler(PartialFitMixin, DPEstimatorMixin, OneToOneFeatureMixin, Trans
         return self.bounds_
 
     #: ``accept_sparse`` of the validation (MinMaxScaler refuses sparse X as scikit-learn does).
-    _accept_sparse = False
+    _accept_sparse: bool | tuple[str, ...] = False
 
     def _validate(self, X, reset):
         if not self._accept_sparse:

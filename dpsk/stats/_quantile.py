@@ -178,12 +178,12 @@ def _row_weights(contribution, per_record):
 class _Groups(NamedTuple):
     """The bins of one output, grouped: runs of empty bins between occupied ones.
 
-    Group g holds ``count[g]`` consecutive bins from ``start[g]``, all of rank interval
+    Group g holds ``size[g]`` consecutive bins from ``start[g]``, all of rank interval
     ``[below[g], through[g]]`` (integer weights); ``total`` is the total weight N.
     """
 
     start: np.ndarray
-    count: np.ndarray
+    size: np.ndarray  # not ``count``: a NamedTuple field may not shadow tuple.count
     below: np.ndarray
     through: np.ndarray
     total: int
@@ -262,7 +262,7 @@ def _select_bin(mechanism, groups, level, unit):
         return -max(below - exact_target, exact_target - through, 0) / unit
 
     group, offset = mechanism.randomise_groups(
-        groups.count, distance / unit, error + distance / unit * 2.0**-48, score, 0
+        groups.size, distance / unit, error + distance / unit * 2.0**-48, score, 0
     )
     return int(groups.start[group]) + offset
 
