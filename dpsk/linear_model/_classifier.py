@@ -19,10 +19,12 @@ from dpsk.linear_model._erm import (
     default_regularization,
     fit_private_linear,
     plan_perturbation,
-    row_bounds,
+    private_row_bounds,
+    release_row_norm,
 )
 from dpsk.linear_model._user_level import USER_LEVEL_NOTES, fit_user_level_classifier
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_classes
 
@@ -36,13 +38,17 @@ CLASSIFIER_DOCS = {
         (ε, δ)-DP with Gaussian noise (objective perturbation: Kifer, Smith & Thakurta
         2012; output perturbation: the Gaussian mechanism), far less noise in high
         dimension. Choose δ well below 1/n_samples.""",
-    "data_norm": """data_norm : float or None, default=None
+    "data_norm": """data_norm : float, "private" or None, default=None
         Public bound R on the L2 norm of each row of X (the features, without the
         intercept constant). Rows with a larger norm are scaled down to it, so the
-        guarantee holds whatever the data. ``None`` derives it from the data with a
-        :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``data_norm_``), which
-        breaks the guarantee, unless ``bounds`` is given: then it is the norm of the
-        bounds' corner (public, no warning; a larger ``data_norm`` is lowered to it).""",
+        guarantee holds whatever the data. ``"private"``: estimated inside the fit as
+        the 0.9-quantile of the row norms (:func:`dpsk.stats.bounds`), with
+        ``bounds_epsilon_share`` of ε (:func:`dpsk.set_config`, 10 %), part of the fit's
+        one privacy event (stored in ``data_norm_``; :ref:`bounds`). ``None`` derives it
+        from the data with a :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in
+        ``data_norm_``), which breaks the guarantee, unless ``bounds`` is given: then it
+        is the norm of the bounds' corner (public, no warning; a larger ``data_norm`` is
+        lowered to it).""",
     "bounds": """bounds : tuple (lower, upper) or None, default=None
         Optional public bounds on each feature (scalars or arrays of shape
         (n_features,)), e.g. the documented ranges of min–max scaled features. Values
@@ -101,7 +107,8 @@ CLASSIFIER_DOCS = {
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     data_norm_ : float
-        The row norm bound used (``data_norm``, or the data-derived value).
+        The row norm bound used (``data_norm``, its private estimate, or the
+        data-derived value).
     C_ : float
         The C of the objective that was solved (``C``, or the default rule's value).
     n_iter_ : ndarray of shape (1,) or (n_classes,)
@@ -115,7 +122,10 @@ CLASSIFIER_DOCS = {
         rows), chosen privately.""",
     "privacy": """**Privacy.** ε-DP (``delta=0``) or (ε, δ)-DP under the add/remove-one-row
     relation, assuming the public ``data_norm`` or ``bounds`` (and ``classes``; rows are
-    clipped, so no assumption is made on the data itself). Released: ``coef_`` and ``intercept_``
+    clipped, so no assumption is made on the data itself). With ``data_norm="private"``
+    the bound is released first (an exponential-mechanism quantile of the row norms with
+    ``bounds_epsilon_share`` of ε) and the model with the rest of ε for that bound:
+    (ε, δ)-DP by adaptive composition, one recorded event. Released: ``coef_`` and ``intercept_``
     (everything else is public or derived from them, except ``n_iter_``: the solver's
     step count depends on the data and is not covered; do not publish it). Labels are
     mapped to ±1; with K > 2 classes, K one-vs-rest problems each get ε/K and δ/K
@@ -186,7 +196,7 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
 
     _parameter_constraints = {
         **DP_PARAMETER_CONSTRAINTS,
-        "data_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "data_norm": [Interval(Real, 0, None, closed="neither"), PRIVATE_CONSTRAINT, None],
         "bounds": BOUNDS_CONSTRAINT,
         "C": [Interval(Real, 0, None, closed="neither"), None],
         "fit_intercept": ["boolean"],
@@ -263,35 +273,48 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         classes, y_index = resolve_classes(self, self.classes, y)
-        data_norm, lower, upper = row_bounds(self, X)
+        plan_bounds, (data_norm, lower, upper) = private_row_bounds(self, X)
         check_certifiable(X.shape[0], self.tol)
         n_problems = 1 if classes.size == 2 else classes.size
         kappa = float(self.intercept_scaling) if self.fit_intercept else None
-        # S >= sqrt(R² + κ²) in exact arithmetic (rounded up), so scaled rows have norm <= 1.
-        scale = round_up(math.hypot(data_norm, kappa)) if kappa is not None else data_norm
         n_params = X.shape[1] + (kappa is not None)
-        box = None if lower is None else box_half_widths(lower, upper, kappa, scale)
-        epsilon = split_epsilon(self.epsilon, n_problems)
+        epsilon = split_epsilon(plan_bounds.fit_epsilon, n_problems)
         delta = round_down(self.delta / n_problems)
         loss = self._make_loss()
-        if self.C is None:
-            lam = default_regularization(method=self.method, epsilon=epsilon, delta=delta, n_params=n_params, box=box)
-        else:
-            lam = 1.0 / (float(self.C) * scale * scale)
-        plan = plan_perturbation(
-            method=self.method,
-            epsilon=epsilon,
-            delta=delta,
-            lam=lam,
-            curvature=loss.curvature,
-            n_params=n_params,
-            tol=self.tol,
-            box=box,
-        )
-        cost = ComposedEvent(plan.events * n_problems)
+
+        def perturbation(data_norm):
+            # S >= sqrt(R² + κ²) in exact arithmetic (rounded up), so scaled rows have norm <= 1.
+            scale = round_up(math.hypot(data_norm, kappa)) if kappa is not None else data_norm
+            box = None if lower is None else box_half_widths(lower, upper, kappa, scale)
+            if self.C is None:
+                lam = default_regularization(
+                    method=self.method, epsilon=epsilon, delta=delta, n_params=n_params, box=box
+                )
+            else:
+                lam = 1.0 / (float(self.C) * scale * scale)
+            plan = plan_perturbation(
+                method=self.method,
+                epsilon=epsilon,
+                delta=delta,
+                lam=lam,
+                curvature=loss.curvature,
+                n_params=n_params,
+                tol=self.tol,
+                box=box,
+            )
+            return scale, lam, plan
+
+        # A private data_norm is released after the spend: the events of the plan do not
+        # depend on it (only its noise scales do), so the cost is known now.
+        scale, lam, plan = perturbation(data_norm)
+        cost = plan_bounds.cost(ComposedEvent(plan.events * n_problems))
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
+        plan_bounds.bind(rng)
+        self._spend_privacy_budget(cost, note=plan_bounds.note)
+        if "data_norm" in plan_bounds:
+            data_norm = release_row_norm(plan_bounds, X, lower, upper)
+            scale, lam, plan = perturbation(data_norm)
         rows = clip_rows(X, data_norm, lower, upper)
-        self._spend_privacy_budget(cost)
 
         coefs, n_iters = [], []
         for k in range(n_problems):

@@ -74,6 +74,7 @@ from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, TARGET_BOUNDS
 from dpsk.linear_model._user_level import USER_LEVEL_NOTES, user_plan
 from dpsk.mechanisms import Gaussian, Laplace
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, PrivateSensitivity, is_private
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
 from dpsk.utils.validation import _check_sample_weight_dp, _combine_weights, release_generator, resolve_bounds
 
@@ -85,22 +86,33 @@ LEAST_SQUARES_DOCS = {
     "delta": """delta : float, default=0.0
         Privacy parameter δ in [0, 1). ``0``: ε-DP with Laplace noise. ``> 0``: (ε, δ)-DP
         with Gaussian noise, usually much more accurate. Choose δ well below 1/n_samples.""",
-    "bounds_X": """bounds_X : tuple (lower, upper) or None, default=None
+    "bounds_X": """bounds_X : tuple (lower, upper), "private" or None, default=None
         Public bounds on each feature (scalars or arrays of shape (n_features,)); values
-        outside are clipped. ``None`` derives them from the data with a
+        outside are clipped. ``"private"``: estimated inside the fit by a noisy
+        logarithmic histogram of each column (:func:`dpsk.stats.bounds`; powers of two)
+        with a share of ε (:ref:`bounds`). ``None`` derives them from the data with a
         :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``bounds_X_``), unless
         ``row_norm`` is given (then the box is [−row_norm, row_norm] per feature).""",
-    "bounds_y": """bounds_y : tuple (lower, upper) or None, default=None
+    "bounds_y": """bounds_y : tuple (lower, upper), "private" or None, default=None
         Public bounds on the target; values outside are clipped. With several targets
         (2-d ``y``), scalars apply to every target and arrays of shape (n_targets,) give
-        each its own. ``None`` derives them from the data with a
+        each its own. ``"private"``: estimated inside the fit as ``bounds_X`` is.
+        ``None`` derives them from the data with a
         :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``bounds_y_``).""",
-    "row_norm": """row_norm : float or None, default=None
+    "row_norm": """row_norm : float, "private" or None, default=None
         Optional public bound on the L2 norm of each row after centring at the middle of
         ``bounds_X`` (at 0 without intercept); rows beyond are scaled down to it. For
         data whose rows are rarely all at the corners of the box (e.g. standardised
         features) this cuts the noise several-fold: the sensitivity of XᵀX grows with the
-        largest row norm, which the box alone puts at its corner. ``None``: the box only.""",
+        largest row norm, which the box alone puts at its corner. ``None``: the box only.
+        ``"private"``: the 0.9-quantile of the centred, clipped rows' norms, estimated
+        inside the fit (:func:`dpsk.stats.bounds`, inside [0, ‖h‖] for public
+        ``bounds_X``), stored in ``row_norm_``.
+
+        Private parameters share ``bounds_epsilon_share`` of ε (:func:`dpsk.set_config`,
+        10 % by default) equally; the rest is the fit's, and the fit records one event
+        composing all of them (the ledger's label names them). Item level only: with
+        ``groups`` pass public bounds.""",
     "fit_intercept": """fit_intercept : bool, default=True
         Fit an intercept (not penalised). Features and target are then centred at the
         middle of their public bounds before the statistics are computed.""",
@@ -112,6 +124,8 @@ LEAST_SQUARES_DOCS = {
         The feature bounds used (``bounds_X`` or derived).
     bounds_y_ : tuple of float, or tuple of ndarray of shape (n_targets,)
         The target bounds used (``bounds_y`` or derived).
+    row_norm_ : float or None
+        The row-norm bound used (``row_norm``, or its private estimate; None without).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -121,7 +135,10 @@ LEAST_SQUARES_DOCS = {
         rows), chosen privately.""",
     "privacy": """**Privacy.** ε-DP (``delta=0``) or (ε, δ)-DP under the add/remove-one-row
     relation, assuming the public ``bounds_X``, ``bounds_y`` and ``row_norm`` (data
-    outside is clipped, nothing is assumed about it). Released: the upper triangle of
+    outside is clipped, nothing is assumed about it). Those set to ``"private"`` are
+    released first, each ε_b-DP (their share of ε), and the statistics below are
+    released with the rest of ε for the released bounds: the fit is (ε, δ)-DP by
+    adaptive composition, recorded as one event (the bounds' releases, then the fit's). Released: the upper triangle of
     A = Σ ũũᵀ and B = Σ ũt for the standardised rows ũ = [u, 1] and targets t (see
     ``dpsk/linear_model/_least_squares.py`` for the exact sensitivities); the
     coefficients are post-processing. With m targets (2-d ``y``), each standardised
@@ -202,17 +219,23 @@ def least_squares_sensitivities(n_features, row_norm, fit_intercept, n_targets=1
 class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     _parameter_constraints = {
         **DP_PARAMETER_CONSTRAINTS,
-        "bounds_X": BOUNDS_CONSTRAINT,
-        "bounds_y": TARGET_BOUNDS_CONSTRAINT,
-        "row_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "bounds_X": [*BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
+        "bounds_y": [*TARGET_BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
+        "row_norm": [Interval(Real, 0, None, closed="neither"), PRIVATE_CONSTRAINT, None],
         "fit_intercept": ["boolean"],
     }
 
-    def _standardisation(self, X):
-        """(m, h) of the features and the row-norm bound r in standardised units."""
-        if self.bounds_X is None and self.row_norm is not None:
+    def _standardisation(self, X, box=None, row_norm=None):
+        """(m, h) of the features and the row-norm bound r in standardised units.
+
+        ``box``: the feature bounds when already resolved (private), else resolved here;
+        ``row_norm``: the resolved row-norm bound (None: the box only).
+        """
+        if box is not None:
+            lower, upper = box
+        elif self.bounds_X is None and row_norm is not None and not is_private(self.row_norm):
             d = X.shape[1]
-            lower, upper = np.full(d, -float(self.row_norm)), np.full(d, float(self.row_norm))
+            lower, upper = np.full(d, -float(row_norm)), np.full(d, float(row_norm))
         else:
             lower, upper = resolve_bounds(self, self.bounds_X, X, param="bounds_X", attribute="bounds_X_")
         if self.fit_intercept:
@@ -220,8 +243,37 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         else:
             centre, half = np.zeros_like(lower), np.maximum(np.abs(lower), np.abs(upper))
         half = np.where(half > 0, half, 1.0)  # a constant feature: any scale will do
-        r = None if self.row_norm is None else float(self.row_norm) / float(np.min(half))
+        r = None if row_norm is None else float(row_norm) / float(np.min(half))
         return (lower, upper), centre, half, r
+
+    def _private_requests(self, X, Y):
+        """The ``"private"`` parameters of this fit: ``{param: (which, n_columns, domain)}`` (public).
+
+        A private row norm is a norm of the clipped, centred rows: with public
+        ``bounds_X`` it lies in [0, ‖h‖] (h the half-widths), else on the log grid.
+        """
+        requests = {}
+        if is_private(self.bounds_X):
+            requests["bounds_X"] = ("columns", X.shape[1], None)
+        if is_private(self.bounds_y):
+            requests["bounds_y"] = ("columns", Y.shape[1], None)
+        if is_private(self.row_norm):
+            domain = None
+            if isinstance(self.bounds_X, (tuple, list, dict)):
+                (lower, upper), _, half, _ = self._standardisation(X)
+                domain = float(np.linalg.norm(np.where(upper > lower, half, 0.0))) or None
+            requests["row_norm"] = ("row_norm", 1, domain)
+        return requests
+
+    def _private_row_norm(self, plan, X, box, centre):
+        """The private row-norm bound: an upper quantile of ‖clip(x) − m‖ (after the spend)."""
+        features = clip_bounds(np.asarray(X, dtype=np.float64), box[0], box[1])
+        features -= centre
+        value = plan.release("row_norm", np.linalg.norm(features, axis=1))
+        # Floored at a public fraction of the box's diagonal (post-processing): the exact
+        # sums need a grid coarser than 2**-990.
+        floor = float(np.linalg.norm((box[1] - box[0]) / 2.0)) * 2.0**-20
+        return max(value, floor) if floor > 0 else value
 
     @_fit_context(prefer_skip_nested_validation=True)
     @Substitution(sample_weight=_shared_docs["sample_weight"])
@@ -258,18 +310,42 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         epsilon, delta = float(self.epsilon), float(self.delta)
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=True, multi_output=True)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
-        users = user_plan(groups, X.shape[0], epsilon)
-        (lower, upper), centre, half, r = self._standardisation(X)
         Y = np.asarray(y).reshape(X.shape[0], -1)  # (n_samples, n_targets); public shape
-        y_lower, y_upper = self._resolve_bounds_y(Y)
-        mechanisms, cost = self._releases(users.release_epsilon, delta, X.shape[1], r, Y.shape[1])
-        cost = compose([users.event, cost])
+        plan = PrivateSensitivity(self, epsilon, self._private_requests(X, Y), groups=groups)
+        users = user_plan(groups, X.shape[0], plan.fit_epsilon)
+        d, n_targets = X.shape[1], Y.shape[1]
+        row_norm = None if self.row_norm is None or is_private(self.row_norm) else float(self.row_norm)
+        if plan.requests:
+            # The split of ε between A and B is fixed before the data is read: from the box
+            # alone when a bound is still to be released (its cost does not depend on it).
+            r_split = None
+            if row_norm is not None and not is_private(self.bounds_X):
+                r_split = self._standardisation(X, row_norm=row_norm)[3]
+            _, cost = self._releases(users.release_epsilon, delta, d, r_split, n_targets)
+        else:
+            (lower, upper), centre, half, r = self._standardisation(X, row_norm=row_norm)
+            y_lower, y_upper = self._resolve_bounds_y(Y)
+            r_split = r
+            mechanisms, cost = self._releases(users.release_epsilon, delta, d, r, n_targets)
+        cost = plan.cost(compose([users.event, cost]))
         rng = release_generator(self.random_state, context=self, data=(X, y, groups, sample_weight))
+        plan.bind(rng)
+        self._spend_privacy_budget(cost, note=plan.note)
+        if plan.requests:  # the private bounds, then the fit's releases with them
+            box = plan.release("bounds_X", X) if "bounds_X" in plan else None
+            (lower, upper), centre, half, _ = self._standardisation(X, box=box, row_norm=row_norm)
+            if "row_norm" in plan:
+                row_norm = self._private_row_norm(plan, X, (lower, upper), centre)
+            r = None if row_norm is None else float(row_norm) / float(np.min(half))
+            if "bounds_y" in plan:
+                y_lower, y_upper = plan.release("bounds_y", Y)
+            else:
+                y_lower, y_upper = self._resolve_bounds_y(Y)
+            mechanisms, _ = self._releases(users.release_epsilon, delta, d, r, n_targets, r_split=r_split)
         if self.fit_intercept:
             y_centre, y_half = (y_lower + y_upper) / 2.0, (y_upper - y_lower) / 2.0
         else:
             y_centre, y_half = np.zeros_like(y_lower), np.maximum(np.abs(y_lower), np.abs(y_upper))
-        self._spend_privacy_budget(cost)
         contribution = users.resolve(rng)  # user level: releases the threshold h
         sums = self._exact_sums(
             X,
@@ -280,6 +356,7 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             half,
             (y_lower, y_upper, y_centre, y_half),
             _combine_weights(contribution.weights, sample_weight),
+            row_norm,
         )
         y_half = np.where(y_half > 0, y_half, 1.0)
         unit = contribution.unit
@@ -297,6 +374,7 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             self.intercept_ = intercept.astype(X.dtype)
             self.bounds_y_ = (y_lower, y_upper)
         self.bounds_X_ = (lower, upper)
+        self.row_norm_ = row_norm
         if groups is not None:
             self.threshold_ = unit
         return self
@@ -307,7 +385,7 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             self, self.bounds_y, np.asarray(Y, dtype=np.float64), param="bounds_y", attribute="bounds_y_"
         )
 
-    def _exact_sums(self, X, y, lower, upper, centre, half, target, weights):
+    def _exact_sums(self, X, y, lower, upper, centre, half, target, weights, row_norm=None):
         """Exact sums of z = [c(x) − m, c(y) − m_y] and z zᵀ (``exact_gram_sums``), weighted.
 
         One pass over the augmented rows gives Σw, Σw z and Σw z zᵀ, hence A and B (and
@@ -323,7 +401,7 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         Z = np.empty((n, d + y.shape[1]))
         # A constant feature (zero half-width) has radius 0: it quantises to 0, as before.
         radius = np.append(np.where(upper > lower, half, 0.0) if self.fit_intercept else half, y_half)
-        if self.row_norm is None:
+        if row_norm is None:
             Z[:, :d] = X
             box_lower, box_upper, box_centre = lower, upper, centre
         else:
@@ -331,11 +409,11 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             features -= centre
             # |z_j| <= row_norm too: a grid no coarser than row_norm·2**-20 keeps the margin
             # below small (at most half of row_norm for any d < 2**38).
-            radius[:d] = np.minimum(radius[:d], float(self.row_norm))
+            radius[:d] = np.minimum(radius[:d], float(row_norm))
             step = np.where(radius[:d] > 0, fixed_point_grid(radius[:d], GRAM_BITS)[0], 0.0)
             # Rounding to nearest moves z_x by at most step/2 per coordinate (‖step‖/2 in norm).
             margin = float(np.linalg.norm(step)) * (1.0 + 2.0**-40)
-            row_norm = float(self.row_norm)
+            row_norm = float(row_norm)
             clip_rows_l2(features, max(row_norm - margin, row_norm / 2.0), out=features)
             Z[:, :d] = features
             del features
@@ -373,8 +451,15 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             B[d] = T[d:]
         return A, B
 
-    def _releases(self, epsilon, delta, n_features, r, n_targets=1):
-        """The mechanisms of the fit (unseeded) and its declared cost."""
+    def _releases(self, epsilon, delta, n_features, r, n_targets=1, r_split=...):
+        """The mechanisms of the fit (unseeded) and its declared cost.
+
+        ``r_split``: the row-norm bound the ε-DP split between A and B is computed from
+        (default ``r``); a private bound's fit fixes it before the bound is released, so
+        that the cost (ε_A, ε_B) does not depend on the data.
+        """
+        if r_split is ...:
+            r_split = r
         p = n_features + self.fit_intercept
         n_a, n_b = p * (p + 1) // 2, p * n_targets
         l1_a, l1_b, l2_a, l2_b = least_squares_sensitivities(n_features, r, self.fit_intercept, n_targets)
@@ -382,7 +467,8 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             weight = (l2_a / l2_b) ** (2.0 / 3.0)
             mechanism = Gaussian(epsilon=epsilon, delta=delta, sensitivity=math.hypot(l2_a, weight * l2_b))
             return (mechanism, weight), ComposedEvent((mechanism.privacy_event((n_a + n_b,)),))
-        share = math.sqrt(l1_a) / (math.sqrt(l1_a) + math.sqrt(l1_b))
+        split_a, split_b = least_squares_sensitivities(n_features, r_split, self.fit_intercept, n_targets)[:2]
+        share = math.sqrt(split_a) / (math.sqrt(split_a) + math.sqrt(split_b))
         eps_a, eps_b = split_epsilon(epsilon, [share, 1.0 - share])  # sum to at most ε (ε = ∞: both ∞)
         mech_a = Laplace(epsilon=eps_a, sensitivity=l1_a)
         mech_b = Laplace(epsilon=eps_b, sensitivity=l1_b)

@@ -25,26 +25,37 @@ Three releases
    *each* column, so the L1 sensitivity of all d histograms together is d: the noise
    scale is b = d/ε, and the whole release is ε-DP. Everything after it is
    post-processing: for each column, the bound is the outer edge of the outermost bins
-   (lowest and highest) whose noisy count reaches the threshold τ; if no bin of a column
-   reaches it, the bin with the largest noisy count is used (its edges).
+   (lowest and highest) whose noisy count reaches the threshold τ. A column none of
+   whose bins reaches it (too little budget per column: many columns, few rows) gets the
+   bounds of the *pooled* histogram, the sum of the d noisy histograms (post-processing
+   too: its signal grows d-fold, its noise √d-fold), with its own threshold τ_d; if no
+   pooled bin reaches τ_d either, the public default (−1, 1): the data are too few
+   for the budget (roughly, fewer than τ_d/d values in the fullest octave).
 
-   *Threshold.* Discrete Laplace noise Z of scale b on the integers has
+   *Thresholds.* Discrete Laplace noise Z of scale b on the integers has
    P(Z >= k) = q^k/(1 + q) <= e^(−k/b) (q = e^(−1/b), k >= 1). An empty bin passes
    the threshold only if its noise reaches τ; over the m bins of a column, by the
    union bound, P(some empty bin passes) <= m·e^(−τ/b). With τ = b·ln(m/β) this is at
    most β (``failure_probability``, default 1e-3): with probability >= 1 − β per
    column, every bin chosen holds data, so the bounds are no wider than the data's
-   binary orders of magnitude (at most twice the largest |value|). A bin holding c
-   values passes with probability >= 1 − e^(−(c − τ)/b)/… when c > τ; bins holding
-   fewer than about τ values may be missed (their values are then clipped). The
-   threshold affects utility only, never privacy.
+   binary orders of magnitude (at most twice the largest |value|). For the pooled
+   histogram the noise of an empty bin is a sum S of d independent such Z, and τ_d is
+   the smallest value with m·P(S >= τ_d) <= β by Chernoff's bound
+   P(S >= τ) <= min_λ E[e^(λZ)]^d e^(−λτ), E[e^(λZ)] = (1 − q)²/((1 − q e^λ)(1 − q e^(−λ)))
+   (0 < λ < 1/b), minimised over a grid of λ and solved for τ by bisection. Bins
+   holding fewer than about τ values may be missed (their values are then clipped).
+   The thresholds affect utility only, never privacy. (The mechanism rounds its scale
+   up by a relative 2⁻⁵⁰ or so, which the thresholds ignore.)
 
-3. **Row norms.** An upper quantile (``quantiles``, default 0.99) of the rows' L2 norms
-   by one exponential-mechanism selection with the whole ε: over ``domain`` = (0, D]
-   when given (2³² bins), else over a logarithmic grid of the float range (the norm's
-   binary logarithm on a grid of 1/16 octave, from 2⁻¹⁰⁷⁵ to 2¹⁰²⁴: 33,584 bins; a norm
-   0 counts as the smallest). A row has one norm: sensitivity 1, as for any quantile.
-   The released value is the bin's upper edge, rounded up (a bound, not a middle).
+3. **Row norms.** An upper quantile (``quantiles``, default 0.9) of the rows' L2 norms
+   by the exact exponential mechanism (a row has one norm: sensitivity 1, as for any
+   quantile), over ``domain`` = [0, D] when given (2³² bins, the whole ε). Without a
+   domain, in two steps of ε/2: the logarithmic histogram of the norms (one column,
+   as in 2.) gives D, the upper edge of their outermost bin passing the threshold;
+   then the quantile over [0, D]. (A quantile over a logarithmic grid of the whole
+   float range does not work: the ~1000 empty octaves above the data outweigh the
+   (1 − q)·n ranks that separate them from the quantile unless ε·(1 − q)·n ≫ 20.)
+   The released value is the upper edge of the chosen bin (a bound, not a middle).
 
 Each release's cost is known from the parameters and the shape (public), before any
 value is read.
@@ -54,11 +65,12 @@ import math
 
 import numpy as np
 
+from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import compose
 from dpsk.mechanisms import DiscreteLaplace
 from dpsk.stats._quantile import QuantileQuery, _check_q
 
-__all__ = ["LOG_BINS_PER_COLUMN", "BoundsQuery", "bounds", "histogram_threshold"]
+__all__ = ["LOG_BINS_PER_COLUMN", "BoundsQuery", "bounds", "histogram_threshold", "pooled_threshold"]
 
 #: Binary exponents e of float64 values (x = m·2^e, m in [0.5, 1)): −1073 (the smallest
 #: subnormal) to 1024.
@@ -66,19 +78,47 @@ _E_MIN, _E_MAX = -1073, 1024
 _N_EXP = _E_MAX - _E_MIN + 1
 #: Bins per column of the logarithmic histogram: the negative exponents, {0}, the positive ones.
 LOG_BINS_PER_COLUMN = 2 * _N_EXP + 1
-#: The log grid of row norms: log2 of the norm on [_LOG_LOW, _LOG_HIGH] in steps of 1/16 octave.
-_LOG_LOW, _LOG_HIGH, _PER_OCTAVE = -1075.0, 1024.0, 16
-_LOG_GRID_BINS = int((_LOG_HIGH - _LOG_LOW) * _PER_OCTAVE)
+
+#: Bounds of the columns when no bin of the (pooled) logarithmic histogram passes its
+#: threshold: a public default (the data are then too few for the budget to say more).
+FALLBACK_BOUNDS = (-1.0, 1.0)
 
 #: Default quantile levels: per column, and of row norms.
 COLUMN_QUANTILES = (0.01, 0.99)
-ROW_NORM_QUANTILE = 0.99
+ROW_NORM_QUANTILE = 0.9
 
 
 def histogram_threshold(n_columns, epsilon, failure_probability):
     """τ = b·ln(m/β), b = d/ε: the noisy count an empty bin reaches with probability <= β/m."""
     scale = n_columns / epsilon
     return scale * math.log(LOG_BINS_PER_COLUMN / failure_probability)
+
+
+def _log_mgf(lam, q):
+    """log E[exp(λZ)] of discrete Laplace noise P(z) ∝ q^|z|, for 0 <= λ < −ln q."""
+    return 2.0 * math.log1p(-q) - math.log1p(-q * math.exp(lam)) - math.log1p(-q * math.exp(-lam))
+
+
+def pooled_threshold(n_columns, epsilon, failure_probability):
+    """τ_d with m·P(S >= τ_d) <= β for S the sum of d independent discrete Laplace noises
+    of scale b = d/ε (the pooled histogram's noise on an empty bin), by Chernoff's bound
+    P(S >= τ) <= min over λ of exp(d·log E[e^(λZ)] − λτ)."""
+    d = int(n_columns)
+    scale = d / epsilon
+    if d == 1:
+        return histogram_threshold(1, epsilon, failure_probability)
+    q = math.exp(-1.0 / scale)
+    target = math.log(failure_probability / LOG_BINS_PER_COLUMN)
+    lams = [(k / 400.0) / scale for k in range(1, 400)]
+
+    def log_tail(tau):
+        return min(d * _log_mgf(lam, q) - lam * tau for lam in lams)
+
+    low, high = 0.0, histogram_threshold(d, epsilon, failure_probability) * d
+    for _ in range(60):  # bisection: log_tail decreases in τ
+        middle = (low + high) / 2.0
+        low, high = (low, middle) if log_tail(middle) <= target else (middle, high)
+    return high
 
 
 def _log_bin_index(X):
@@ -131,7 +171,7 @@ class BoundsQuery:
     event : PrivacyEvent
         The cost, known before the data is read.
     method : str
-        ``"quantile"``, ``"log-histogram"`` or ``"log-quantile"``.
+        ``"quantile"``, ``"log-histogram"`` or ``"log-histogram, quantile"``.
     """
 
     def __init__(self, which, n_columns, *, epsilon, domain=None, quantiles=None, failure_probability=1e-3, rng):
@@ -155,6 +195,7 @@ class BoundsQuery:
                 self.mechanism = DiscreteLaplace(epsilon=epsilon, sensitivity=self.n_columns, random_state=rng)
                 self.event = compose([self.mechanism.privacy_event((self.n_columns, LOG_BINS_PER_COLUMN))])
                 self.threshold = histogram_threshold(self.n_columns, epsilon, self.failure_probability)
+                self.pooled_threshold = pooled_threshold(self.n_columns, epsilon, self.failure_probability)
             else:
                 self.method = "quantile"
                 self.query = QuantileQuery(self.q, epsilon=epsilon, n_outputs=self.n_columns, bins=None, rng=rng)
@@ -164,10 +205,18 @@ class BoundsQuery:
             self.q = _check_q(level).reshape(-1)
             if self.q.size != 1:
                 raise ValueError('with which="row_norm", quantiles must be one level')
-            bins = None if domain is not None else _LOG_GRID_BINS
-            self.method = "quantile" if domain is not None else "log-quantile"
-            self.query = QuantileQuery(self.q, epsilon=epsilon, n_outputs=1, bins=bins, rng=rng)
-            self.event = self.query.event
+            if domain is not None:
+                self.method, self.scale = "quantile", None
+                self.query = QuantileQuery(self.q, epsilon=epsilon, n_outputs=1, bins=None, rng=rng)
+                self.event = self.query.event
+            else:  # half of ε finds the norms' scale, half the quantile below it
+                self.method = "log-histogram, quantile"
+                eps_scale, eps_quantile = split_epsilon(epsilon, 2), split_epsilon(epsilon, 2)
+                self.scale = BoundsQuery(
+                    "columns", 1, epsilon=eps_scale, failure_probability=failure_probability, rng=rng
+                )
+                self.query = QuantileQuery(self.q, epsilon=eps_quantile, n_outputs=1, bins=None, rng=rng)
+                self.event = compose([self.scale.event, self.query.event])
 
     def domain_arrays(self):
         """The public domain as (lower, upper) arrays of shape (n_columns,) (None without one)."""
@@ -195,16 +244,14 @@ class BoundsQuery:
             return self._histogram_bounds(np.asarray(values, dtype=np.float64))
         norms = np.asarray(values, dtype=np.float64).reshape(-1, 1)
         if self.method == "quantile":
-            lower, upper = self.domain_arrays()
-            middle = float(self.query.release(norms, lower, upper)[0, 0])
-            width = float(upper[0]) / self.query.bins
-            return float(min(np.nextafter(middle + width / 2, np.inf), float(upper[0])))
-        logs = np.full(norms.shape, _LOG_LOW)
-        positive = norms > 0
-        logs[positive] = np.log2(norms[positive])
-        middle = float(self.query.release(logs, np.array([_LOG_LOW]), np.array([_LOG_HIGH]))[0, 0])
-        edge = min(middle + 0.5 / _PER_OCTAVE, _LOG_HIGH - 1e-9)
-        return float(np.nextafter(2.0**edge, np.inf))
+            top = float(self.domain_arrays()[1][0])
+        else:  # the upper edge of the norms' outermost (noisy) logarithmic bin
+            top = float(self.scale.release(norms)[1][0])
+            if not top > 0:
+                return 0.0
+        middle = float(self.query.release(norms, np.zeros(1), np.full(1, top))[0, 0])
+        width = top / self.query.bins
+        return float(min(np.nextafter(middle + width / 2, np.inf), top))
 
     def _histogram_bounds(self, X):
         n, d = X.shape
@@ -214,15 +261,20 @@ class BoundsQuery:
             for j in range(d):
                 counts[j] = np.bincount(index[:, j], minlength=LOG_BINS_PER_COLUMN)
         noisy = self.mechanism.randomise(counts)
+        # Everything below is post-processing of the noisy histograms.
+        pooled = noisy.sum(axis=0)
+        pooled_passing = np.flatnonzero(pooled >= self.pooled_threshold)
+        if pooled_passing.size:
+            pooled_bounds = _bin_edges(int(pooled_passing[0]))[0], _bin_edges(int(pooled_passing[-1]))[1]
+        else:  # nothing found at all (too few rows for the budget): the public default
+            pooled_bounds = FALLBACK_BOUNDS
         lower, upper = np.empty(d), np.empty(d)
         for j in range(d):
             passing = np.flatnonzero(noisy[j] >= self.threshold)
             if passing.size:
-                low_bin, high_bin = int(passing[0]), int(passing[-1])
-            else:  # nothing passes: the fullest noisy bin (post-processing)
-                low_bin = high_bin = int(np.argmax(noisy[j]))
-            lower[j] = _bin_edges(low_bin)[0]
-            upper[j] = _bin_edges(high_bin)[1]
+                lower[j], upper[j] = _bin_edges(int(passing[0]))[0], _bin_edges(int(passing[-1]))[1]
+            else:
+                lower[j], upper[j] = pooled_bounds
         return lower, upper
 
 
@@ -258,12 +310,14 @@ def bounds(
         (n_features,), the bounds are then DP quantiles inside it (exact exponential
         mechanism). ``"row_norm"``: an upper bound D on the norms (or (0, D)).
         ``None``: no domain at all; ``"columns"`` then uses a noisy logarithmic
-        histogram over the whole float range, ``"row_norm"`` a quantile over a
-        logarithmic grid of the float range (1/16 octave).
+        histogram over the whole float range; ``"row_norm"`` spends ε/2 on such a
+        histogram of the norms (for their scale D) and ε/2 on the quantile in [0, D].
     quantiles : pair of float, float or None, default=None
         ``"columns"`` with a domain: the levels (q_lo, q_hi), default (0.01, 0.99);
         ignored without a domain (the histogram's threshold decides).
-        ``"row_norm"``: one level, default 0.99.
+        ``"row_norm"``: one level, default 0.9 (rows beyond it are scaled down by the
+        estimators: on ``make_regression`` 0.9 gave LinearRegression a higher R² than
+        0.95 or 0.99, see doc/user_guide/bounds.rst).
     failure_probability : float, default=1e-3
         β: columns without a domain; the probability that some empty bin of a column
         passes the threshold (the bound is then too wide). Utility only.
@@ -306,7 +360,7 @@ def bounds(
     >>> bool(np.all((lower < -1.5) & (lower > -3) & (upper > 1.5) & (upper < 3)))
     True
     >>> r = stats.bounds(X, epsilon=1.0, which="row_norm", random_state=0)
-    >>> bool(2.5 < r < 5)
+    >>> bool(1.5 < r < 4)
     True
     """
     from dpsk.stats._common import as_array

@@ -1,0 +1,212 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The value "private" of the estimators' sensitivity parameters (issue 19).
+
+The bound is released inside the fit, with a share of its ε, and the fit's one event
+composes both releases: the recording harness sees them, the ledger shows one labelled
+spend, the budget is checked before the data is read, and an audit of the released
+bound rejects a noise-free variant.
+"""
+
+import math
+import warnings
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import dpsk
+from dpsk.accounting import BudgetAccountant, get_epsilon, record_releases
+from dpsk.audit import audit_estimator, canary_neighbours, project_attribute
+from dpsk.exceptions import BudgetExceededError, PrivacyLeakWarning
+from dpsk.linear_model import LinearRegression, LogisticRegression
+from dpsk.stats import _bounds
+
+
+def _leaves(events):
+    return Counter(leaf for event in events for leaf in event.flatten())
+
+
+def _regression(n=2_000, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = X @ rng.normal(size=d) + 0.1 * rng.normal(size=n)
+    return X, y
+
+
+def _classification(n=2_000, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * 0.5
+    return X, (X[:, 0] + 0.2 * rng.normal(size=n) > 0).astype(int)
+
+
+PRIVATE_FITS = {
+    "LinearRegression row_norm": (
+        lambda: LinearRegression(epsilon=1.0, bounds_X=(-4, 4), bounds_y=(-10, 10), row_norm="private"),
+        _regression,
+        ["row_norm"],
+    ),
+    "LinearRegression all": (
+        lambda: LinearRegression(epsilon=1.0, bounds_X="private", bounds_y="private", row_norm="private"),
+        _regression,
+        ["bounds_X", "bounds_y", "row_norm"],
+    ),
+    "LinearRegression delta": (
+        lambda: LinearRegression(epsilon=1.0, delta=1e-6, bounds_X="private", bounds_y=(-10, 10)),
+        _regression,
+        ["bounds_X"],
+    ),
+    "LogisticRegression data_norm": (
+        lambda: LogisticRegression(epsilon=1.0, data_norm="private", classes=[0, 1]),
+        _classification,
+        ["data_norm"],
+    ),
+    "LogisticRegression data_norm in bounds": (
+        lambda: LogisticRegression(epsilon=1.0, data_norm="private", bounds=(-3, 3), classes=[0, 1]),
+        _classification,
+        ["data_norm"],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PRIVATE_FITS))
+def test_private_bounds_are_part_of_the_fits_one_event(name):
+    """Check: no leak warning, one spend labelled with the private parameters, the
+    releases recorded equal to the declared composite event, total ε as given."""
+    make, data, params = PRIVATE_FITS[name]
+    X, y = data()
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-5)
+    est = make().set_params(accountant=acc, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        with record_releases() as drawn:
+            est.fit(X, y)
+    assert _leaves(drawn) == _leaves([est.privacy_spent_]), "releases differ from the declared event"
+    frame = acc.to_frame()
+    assert len(frame) == 1
+    label = str(frame["label"].iloc[0])
+    assert all(p in label for p in params) and "10% of ε" in label, label
+    assert get_epsilon(est.privacy_spent_, est.delta) <= 1.0 + 1e-12
+    # the bounds' releases: 10% of ε (the rest is the fit's)
+    bound_leaves = [leaf for leaf in est.privacy_spent_.flatten() if type(leaf).__name__ in ("ExponentialEvent",)]
+    assert bound_leaves or "bounds_X" in params or "bounds_y" in params
+    for p in params:
+        value = getattr(est, f"{p}_")
+        assert value is not None
+
+
+def test_fitted_values_are_stored():
+    """Check the stored private values: LinearRegression's row_norm_, bounds; LogisticRegression's data_norm_."""
+    X, y = _regression(n=20_000, d=5)
+    est = LinearRegression(epsilon=1.0, bounds_X="private", bounds_y="private", row_norm="private", random_state=0)
+    est.fit(X, y)
+    norms = np.linalg.norm(np.clip(X, *est.bounds_X_) - np.mean(est.bounds_X_, axis=0), axis=1)
+    assert 0.7 * np.quantile(norms, 0.9) < est.row_norm_ < 1.3 * np.quantile(norms, 0.9)
+    assert np.all(est.bounds_X_[0] < -1) and np.all(est.bounds_X_[1] > 1)
+    assert est.bounds_y_[0] < np.quantile(y, 0.05) and est.bounds_y_[1] > np.quantile(y, 0.95)
+    X, y = _classification(n=20_000)
+    est = LogisticRegression(epsilon=1.0, data_norm="private", classes=[0, 1], random_state=0).fit(X, y)
+    target = np.quantile(np.linalg.norm(X, axis=1), 0.9)
+    assert 0.8 * target < est.data_norm_ < 1.2 * target
+
+
+@pytest.mark.parametrize("name", sorted(PRIVATE_FITS))
+def test_budget_is_checked_before_the_data_is_read(name):
+    """Check BudgetExceededError before reading: even NaN data raise it, not a ValueError."""
+    make, data, _ = PRIVATE_FITS[name]
+    X, y = data(n=50)
+    X[0, 0] = np.nan
+    with pytest.raises(BudgetExceededError):
+        make().set_params(accountant=BudgetAccountant(epsilon=0.5, delta=1e-5)).fit(X, y)
+
+
+def test_share_is_a_setting():
+    """Check bounds_epsilon_share: the bounds' releases get that share, the total stays ε."""
+    X, y = _regression()
+    with dpsk.config_context(bounds_epsilon_share=0.25):
+        est = LinearRegression(epsilon=2.0, bounds_X=(-4, 4), bounds_y=(-10, 10), row_norm="private").fit(X, y)
+    leaves = est.privacy_spent_.flatten()
+    assert sum(get_epsilon(leaf, 0.0) for leaf in leaves if type(leaf).__name__ == "ExponentialEvent") == (
+        pytest.approx(0.5)
+    )
+    assert get_epsilon(est.privacy_spent_, 0.0) == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="bounds_epsilon_share"):
+        dpsk.set_config(bounds_epsilon_share=1.0)
+
+
+def test_private_bounds_refuse_groups():
+    """Check the user-level fits refuse "private" (the estimate is item level) before reading."""
+    X, y = _regression(n=40)
+    groups = np.arange(40) % 4
+    with pytest.raises(ValueError, match="groups"):
+        LinearRegression(bounds_X=(-4, 4), bounds_y=(-10, 10), row_norm="private").fit(X, y, groups=groups)
+    Xc, yc = _classification(n=40)
+    with pytest.raises(ValueError, match="groups"):
+        LogisticRegression(data_norm="private", classes=[0, 1]).fit(Xc, yc, groups=groups)
+
+
+def test_infinite_epsilon_uses_the_data():
+    """Check ε = ∞: the whole fit is non-private; the bounds are the data's, no noise."""
+    X, y = _regression()
+    est = LinearRegression(epsilon=math.inf, bounds_X="private", bounds_y="private").fit(X, y)
+    np.testing.assert_array_equal(est.bounds_X_[1], X.max(axis=0))
+
+
+# -- audits -------------------------------------------------------------------------------
+
+
+def _norm_neighbours(estimator):
+    """45 rows of norm 0.1, 5 of norm 0.9 (q = 0.9 sits between them), the canary at 0.9
+    pulls the 0.9-quantile onto the upper group."""
+    X = np.concatenate([np.full(45, 0.1), np.full(5, 0.9)])[:, None]
+    y = np.arange(50) % 2
+    without, with_canary = canary_neighbours(X, y, canary_X=[0.9], canary_y=1)
+    if isinstance(estimator, LinearRegression):
+        without["y"], with_canary["y"] = without["y"] * 0.0, with_canary["y"] * 0.0
+    return without, with_canary
+
+
+AUDITED = {
+    "LinearRegression": (
+        LinearRegression(epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-1, 1), row_norm="private"),
+        "row_norm_",
+    ),
+    "LogisticRegression": (
+        LogisticRegression(epsilon=1.0, data_norm="private", bounds=(-1, 1), classes=[0, 1]),
+        "data_norm_",
+    ),
+}
+
+_QuantileQuery = _bounds.QuantileQuery
+
+
+class _NoiselessQuantile(_QuantileQuery):
+    """Broken: the bound selected with 10⁴ × ε (nearly without noise), declaring ε."""
+
+    def __init__(self, q, *, epsilon, **kwargs):
+        super().__init__(q, epsilon=epsilon * 1e4, **kwargs)
+        self.event = _QuantileQuery(q, epsilon=epsilon, **kwargs).event
+
+
+def _audit(name):
+    estimator, attribute = AUDITED[name]
+    with dpsk.config_context(bounds_epsilon_share=0.5):
+        return audit_estimator(
+            estimator, _norm_neighbours(estimator), project_attribute(attribute), n_samples=3_000, random_state=0
+        )
+
+
+@pytest.mark.audit
+@pytest.mark.parametrize("name", sorted(AUDITED))
+def test_private_bound_passes_the_audit(name):
+    """Check the released bound against the fit's declared cost (α = 1e-6)."""
+    result = _audit(name)
+    assert result.passed, str(result)
+
+
+@pytest.mark.audit
+@pytest.mark.parametrize("name", sorted(AUDITED))
+def test_audit_rejects_a_bound_estimated_without_noise(name, monkeypatch):
+    """Check the audit's power: the bound estimated (nearly) without noise is rejected."""
+    monkeypatch.setattr(_bounds, "QuantileQuery", _NoiselessQuantile)
+    assert not _audit(name).passed
