@@ -14,8 +14,9 @@ from dpsk.accounting._events import budget_event
 from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, private_box
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_bounds
+from dpsk.utils.validation import _check_sample_weight_dp, release_generator
 
 __all__ = ["KMeans"]
 
@@ -157,7 +158,7 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
     _parameter_constraints = {
         **{k: v for k, v in DP_PARAMETER_CONSTRAINTS.items() if k != "delta"},
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
-        "bounds": BOUNDS_CONSTRAINT,
+        "bounds": [*BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "init": [StrOptions({"summary", "random"}), "array-like"],
     }
@@ -231,17 +232,22 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C")
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         n_features = X.shape[1]
-        lower, upper = resolve_bounds(self, self.bounds, X)
-        box = Box(lower, upper)
-        centres = self._initial_centres(box, n_features)
+        plan, (lower, upper) = private_box(self, X)
+        centres = self._initial_centres(Box(lower, upper), n_features)  # checked before the spend
         rng = release_generator(self.random_state, context=self, data=(X, sample_weight))
         n_seeding = self._n_seeding_passes()
-        releases = [self._release(box, e, rng) for e in self._pass_budgets(n_seeding)]
+        budgets = self._pass_budgets(n_seeding, plan.fit_epsilon)
+        releases = [self._release(Box(lower, upper), e, rng) for e in budgets]
         # Seeding pass p releases 2**(p+1) clusters (at most); Lloyd iterations n_clusters.
         sizes = [2 ** (p + 1) for p in range(n_seeding)] + [self.n_clusters] * self.max_iter
-        self._spend_privacy_budget(
-            ComposedEvent(tuple(r.privacy_event((k, k * n_features)) for r, k in zip(releases, sizes)))
+        plan.spend(
+            self, ComposedEvent(tuple(r.privacy_event((k, k * n_features)) for r, k in zip(releases, sizes))), rng
         )
+        lower, upper = plan.box("bounds", X, (lower, upper))
+        box = Box(lower, upper)
+        if "bounds" in plan:  # the released box: clip the starting centres and rebuild the releases in it
+            centres = self._initial_centres(box, n_features)
+            releases = [self._release(box, e, rng) for e in budgets]
 
         if n_seeding:
             centres = self._seed(X, box, releases[:n_seeding], rng, sample_weight)
@@ -255,13 +261,14 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         self.bounds_ = (lower, upper)
         return self
 
-    def _pass_budgets(self, n_seeding):
+    def _pass_budgets(self, n_seeding, epsilon=None):
         """ε of each pass: the last Lloyd iteration gets FINAL_SHARE, the others equal parts."""
+        epsilon = float(self.epsilon if epsilon is None else epsilon)
         n_passes = n_seeding + self.max_iter
         if n_passes == 1:
-            return [float(self.epsilon)]
+            return [epsilon]
         rest = (1.0 - FINAL_SHARE) / (n_passes - 1)
-        return split_epsilon(self.epsilon, [rest] * (n_passes - 1) + [FINAL_SHARE])
+        return split_epsilon(epsilon, [rest] * (n_passes - 1) + [FINAL_SHARE])
 
     def _seed(self, X, box, releases, rng, sample_weight=None):
         """Private seeding by binary splitting (Linde, Buzo & Gray 1980) on noisy statistics.

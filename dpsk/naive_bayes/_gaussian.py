@@ -11,8 +11,9 @@ from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, priors_from_c
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.naive_bayes._base import NB_CONSTRAINTS, BaseDPNB, check_priors, on_invalid_doc
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, private_box
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
-from dpsk.utils.validation import release_generator, resolve_bounds, resolve_classes
+from dpsk.utils.validation import release_generator, resolve_classes
 
 __all__ = ["GaussianNB"]
 
@@ -135,7 +136,7 @@ class GaussianNB(BaseDPNB):
     _parameter_constraints = {
         **NB_CONSTRAINTS,
         "delta": DP_PARAMETER_CONSTRAINTS["delta"],
-        "bounds": BOUNDS_CONSTRAINT,
+        "bounds": [*BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
         "priors": ["array-like", None],
         "var_smoothing": [Interval(Real, 0, None, closed="left")],
     }
@@ -163,11 +164,10 @@ class GaussianNB(BaseDPNB):
         self.random_state = random_state
         self.on_invalid = on_invalid
 
-    def _release(self, box, rng):
+    def _release(self, box, rng, epsilon=None):
         """The joint release of the fit: class counts, Σz and Σ(z² − 1/2) of every class."""
-        return JointRelease(
-            box.sensitivities(), BUDGET_SHARES, epsilon=self.epsilon, delta=self.delta, random_state=rng
-        )
+        epsilon = self.epsilon if epsilon is None else epsilon
+        return JointRelease(box.sensitivities(), BUDGET_SHARES, epsilon=epsilon, delta=self.delta, random_state=rng)
 
     def _class_sums(self, X, y_index, n_classes, box, sample_weight=None):
         """Exact per-class fixed-point sums of the rows clipped to the box (one pass, weighted)."""
@@ -192,15 +192,17 @@ class GaussianNB(BaseDPNB):
         if self.on_invalid == "clip" and self.bounds is None:
             raise ValueError('on_invalid="clip" clips to the public `bounds`: pass `bounds`, or use "drop"')
         X, y, sample_weight = self._validate_training_data(X, y, sample_weight)
-        lower, upper = resolve_bounds(self, self.bounds, X)
+        plan, (lower, upper) = private_box(self, X)
         classes, y_index = resolve_classes(self, self.classes, y)
         n_classes, n_features = classes.size, X.shape[1]
         priors = None if self.priors is None else check_priors(self.priors, n_classes, "priors")
-        box = Box(lower, upper)
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
-        release = self._release(box, rng)
+        release = self._release(Box(lower, upper), rng, plan.fit_epsilon)
         sizes = (n_classes, n_classes * n_features, n_classes * n_features)
-        self._spend_privacy_budget(release.privacy_event(sizes))
+        plan.spend(self, release.privacy_event(sizes), rng)
+        lower, upper = plan.box("bounds", X, (lower, upper))
+        box = Box(lower, upper)
+        release = self._release(box, rng, plan.fit_epsilon)  # with the released box
 
         counts, sum_z, sum_sq = box.standardised_sums(self._class_sums(X, y_index, n_classes, box, sample_weight))
         counts, sum_z, sum_sq = release.randomise((counts, sum_z, sum_sq))

@@ -14,8 +14,9 @@ from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMi
 from dpsk.mechanisms import DiscreteLaplace
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, is_private, private_box
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import _check_sample_weight_dp, _weight_units, release_generator, resolve_bounds
+from dpsk.utils.validation import _check_sample_weight_dp, _weight_units, release_generator
 
 __all__ = ["MinMaxScaler", "StandardScaler"]
 
@@ -135,7 +136,7 @@ class StandardScaler(_BaseScaler):
 
     _parameter_constraints = {
         **DP_PARAMETER_CONSTRAINTS,
-        "bounds": BOUNDS_CONSTRAINT,
+        "bounds": [*BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
         "copy": ["boolean"],
         "with_mean": ["boolean"],
         "with_std": ["boolean"],
@@ -166,10 +167,11 @@ class StandardScaler(_BaseScaler):
         """How many of (count, Σz, Σ(z² − 1/2)) are released: the variance needs all three."""
         return 3 if self.with_std else 2 if self.with_mean else 0
 
-    def _release(self, box, rng):
+    def _release(self, box, rng, epsilon=None):
         k = self._n_statistics()
+        epsilon = self.epsilon if epsilon is None else epsilon
         return JointRelease(
-            box.sensitivities(k), BUDGET_SHARES[:k], epsilon=self.epsilon, delta=self.delta, random_state=rng
+            box.sensitivities(k), BUDGET_SHARES[:k], epsilon=epsilon, delta=self.delta, random_state=rng
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -191,20 +193,23 @@ class StandardScaler(_BaseScaler):
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
         X = self._validate(X, reset=True)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
-        lower, upper = resolve_bounds(self, self.bounds, X)
-        box = Box(lower, upper)
-        n_features = X.shape[1]
-        self.bounds_ = (lower, upper)
         k = self._n_statistics()
         if k == 0:  # neither centring nor scaling: nothing about the data is needed
+            self.bounds_ = (None, None) if is_private(self.bounds) else private_box(self, X)[1]
             self._spend_privacy_budget(ComposedEvent(()))
             self.mean_ = self.var_ = self.scale_ = None
             self.n_samples_seen_ = 0.0
             return self
+        plan, (lower, upper) = private_box(self, X)
+        n_features = X.shape[1]
         rng = release_generator(self.random_state, context=self, data=(X, sample_weight))
-        release = self._release(box, rng)
+        release = self._release(Box(lower, upper), rng, plan.fit_epsilon)
         sizes = (1, n_features, n_features)[:k]
-        self._spend_privacy_budget(release.privacy_event(sizes))
+        plan.spend(self, release.privacy_event(sizes), rng)
+        lower, upper = plan.box("bounds", X, (lower, upper))
+        box = Box(lower, upper)
+        release = self._release(box, rng, plan.fit_epsilon)  # with the released box
+        self.bounds_ = (lower, upper)
 
         count, sum_z, sum_sq = box.standardised_sums(self._sums(X, box, sample_weight))
         noisy = release.randomise((count, sum_z[0], sum_sq[0])[:k])
@@ -368,7 +373,7 @@ class MinMaxScaler(_BaseScaler):
     _parameter_constraints = {
         **{k: v for k, v in DP_PARAMETER_CONSTRAINTS.items() if k != "delta"},
         "feature_range": [tuple],
-        "bounds": BOUNDS_CONSTRAINT,
+        "bounds": [*BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
         "bins": [Interval(Integral, 1, None, closed="left")],
         "copy": ["boolean"],
         "clip": ["boolean"],
@@ -395,8 +400,9 @@ class MinMaxScaler(_BaseScaler):
         self.accountant = accountant
         self.random_state = random_state
 
-    def _mechanism(self, n_features, rng):
-        return DiscreteLaplace(epsilon=self.epsilon, sensitivity=n_features, random_state=rng)
+    def _mechanism(self, n_features, rng, epsilon=None):
+        epsilon = self.epsilon if epsilon is None else epsilon
+        return DiscreteLaplace(epsilon=epsilon, sensitivity=n_features, random_state=rng)
 
     @_fit_context(prefer_skip_nested_validation=True)
     @Substitution(sample_weight=_shared_docs["sample_weight_grid"])
@@ -420,16 +426,17 @@ class MinMaxScaler(_BaseScaler):
         self._check_privacy_budget(budget_event(self.epsilon))
         X = self._validate(X, reset=True)
         units, grid = _weight_units(_check_sample_weight_dp(sample_weight, X))
-        lower, upper = resolve_bounds(self, self.bounds, X)
+        plan, (lower, upper) = private_box(self, X)
         n_features = X.shape[1]
         rng = release_generator(self.random_state, context=self, data=(X, sample_weight))
         # Weighted counts are in units of 1/grid: one row adds at most grid units per feature.
-        mechanism = self._mechanism(n_features * grid, rng)
-        self._spend_privacy_budget(mechanism.privacy_event(n_features * self.bins))
+        mechanism = self._mechanism(n_features * grid, rng, plan.fit_epsilon)
+        plan.spend(self, mechanism.privacy_event(n_features * self.bins), rng)
+        lower, upper = plan.box("bounds", X, (lower, upper))
 
         counts = mechanism.randomise(_weighted_histogram(X, lower, upper, self.bins, units)) / grid
         self.histogram_ = counts.astype(np.float64)
-        threshold = n_features / self.epsilon * np.log(2.0 * self.bins / 0.05)
+        threshold = n_features / plan.fit_epsilon * np.log(2.0 * self.bins / 0.05)
         above = counts > threshold
         first = np.where(above.any(axis=1), np.argmax(above, axis=1), 0)
         last = np.where(above.any(axis=1), self.bins - 1 - np.argmax(above[:, ::-1], axis=1), self.bins - 1)

@@ -30,7 +30,9 @@ Three releases
    bounds of the *pooled* histogram, the sum of the d noisy histograms (post-processing
    too: its signal grows d-fold, its noise √d-fold), with its own threshold τ_d; if no
    pooled bin reaches τ_d either, the public default (−1, 1): the data are too few
-   for the budget (roughly, fewer than τ_d/d values in the fullest octave).
+   for the budget (roughly, fewer than τ_d/d values in the fullest octave). A column
+   whose only passing bin is {0} is treated as one without (the bounds are never a
+   single point).
 
    *Thresholds.* Discrete Laplace noise Z of scale b on the integers has
    P(Z >= k) = q^k/(1 + q) <= e^(−k/b) (q = e^(−1/b), k >= 1). An empty bin passes
@@ -146,6 +148,14 @@ def _bin_edges(index):
         return math.ldexp(1.0, e - 1), (largest if e >= _E_MAX else math.ldexp(1.0, e))
     e = _N_EXP - 1 - index + _E_MIN
     return (-largest if e >= _E_MAX else -math.ldexp(1.0, e)), -math.ldexp(1.0, e - 1)
+
+
+def _passing_edges(passing):
+    """(lower, upper) of the outermost passing bins; None if none passes or only {0} does
+    (a degenerate box: the caller falls back to wider public-or-pooled bounds)."""
+    if not passing.size or (passing.size == 1 and passing[0] == _N_EXP):
+        return None
+    return _bin_edges(int(passing[0]))[0], _bin_edges(int(passing[-1]))[1]
 
 
 class BoundsQuery:
@@ -264,17 +274,10 @@ class BoundsQuery:
         # Everything below is post-processing of the noisy histograms.
         pooled = noisy.sum(axis=0)
         pooled_passing = np.flatnonzero(pooled >= self.pooled_threshold)
-        if pooled_passing.size:
-            pooled_bounds = _bin_edges(int(pooled_passing[0]))[0], _bin_edges(int(pooled_passing[-1]))[1]
-        else:  # nothing found at all (too few rows for the budget): the public default
-            pooled_bounds = FALLBACK_BOUNDS
+        pooled_bounds = _passing_edges(pooled_passing) or FALLBACK_BOUNDS
         lower, upper = np.empty(d), np.empty(d)
         for j in range(d):
-            passing = np.flatnonzero(noisy[j] >= self.threshold)
-            if passing.size:
-                lower[j], upper[j] = _bin_edges(int(passing[0]))[0], _bin_edges(int(passing[-1]))[1]
-            else:
-                lower[j], upper[j] = pooled_bounds
+            lower[j], upper[j] = _passing_edges(np.flatnonzero(noisy[j] >= self.threshold)) or pooled_bounds
         return lower, upper
 
 

@@ -32,9 +32,16 @@ from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import compose
 from dpsk.stats._bounds import BoundsQuery
 from dpsk.utils._sklearn_compat import StrOptions
-from dpsk.utils.validation import is_non_private
+from dpsk.utils.validation import is_non_private, resolve_bounds
 
-__all__ = ["PRIVATE", "PRIVATE_CONSTRAINT", "PrivateSensitivity", "bounds_epsilon_share", "is_private"]
+__all__ = [
+    "PRIVATE",
+    "PRIVATE_CONSTRAINT",
+    "PrivateSensitivity",
+    "bounds_epsilon_share",
+    "is_private",
+    "private_box",
+]
 
 #: The value that asks for a privately estimated sensitivity parameter.
 PRIVATE = "private"
@@ -116,6 +123,17 @@ class PrivateSensitivity:
     def __contains__(self, name):
         return name in self.requests
 
+    def spend(self, estimator, fit_cost, rng):
+        """Bind ``rng`` and record the fit's one event (:meth:`cost`) on ``estimator``'s
+        accountant, labelled with :attr:`note`: after the data is validated, before any
+        release."""
+        self.bind(rng)
+        estimator._spend_privacy_budget(self.cost(fit_cost), note=self.note)  # noqa: SLF001
+
+    def box(self, name, X, given):
+        """The released bounds of ``name`` on ``X`` if it is private (after :meth:`spend`), else ``given``."""
+        return self.release(name, X) if name in self else given
+
     def cost(self, fit_cost):
         """The fit's one event: the bounds' releases, then the fit's (``fit_cost``)."""
         return fit_cost if self.event is None else compose([self.event, fit_cost])
@@ -151,3 +169,22 @@ class PrivateSensitivity:
             value = float(np.finfo(np.float64).tiny)
         self.values[name] = value
         return value
+
+
+def private_box(estimator, X, *, param="bounds", attribute="bounds_"):
+    """``(plan, (lower, upper))`` for an estimator's feature bounds ``param``.
+
+    Public or left out (``None``): :func:`~dpsk.utils.validation.resolve_bounds` (with its
+    leak warning for None) and an empty plan. ``"private"``: the plan of their release
+    and the placeholder box [−1, 1]^d for building the fit's mechanisms, whose cost does
+    not depend on the box's widths; after :meth:`PrivateSensitivity.spend`, take the
+    released box with ``plan.box(param, X, (lower, upper))`` and rebuild them.
+    """
+    value = getattr(estimator, param)
+    if not is_private(value):
+        return PrivateSensitivity(estimator, estimator.epsilon, {}), resolve_bounds(
+            estimator, value, X, param=param, attribute=attribute
+        )
+    d = X.shape[1]
+    plan = PrivateSensitivity(estimator, estimator.epsilon, {param: ("columns", d, None)})
+    return plan, (np.full(d, -1.0), np.full(d, 1.0))

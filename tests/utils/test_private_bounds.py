@@ -18,8 +18,11 @@ import pytest
 import dpsk
 from dpsk.accounting import BudgetAccountant, get_epsilon, record_releases
 from dpsk.audit import audit_estimator, canary_neighbours, project_attribute
+from dpsk.cluster import KMeans
 from dpsk.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpsk.linear_model import LinearRegression, LogisticRegression
+from dpsk.naive_bayes import GaussianNB
+from dpsk.preprocessing import MinMaxScaler, StandardScaler
 from dpsk.stats import _bounds
 
 
@@ -66,6 +69,10 @@ PRIVATE_FITS = {
         _classification,
         ["data_norm"],
     ),
+    "StandardScaler": (lambda: StandardScaler(epsilon=1.0, bounds="private"), _regression, ["bounds"]),
+    "MinMaxScaler": (lambda: MinMaxScaler(epsilon=1.0, bounds="private"), _regression, ["bounds"]),
+    "GaussianNB": (lambda: GaussianNB(epsilon=1.0, bounds="private", classes=[0, 1]), _classification, ["bounds"]),
+    "KMeans": (lambda: KMeans(n_clusters=2, epsilon=1.0, bounds="private"), _regression, ["bounds"]),
 }
 
 
@@ -86,13 +93,23 @@ def test_private_bounds_are_part_of_the_fits_one_event(name):
     assert len(frame) == 1
     label = str(frame["label"].iloc[0])
     assert all(p in label for p in params) and "10% of ε" in label, label
-    assert get_epsilon(est.privacy_spent_, est.delta) <= 1.0 + 1e-12
-    # the bounds' releases: 10% of ε (the rest is the fit's)
-    bound_leaves = [leaf for leaf in est.privacy_spent_.flatten() if type(leaf).__name__ in ("ExponentialEvent",)]
-    assert bound_leaves or "bounds_X" in params or "bounds_y" in params
+    assert get_epsilon(est.privacy_spent_, getattr(est, "delta", 0.0)) <= 1.0 + 1e-12
     for p in params:
         value = getattr(est, f"{p}_")
         assert value is not None
+
+
+def test_private_box_is_used_by_the_fit():
+    """Check that the released box is the one the estimators fit in (bounds_), and that it
+    is useful: a scaler's mean and GaussianNB's accuracy close to those with public bounds."""
+    X, y = _classification(n=20_000)
+    scaler = StandardScaler(epsilon=1.0, bounds="private", random_state=0).fit(X)
+    lower, upper = scaler.bounds_
+    assert np.all(lower < -0.5) and np.all(upper > 0.5) and np.all(upper <= 4)
+    np.testing.assert_allclose(scaler.mean_, X.mean(axis=0), atol=0.05)
+    private = GaussianNB(epsilon=1.0, bounds="private", classes=[0, 1], random_state=0).fit(X, y).score(X, y)
+    public = GaussianNB(epsilon=1.0, bounds=(-2, 2), classes=[0, 1], random_state=0).fit(X, y).score(X, y)
+    assert private > public - 0.03
 
 
 def test_fitted_values_are_stored():
