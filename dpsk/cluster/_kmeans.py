@@ -53,7 +53,7 @@ def su_split(n_features):
 
 @Substitution(
     epsilon=_shared_docs["epsilon"],
-    bounds=_shared_docs["bounds"],
+    bounds=_shared_docs["bounds_private"],
     accountant=_shared_docs["accountant"],
     random_state=_shared_docs["random_state"],
     privacy_spent_=_shared_docs["privacy_spent_"],

@@ -26,7 +26,7 @@ BUDGET_SHARES = (0.05, 0.8, 0.15)
 @Substitution(
     epsilon=_shared_docs["epsilon"],
     delta=_shared_docs["delta"],
-    bounds=_shared_docs["bounds"],
+    bounds=_shared_docs["bounds_private"],
     classes=_shared_docs["classes"],
     accountant=_shared_docs["accountant"],
     random_state=_shared_docs["random_state"],
