@@ -20,10 +20,11 @@ from dpsk.accounting import BudgetAccountant, get_epsilon, record_releases
 from dpsk.audit import audit_estimator, canary_neighbours, project_attribute
 from dpsk.cluster import KMeans
 from dpsk.exceptions import BudgetExceededError, PrivacyLeakWarning
-from dpsk.linear_model import LinearRegression, LogisticRegression
+from dpsk.linear_model import LinearRegression, LogisticRegression, Ridge
 from dpsk.naive_bayes import GaussianNB
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
 from dpsk.stats import _bounds
+from dpsk.svm import LinearSVC
 
 
 def _leaves(events):
@@ -68,6 +69,16 @@ PRIVATE_FITS = {
         lambda: LogisticRegression(epsilon=1.0, data_norm="private", bounds=(-3, 3), classes=[0, 1]),
         _classification,
         ["data_norm"],
+    ),
+    "LinearSVC data_norm": (
+        lambda: LinearSVC(epsilon=1.0, data_norm="private", classes=[0, 1]),
+        _classification,
+        ["data_norm"],
+    ),
+    "Ridge row_norm": (
+        lambda: Ridge(epsilon=1.0, bounds_X=(-4, 4), bounds_y=(-10, 10), row_norm="private"),
+        _regression,
+        ["row_norm"],
     ),
     "StandardScaler": (lambda: StandardScaler(epsilon=1.0, bounds="private"), _regression, ["bounds"]),
     "MinMaxScaler": (lambda: MinMaxScaler(epsilon=1.0, bounds="private"), _regression, ["bounds"]),
