@@ -238,3 +238,47 @@ def test_audit_rejects_a_bound_estimated_without_noise(name, monkeypatch):
     """Check the audit's power: the bound estimated (nearly) without noise is rejected."""
     monkeypatch.setattr(_bounds, "QuantileQuery", _NoiselessQuantile)
     assert not _audit(name).passed
+
+
+# -- utility (issue 19's targets) ---------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_linear_regression_utility_with_private_row_norm():
+    """Check issue 19's targets on make_regression(20000, 20, noise=10) at ε = 1 (pure ε):
+    median R² >= 0.9 with box bounds and a private row norm, >= 0.85 with every bound
+    private, no fit below 0 (5 seeds, as benchmarks/bench_bounds.py)."""
+    from sklearn.datasets import make_regression
+    from sklearn.metrics import r2_score
+
+    X, y = make_regression(25000, 20, noise=10, random_state=0)
+    X_train, X_test, y_train, y_test = X[:20000], X[20000:], y[:20000], y[20000:]
+    box = dict(bounds_X=(-4.0, 4.0), bounds_y=(-700.0, 700.0))
+    for params, target in ((dict(**box, row_norm="private"), 0.9), (dict.fromkeys((*box, "row_norm"), "private"), 0.85)):
+        r2 = [
+            r2_score(
+                y_test, LinearRegression(epsilon=1.0, random_state=s, **params).fit(X_train, y_train).predict(X_test)
+            )
+            for s in range(5)
+        ]
+        assert np.median(r2) >= target and min(r2) > 0, (params, r2)
+
+
+@pytest.mark.slow
+def test_logistic_regression_on_adult_with_private_data_norm():
+    """Check issue 19's target: data_norm="private" within 0.01 of the hand-set √13 on Adult at ε = 1."""
+    from dpsk.datasets import load_adult
+
+    train, test = load_adult(), load_adult(subset="test")
+
+    def accuracy(norm):
+        return np.median(
+            [
+                LogisticRegression(epsilon=1.0, data_norm=norm, classes=[0, 1], random_state=s)
+                .fit(train.data, train.target)
+                .score(test.data, test.target)
+                for s in range(3)
+            ]
+        )
+
+    assert accuracy("private") >= accuracy(math.sqrt(13)) - 0.01
