@@ -41,6 +41,7 @@ __all__ = [
     "bounds_epsilon_share",
     "is_private",
     "private_box",
+    "private_boxes",
 ]
 
 #: The value that asks for a privately estimated sensitivity parameter.
@@ -180,11 +181,23 @@ def private_box(estimator, X, *, param="bounds", attribute="bounds_"):
     not depend on the box's widths; after :meth:`PrivateSensitivity.spend`, take the
     released box with ``plan.box(param, X, (lower, upper))`` and rebuild them.
     """
-    value = getattr(estimator, param)
-    if not is_private(value):
-        return PrivateSensitivity(estimator, estimator.epsilon, {}), resolve_bounds(
-            estimator, value, X, param=param, attribute=attribute
-        )
-    d = X.shape[1]
-    plan = PrivateSensitivity(estimator, estimator.epsilon, {param: ("columns", d, None)})
-    return plan, (np.full(d, -1.0), np.full(d, 1.0))
+    plan, boxes = private_boxes(estimator, {param: (X, attribute)})
+    return plan, boxes[param]
+
+
+def private_boxes(estimator, data):
+    """:func:`private_box` for several bounds at once (e.g. ``bounds`` and ``bounds_y``).
+
+    ``data``: ``{param: (values of shape (n, k), attribute)}``. Returns the one plan of
+    the private ones and ``{param: (lower, upper)}`` (placeholders for the private ones).
+    """
+    requests, boxes = {}, {}
+    for param, (values, attribute) in data.items():
+        value = getattr(estimator, param)
+        k = values.shape[1]
+        if is_private(value):
+            requests[param] = ("columns", k, None)
+            boxes[param] = (np.full(k, -1.0), np.full(k, 1.0))
+        else:
+            boxes[param] = resolve_bounds(estimator, value, values, param=param, attribute=attribute)
+    return PrivateSensitivity(estimator, estimator.epsilon, requests), boxes

@@ -19,12 +19,14 @@ import dpsk
 from dpsk.accounting import BudgetAccountant, get_epsilon, record_releases
 from dpsk.audit import audit_estimator, canary_neighbours, project_attribute
 from dpsk.cluster import KMeans
+from dpsk.ensemble import RandomForestClassifier
 from dpsk.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpsk.linear_model import LinearRegression, LogisticRegression, Ridge
 from dpsk.naive_bayes import GaussianNB
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
 from dpsk.stats import _bounds
 from dpsk.svm import LinearSVC
+from dpsk.tree import DecisionTreeRegressor
 
 
 def _leaves(events):
@@ -79,6 +81,16 @@ PRIVATE_FITS = {
         lambda: Ridge(epsilon=1.0, bounds_X=(-4, 4), bounds_y=(-10, 10), row_norm="private"),
         _regression,
         ["row_norm"],
+    ),
+    "RandomForestClassifier": (
+        lambda: RandomForestClassifier(epsilon=1.0, bounds="private", classes=[0, 1], max_depth=3),
+        _classification,
+        ["bounds"],
+    ),
+    "DecisionTreeRegressor": (
+        lambda: DecisionTreeRegressor(epsilon=1.0, bounds="private", bounds_y="private", max_depth=3),
+        _regression,
+        ["bounds", "bounds_y"],
     ),
     "StandardScaler": (lambda: StandardScaler(epsilon=1.0, bounds="private"), _regression, ["bounds"]),
     "MinMaxScaler": (lambda: MinMaxScaler(epsilon=1.0, bounds="private"), _regression, ["bounds"]),
@@ -254,7 +266,10 @@ def test_linear_regression_utility_with_private_row_norm():
     X, y = make_regression(25000, 20, noise=10, random_state=0)
     X_train, X_test, y_train, y_test = X[:20000], X[20000:], y[:20000], y[20000:]
     box = dict(bounds_X=(-4.0, 4.0), bounds_y=(-700.0, 700.0))
-    for params, target in ((dict(**box, row_norm="private"), 0.9), (dict.fromkeys((*box, "row_norm"), "private"), 0.85)):
+    for params, target in (
+        (dict(**box, row_norm="private"), 0.9),
+        (dict.fromkeys((*box, "row_norm"), "private"), 0.85),
+    ):
         r2 = [
             r2_score(
                 y_test, LinearRegression(epsilon=1.0, random_state=s, **params).fit(X_train, y_train).predict(X_test)
