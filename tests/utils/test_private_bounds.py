@@ -19,6 +19,7 @@ import dpsk
 from dpsk.accounting import BudgetAccountant, get_epsilon, record_releases
 from dpsk.audit import audit_estimator, canary_neighbours, project_attribute
 from dpsk.cluster import KMeans
+from dpsk.decomposition import PCA
 from dpsk.ensemble import RandomForestClassifier
 from dpsk.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpsk.linear_model import LinearRegression, LogisticRegression, Ridge
@@ -91,6 +92,16 @@ PRIVATE_FITS = {
         lambda: DecisionTreeRegressor(epsilon=1.0, bounds="private", bounds_y="private", max_depth=3),
         _regression,
         ["bounds", "bounds_y"],
+    ),
+    "PCA": (
+        lambda: PCA(n_components=2, epsilon=1.0, bounds="private", data_norm="private"),
+        _regression,
+        ["bounds", "data_norm"],
+    ),
+    "PCA data_norm in bounds": (
+        lambda: PCA(n_components=2, epsilon=1.0, delta=1e-6, bounds=(-4, 4), data_norm="private"),
+        _regression,
+        ["data_norm"],
     ),
     "StandardScaler": (lambda: StandardScaler(epsilon=1.0, bounds="private"), _regression, ["bounds"]),
     "MinMaxScaler": (lambda: MinMaxScaler(epsilon=1.0, bounds="private"), _regression, ["bounds"]),
