@@ -197,3 +197,29 @@ def test_row_norm_audit_rejects_a_noiseless_quantile(monkeypatch):
     """Check the audit's power: a (nearly) noise-free row-norm quantile is rejected."""
     monkeypatch.setattr(_bounds, "QuantileQuery", _NoiselessQuantile)
     assert not _audit_norm(4_000).passed
+
+
+@pytest.mark.parametrize("function", [stats.mean, stats.var, stats.sum, stats.median])
+def test_statistics_accept_private_bounds(function):
+    """Check bounds="private" in dpsk.stats: one call, one event composing the bounds'
+    release (10 % of ε) and the statistic's, the released bounds reported, a close value."""
+    X = _normal(n=20_000, d=2) + 3.0
+    acc = BudgetAccountant(epsilon=2.0)
+    with record_releases() as drawn:
+        result = function(X, 1.0, bounds="private", axis=0, accountant=acc, random_state=0, return_error=True)
+    assert len(acc.to_frame()) == 1 and acc.total()[0] == pytest.approx(1.0)
+    leaves = result.privacy_spent.flatten()
+    assert sorted(map(repr, drawn)) == sorted(map(repr, leaves))
+    assert get_epsilon(leaves[0], 0.0) == pytest.approx(0.1)
+    lower, upper = result.bounds
+    assert np.all(lower <= 1.0) and np.all(upper >= 4.0)
+    exact = {stats.mean: np.mean, stats.var: np.var, stats.sum: np.sum, stats.median: np.median}[function]
+    np.testing.assert_allclose(result.value, exact(X, axis=0), rtol=0.25)
+
+
+def test_private_bounds_in_statistics_refuse_groups_and_several_values_per_record():
+    X = _normal(n=20, d=2)
+    with pytest.raises(ValueError, match="groups"):
+        stats.mean(X[:, 0], 1.0, bounds="private", groups=np.arange(20) % 4)
+    with pytest.raises(ValueError, match="one value per record"):
+        stats.mean(X, 1.0, bounds="private", axis=None)
