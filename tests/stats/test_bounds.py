@@ -140,7 +140,7 @@ def _norm_neighbours():
 
 
 HISTOGRAM = dict(epsilon=1.0)
-NORM = dict(epsilon=1.0, which="row_norm", quantiles=0.5)
+NORM = dict(epsilon=1.0, which="row_norm", quantiles=0.5, domain=8.0)
 
 
 def _audit_histogram(n_samples):
@@ -171,32 +171,27 @@ class _NoiselessQuantile(_QuantileQuery):
         self.event = _QuantileQuery(q, epsilon=epsilon, **kwargs).event
 
 
+AUDITS = {
+    "histogram": (_audit_histogram, "DiscreteLaplace", _NoNoise),
+    "row norm": (_audit_norm, "QuantileQuery", _NoiselessQuantile),
+}
+
+
 @pytest.mark.slow
-def test_histogram_bounds_pass_the_audit():
-    """Check the log-histogram bounds against their declared cost (α = 1e-6)."""
-    result = _audit_histogram(4_000)
+@pytest.mark.parametrize("name", sorted(AUDITS))
+def test_bounds_pass_the_audit(name):
+    """Check the log-histogram bounds and the row-norm quantile against their declared cost (α = 1e-6)."""
+    result = AUDITS[name][0](4_000)
     assert result.passed, str(result)
 
 
 @pytest.mark.slow
-def test_histogram_audit_rejects_counts_without_noise(monkeypatch):
-    """Check the audit's power: the histogram released without noise is rejected."""
-    monkeypatch.setattr(_bounds, "DiscreteLaplace", _NoNoise)
-    assert not _audit_histogram(4_000).passed
-
-
-@pytest.mark.slow
-def test_row_norm_bound_passes_the_audit():
-    """Check the row-norm quantile (log grid) against its declared cost (α = 1e-6)."""
-    result = _audit_norm(4_000)
-    assert result.passed, str(result)
-
-
-@pytest.mark.slow
-def test_row_norm_audit_rejects_a_noiseless_quantile(monkeypatch):
-    """Check the audit's power: a (nearly) noise-free row-norm quantile is rejected."""
-    monkeypatch.setattr(_bounds, "QuantileQuery", _NoiselessQuantile)
-    assert not _audit_norm(4_000).passed
+@pytest.mark.parametrize("name", sorted(AUDITS))
+def test_audit_rejects_bounds_without_noise(name, monkeypatch):
+    """Check the audit's power: the histogram without noise, the quantile (nearly) without noise, are rejected."""
+    run, attribute, broken = AUDITS[name]
+    monkeypatch.setattr(_bounds, attribute, broken)
+    assert not run(4_000).passed
 
 
 @pytest.mark.parametrize("function", [stats.mean, stats.var, stats.sum, stats.median])
