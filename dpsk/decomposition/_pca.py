@@ -12,6 +12,7 @@ from dpsk._core._exact_sums import GRAM_BITS, exact_gram, fixed_point_grid
 from dpsk.accounting._events import budget_event
 from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.mechanisms._joint import JointRelease
+from dpsk.stats._bounds import row_norms
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, PrivateSensitivity, is_private
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
@@ -302,7 +303,7 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             lower, upper = plan.box("bounds", X, (lower, upper))
             if "data_norm" in plan:
                 rows = X if lower is None else clip_bounds(np.asarray(X, dtype=np.float64), lower, upper)
-                data_norm = plan.release("data_norm", np.linalg.norm(rows, axis=1))
+                data_norm = plan.release("data_norm", row_norms(rows))
             geometry = _Geometry(lower, upper, data_norm, n_features, allow_midpoint=not self.centered)
             release = self._release(geometry, rng, plan.fit_epsilon)
 

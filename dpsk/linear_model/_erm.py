@@ -121,6 +121,7 @@ from dpsk.accounting import ApproxDPEvent, PureDPEvent, gaussian_sigma, note_rel
 from dpsk.accounting._calibration import _ratio_up, _reciprocal_up, round_down, round_up
 from dpsk.accounting._events import NON_PRIVATE_EVENT
 from dpsk.mechanisms import Gaussian
+from dpsk.stats._bounds import row_norms
 from dpsk.utils._private_bounds import PrivateSensitivity, is_private
 from dpsk.utils.validation import check_bounds, check_data_norm, is_non_private, resolve_data_norm
 
@@ -448,7 +449,7 @@ def release_row_norm(plan, X, lower=None, upper=None):
     rows = np.asarray(X, dtype=np.float64)
     if lower is not None:
         rows = clip_bounds(rows, lower, upper)
-    return plan.release("data_norm", np.linalg.norm(rows, axis=1))
+    return plan.release("data_norm", row_norms(rows))
 
 
 def clip_rows(X, norm_bound, lower=None, upper=None):

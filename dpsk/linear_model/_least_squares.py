@@ -73,6 +73,7 @@ from dpsk.accounting._events import budget_event, compose
 from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, TARGET_BOUNDS_CONSTRAINT, DPEstimatorMixin
 from dpsk.linear_model._user_level import USER_LEVEL_NOTES, user_plan
 from dpsk.mechanisms import Gaussian, Laplace
+from dpsk.stats._bounds import row_norms
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, PrivateSensitivity, is_private
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
@@ -269,7 +270,7 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         """The private row-norm bound: an upper quantile of ‖clip(x) − m‖ (after the spend)."""
         features = clip_bounds(np.asarray(X, dtype=np.float64), box[0], box[1])
         features -= centre
-        value = plan.release("row_norm", np.linalg.norm(features, axis=1))
+        value = plan.release("row_norm", row_norms(features))
         # Floored at a public fraction of the box's diagonal (post-processing): the exact
         # sums need a grid coarser than 2**-990.
         floor = float(np.linalg.norm((box[1] - box[0]) / 2.0)) * 2.0**-20

@@ -32,7 +32,7 @@ Three releases
    pooled bin reaches τ_d either, the public default (−1, 1): the data are too few
    for the budget (roughly, fewer than τ_d/d values in the fullest octave). A column
    whose only passing bin is {0} is treated as one without (the bounds are never a
-   single point).
+   single point). Released bounds are capped at ±2²⁵⁶ (``MAX_BOUND``).
 
    *Thresholds.* Discrete Laplace noise Z of scale b on the integers has
    P(Z >= k) = q^k/(1 + q) <= e^(−k/b) (q = e^(−1/b), k >= 1). An empty bin passes
@@ -72,7 +72,7 @@ from dpsk.accounting._events import compose
 from dpsk.mechanisms import DiscreteLaplace
 from dpsk.stats._quantile import QuantileQuery, _check_q
 
-__all__ = ["LOG_BINS_PER_COLUMN", "BoundsQuery", "bounds", "histogram_threshold", "pooled_threshold"]
+__all__ = ["LOG_BINS_PER_COLUMN", "BoundsQuery", "bounds", "histogram_threshold", "pooled_threshold", "row_norms"]
 
 #: Binary exponents e of float64 values (x = m·2^e, m in [0.5, 1)): −1073 (the smallest
 #: subnormal) to 1024.
@@ -85,6 +85,12 @@ LOG_BINS_PER_COLUMN = 2 * _N_EXP + 1
 #: threshold: a public default (the data are then too few for the budget to say more).
 FALLBACK_BOUNDS = (-1.0, 1.0)
 
+#: The released bounds never exceed this magnitude (values beyond are clipped by the
+#: estimators): half-widths, squares and sums of squares of clipped values then stay
+#: far from float64's overflow whatever the data (an overflow after the data is read
+#: would be an error that depends on the values).
+MAX_BOUND = 2.0**256
+
 #: Default quantile levels: per column, and of row norms.
 COLUMN_QUANTILES = (0.01, 0.99)
 ROW_NORM_QUANTILE = 0.9
@@ -94,6 +100,14 @@ def histogram_threshold(n_columns, epsilon, failure_probability):
     """τ = b·ln(m/β), b = d/ε: the noisy count an empty bin reaches with probability <= β/m."""
     scale = n_columns / epsilon
     return scale * math.log(LOG_BINS_PER_COLUMN / failure_probability)
+
+
+def row_norms(X):
+    """The rows' L2 norms, capped at ``MAX_BOUND`` (no overflow warning: a warning that
+    depends on the values would itself be a release)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1)
+    return np.minimum(norms, MAX_BOUND)
 
 
 def _log_mgf(lam, q):
@@ -139,15 +153,16 @@ def _log_bin_index(X):
 
 
 def _bin_edges(index):
-    """(lower, upper) edges of log-histogram bin ``index`` (a bin's values lie within them)."""
-    largest = np.finfo(np.float64).max
+    """(lower, upper) edges of log-histogram bin ``index`` (a bin's values lie within them),
+    capped at ±``MAX_BOUND``."""
     if index == _N_EXP:
         return 0.0, 0.0
+    cap = int(math.log2(MAX_BOUND))  # bins beyond the cap become its last bin
     if index > _N_EXP:
-        e = index - _N_EXP - 1 + _E_MIN
-        return math.ldexp(1.0, e - 1), (largest if e >= _E_MAX else math.ldexp(1.0, e))
-    e = _N_EXP - 1 - index + _E_MIN
-    return (-largest if e >= _E_MAX else -math.ldexp(1.0, e)), -math.ldexp(1.0, e - 1)
+        e = min(index - _N_EXP - 1 + _E_MIN, cap)
+        return math.ldexp(1.0, e - 1), math.ldexp(1.0, e)
+    e = min(_N_EXP - 1 - index + _E_MIN, cap)
+    return -math.ldexp(1.0, e), -math.ldexp(1.0, e - 1)
 
 
 def _passing_edges(passing):
@@ -252,7 +267,7 @@ class BoundsQuery:
                 out = self.query.release(np.ascontiguousarray(values, dtype=np.float64), lower, upper)
                 return out[0].copy(), out[1].copy()
             return self._histogram_bounds(np.asarray(values, dtype=np.float64))
-        norms = np.asarray(values, dtype=np.float64).reshape(-1, 1)
+        norms = np.minimum(np.asarray(values, dtype=np.float64).reshape(-1, 1), MAX_BOUND)
         if self.method == "quantile":
             top = float(self.domain_arrays()[1][0])
         else:  # the upper edge of the norms' outermost (noisy) logarithmic bin
@@ -395,7 +410,7 @@ def bounds(
     if not np.all(np.isfinite(arr)):
         raise ValueError("X holds NaN or infinite values: dpsk.stats.bounds needs finite data")
     call.spend(arr.shape[0], function=function, params=(which, domain, quantiles, failure_probability), data=(arr,))
-    values = arr if which == "columns" else np.linalg.norm(arr, axis=1)
+    values = arr if which == "columns" else row_norms(arr)
     value = query.release(values)
     if not return_error:
         return value

@@ -308,3 +308,18 @@ def test_logistic_regression_on_adult_with_private_data_norm():
         )
 
     assert accuracy("private") >= accuracy(math.sqrt(13)) - 0.01
+
+
+@pytest.mark.parametrize("name", sorted(PRIVATE_FITS))
+def test_huge_values_neither_raise_nor_warn(name):
+    """Check that extreme data (values near float64's limit) give no error and no warning
+    after the data is read: the released bounds are capped (an overflow would be a
+    value-dependent error, itself a release)."""
+    make, data, _ = PRIVATE_FITS[name]
+    X, y = data(n=500)
+    X = X * 1e300
+    if name.startswith(("LinearRegression", "Ridge", "DecisionTreeRegressor")) and "all" in name:
+        y = y * 1e300
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        make().set_params(random_state=0).fit(X, y)
