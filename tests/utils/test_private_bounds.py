@@ -220,13 +220,35 @@ def _norm_neighbours(estimator):
 AUDITED = {
     "LinearRegression": (
         LinearRegression(epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-1, 1), row_norm="private"),
-        "row_norm_",
+        ("row_norm_", None),
+        _norm_neighbours,
     ),
     "LogisticRegression": (
         LogisticRegression(epsilon=1.0, data_norm="private", bounds=(-1, 1), classes=[0, 1]),
-        "data_norm_",
+        ("data_norm_", None),
+        _norm_neighbours,
     ),
 }
+
+
+def _histogram_neighbours(estimator):
+    """30 values in [2, 4) and 100 in [0.5, 1): with half of ε = 1 for the bounds (the
+    audit's share) the histogram's threshold is 30.5, and the canary in [2, 4) lifts
+    that bin across it (the released upper bound moves from 1 to 4)."""
+    X = np.concatenate([np.full(30, 3.0), np.full(100, 0.75)])[:, None]
+    without, with_canary = canary_neighbours(X, canary_X=[3.0])
+    return {"X": without["X"]}, {"X": with_canary["X"]}
+
+
+AUDITED["StandardScaler"] = (StandardScaler(epsilon=1.0, bounds="private"), ("bounds_", (1, 0)), _histogram_neighbours)
+
+
+class _NoNoise(_bounds.DiscreteLaplace):
+    """Broken: the bounds' histogram released without noise (declaring the same cost)."""
+
+    def randomise(self, value):
+        return np.asarray(value)
+
 
 _QuantileQuery = _bounds.QuantileQuery
 
@@ -240,10 +262,10 @@ class _NoiselessQuantile(_QuantileQuery):
 
 
 def _audit(name):
-    estimator, attribute = AUDITED[name]
+    estimator, (attribute, index), neighbours = AUDITED[name]
     with dpsk.config_context(bounds_epsilon_share=0.5):
         return audit_estimator(
-            estimator, _norm_neighbours(estimator), project_attribute(attribute), n_samples=3_000, random_state=0
+            estimator, neighbours(estimator), project_attribute(attribute, index), n_samples=3_000, random_state=0
         )
 
 
@@ -260,6 +282,7 @@ def test_private_bound_passes_the_audit(name):
 def test_audit_rejects_a_bound_estimated_without_noise(name, monkeypatch):
     """Check the audit's power: the bound estimated (nearly) without noise is rejected."""
     monkeypatch.setattr(_bounds, "QuantileQuery", _NoiselessQuantile)
+    monkeypatch.setattr(_bounds, "DiscreteLaplace", _NoNoise)
     assert not _audit(name).passed
 
 
