@@ -367,7 +367,7 @@ def bounds(
     bounded by the privacy analysis; with probability >= 1 − β per column the
     histogram's bounds lie within the data's binary orders of magnitude.
     Domain: finite values; others raise a ``ValueError`` before anything is spent,
-    which reveals only that the data left the domain.
+    which reveals only that the data left the domain (:ref:`declared_domain`).
 
     Examples
     --------
