@@ -433,6 +433,13 @@ def private_row_bounds(estimator, X, *, groups=None):
     """
     if not is_private(estimator.data_norm):
         return PrivateSensitivity(estimator, estimator.epsilon, {}), row_bounds(estimator, X)
+    if estimator.method == "output" and estimator.delta > 0 and estimator.C is not None:
+        # The Gaussian's event depends on its sensitivity 1/λ, hence (with a given C) on
+        # data_norm, which is released after the cost is declared.
+        raise ValueError(
+            f'{type(estimator).__name__}: data_norm="private" with method="output", delta > 0 and a given C '
+            "is not supported (the cost would depend on the released norm): leave C=None, or pass data_norm"
+        )
     lower = upper = None
     corner = None
     if estimator.bounds is not None:

@@ -322,7 +322,7 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             r_split = None
             if row_norm is not None and not is_private(self.bounds_X):
                 r_split = self._standardisation(X, row_norm=row_norm)[3]
-            _, cost = self._releases(users.release_epsilon, delta, d, r_split, n_targets)
+            _, cost = self._releases(users.release_epsilon, delta, d, r_split, n_targets, normalise=True)
         else:
             (lower, upper), centre, half, r = self._standardisation(X, row_norm=row_norm)
             y_lower, y_upper = self._resolve_bounds_y(Y)
@@ -342,7 +342,9 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                 y_lower, y_upper = plan.release("bounds_y", Y)
             else:
                 y_lower, y_upper = self._resolve_bounds_y(Y)
-            mechanisms, _ = self._releases(users.release_epsilon, delta, d, r, n_targets, r_split=r_split)
+            mechanisms, _ = self._releases(
+                users.release_epsilon, delta, d, r, n_targets, r_split=r_split, normalise=True
+            )
         if self.fit_intercept:
             y_centre, y_half = (y_lower + y_upper) / 2.0, (y_upper - y_lower) / 2.0
         else:
@@ -452,12 +454,17 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             B[d] = T[d:]
         return A, B
 
-    def _releases(self, epsilon, delta, n_features, r, n_targets=1, r_split=...):
-        """The mechanisms of the fit (unseeded) and its declared cost.
+    def _releases(self, epsilon, delta, n_features, r, n_targets=1, r_split=..., normalise=False):
+        """The mechanisms of the fit (unseeded), with their factors f, and its declared cost.
 
         ``r_split``: the row-norm bound the ε-DP split between A and B is computed from
         (default ``r``); a private bound's fit fixes it before the bound is released, so
-        that the cost (ε_A, ε_B) does not depend on the data.
+        that the cost (ε_A, ε_B) does not depend on the data. ``normalise``: each
+        mechanism has sensitivity 1 and releases the statistic divided by f = its
+        sensitivity (``_release`` folds 1/f into the exact conversion and multiplies
+        the noisy values by f): the events of lattice noise depend on the sensitivity
+        through the lattice's rounding, and a private bound's fit must declare them
+        before the sensitivity is known. Otherwise f = 1 (the same numbers as before).
         """
         if r_split is ...:
             r_split = r
@@ -466,15 +473,18 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         l1_a, l1_b, l2_a, l2_b = least_squares_sensitivities(n_features, r, self.fit_intercept, n_targets)
         if delta > 0:
             weight = (l2_a / l2_b) ** (2.0 / 3.0)
-            mechanism = Gaussian(epsilon=epsilon, delta=delta, sensitivity=math.hypot(l2_a, weight * l2_b))
-            return (mechanism, weight), ComposedEvent((mechanism.privacy_event((n_a + n_b,)),))
+            sensitivity = math.hypot(l2_a, weight * l2_b)
+            factor = sensitivity if normalise else 1.0
+            mechanism = Gaussian(epsilon=epsilon, delta=delta, sensitivity=1.0 if normalise else sensitivity)
+            return (mechanism, weight, factor), ComposedEvent((mechanism.privacy_event((n_a + n_b,)),))
         split_a, split_b = least_squares_sensitivities(n_features, r_split, self.fit_intercept, n_targets)[:2]
         share = math.sqrt(split_a) / (math.sqrt(split_a) + math.sqrt(split_b))
         eps_a, eps_b = split_epsilon(epsilon, [share, 1.0 - share])  # sum to at most ε (ε = ∞: both ∞)
-        mech_a = Laplace(epsilon=eps_a, sensitivity=l1_a)
-        mech_b = Laplace(epsilon=eps_b, sensitivity=l1_b)
+        f_a, f_b = (l1_a, l1_b) if normalise else (1.0, 1.0)
+        mech_a = Laplace(epsilon=eps_a, sensitivity=l1_a / f_a)
+        mech_b = Laplace(epsilon=eps_b, sensitivity=l1_b / f_b)
         cost = ComposedEvent((mech_a.privacy_event((n_a,)), mech_b.privacy_event((n_b,))))
-        return (mech_a, mech_b), cost
+        return (mech_a, mech_b, f_a, f_b), cost
 
     def _release(self, sums, half, y_half, unit, mechanisms, rng):
         """Noisy A/unit and B/unit, and the noise's standard deviation on A's entries.
@@ -484,7 +494,10 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         release), each correctly rounded once (``ExactGram.round``): by the argument of
         ``dpsk._core._exact_sums`` ("Exact sums", steps 4-5, with n <= 2**36 rows) their
         change between neighbours is at most the declared sensitivity. The outputs are
-        divided by c (post-processing).
+        divided by c (post-processing). With normalised mechanisms (factors f) c is
+        divided by f exactly (a rational) before the one rounding, and the noisy values
+        multiplied by f: the rounding argument is relative, hence unchanged by the exact
+        scaling (f is at most a few times d², far from under- or overflow).
         """
         A, B = self._statistics(sums, half, y_half)
         p = A.shape[0]
@@ -493,21 +506,23 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         c = Fraction(shrink) / Fraction(float(unit))
         a_exact = A[upper]
         if isinstance(mechanisms[0], Gaussian):
-            mechanism, weight = mechanisms
+            mechanism, weight, factor = mechanisms
             mechanism = Gaussian(
                 epsilon=mechanism.epsilon, delta=mechanism.delta, sensitivity=mechanism.sensitivity, random_state=rng
             )
-            values = np.concatenate([sums.round(a_exact, c), sums.round(B, c * Fraction(weight)).ravel()])
-            noisy = mechanism.randomise(values)
+            scaled = c / Fraction(factor)
+            values = np.concatenate([sums.round(a_exact, scaled), sums.round(B, scaled * Fraction(weight)).ravel()])
+            noisy = mechanism.randomise(values) * factor
             a_values, b_values = noisy[: a_exact.size], noisy[a_exact.size :].reshape(B.shape) / weight
-            noise_sd = mechanism.sigma((noisy.size,))
+            noise_sd = mechanism.sigma((noisy.size,)) * factor
         else:
             mech_a, mech_b = (
-                Laplace(epsilon=m.epsilon, sensitivity=m.sensitivity, random_state=rng) for m in mechanisms
+                Laplace(epsilon=m.epsilon, sensitivity=m.sensitivity, random_state=rng) for m in mechanisms[:2]
             )
-            a_values = mech_a.randomise(sums.round(a_exact, c))
-            b_values = mech_b.randomise(sums.round(B, c))
-            noise_sd = math.sqrt(mech_a.variance(a_values))
+            f_a, f_b = mechanisms[2:]
+            a_values = mech_a.randomise(sums.round(a_exact, c / Fraction(f_a))) * f_a
+            b_values = mech_b.randomise(sums.round(B, c / Fraction(f_b))) * f_b
+            noise_sd = math.sqrt(mech_a.variance(a_values)) * f_a
         A_noisy = np.zeros((p, p))
         A_noisy[upper] = a_values / shrink
         A_noisy = np.triu(A_noisy) + np.triu(A_noisy, 1).T

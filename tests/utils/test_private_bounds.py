@@ -196,6 +196,36 @@ def test_private_bounds_refuse_groups():
         LogisticRegression(data_norm="private", classes=[0, 1]).fit(Xc, yc, groups=groups)
 
 
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("n_targets", [1, 2])
+def test_least_squares_declared_cost_does_not_depend_on_the_private_bounds(delta, fit_intercept, n_targets):
+    """Check (regression) that the declared cost equals the releases for every private
+    combination: lattice noise's event depends on its sensitivity, which a private row
+    norm or box changes after the cost is declared (the mechanisms are normalised)."""
+    X, y = _regression(n=3_000, d=4)
+    Y = y if n_targets == 1 else np.c_[y, -y]
+    for params in (
+        dict(bounds_X="private", bounds_y="private", row_norm="private"),
+        dict(bounds_X=(-4, 4), bounds_y=(-30, 30), row_norm="private"),
+        dict(bounds_X="private", bounds_y=(-30, 30), row_norm=3.0),
+    ):
+        for seed in range(3):
+            est = LinearRegression(delta=delta, fit_intercept=fit_intercept, random_state=seed, **params)
+            with record_releases() as drawn:
+                est.fit(X * (1 + seed), Y)
+            assert _leaves(drawn) == _leaves([est.privacy_spent_]), params
+
+
+def test_output_perturbation_with_a_given_c_refuses_a_private_norm():
+    """Check the one refused combination (its Gaussian's event would depend on the released norm)."""
+    X, y = _classification(n=50)
+    est = LogisticRegression(data_norm="private", method="output", delta=1e-6, C=1.0, classes=[0, 1])
+    with record_releases() as drawn, pytest.raises(ValueError, match="not supported"):
+        est.fit(X, y)
+    assert not drawn
+
+
 def test_infinite_epsilon_uses_the_data():
     """Check ε = ∞: the whole fit is non-private; the bounds are the data's, no noise."""
     X, y = _regression()
