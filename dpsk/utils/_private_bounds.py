@@ -10,14 +10,22 @@ quantiles inside a public domain) or of row norms (an upper quantile). The fit t
 with the rest of ε, and records *one* event composing both: the bounds' releases and
 the fit's.
 
-The protocol, for an estimator's ``fit``::
+The protocol, for an estimator's ``fit`` (:func:`private_box` builds the plan of a
+``bounds`` parameter, with a placeholder box)::
 
-    plan = PrivateSensitivity(self, epsilon, {"bounds_X": ("columns", d, None), ...})
-    fit_epsilon = plan.fit_epsilon                 # the rest of ε, for the fit's own releases
-    ...                                            # the fit's cost with fit_epsilon
-    plan.bind(rng)                                 # after release_generator
-    self._spend_privacy_budget(compose([plan.event, cost]), note=plan.note)
-    value = plan.release("bounds_X", X)            # after the spend, before the fit's releases
+    plan = PrivateSensitivity(self, self.epsilon, {"bounds_X": ("columns", d, None), ...})
+    ...                                  # the fit's mechanisms and cost with plan.fit_epsilon,
+                                         # on placeholders: the cost must not depend on the bounds
+    rng = release_generator(...)
+    plan.spend(self, cost, rng)          # one event: the bounds' releases, then the fit's
+    lower, upper = plan.box("bounds_X", X, placeholder)   # after the spend
+    ...                                  # rebuild the mechanisms on the released bounds
+
+The fit's event must not depend on the bounds' values (only its noise scale may): the
+recording harness checks it (tests/utils/test_private_bounds.py). Lattice noise's event
+does depend on its sensitivity through the lattice's rounding, so a fit whose
+sensitivity follows a private bound normalises its mechanisms to sensitivity 1
+(``LinearRegression``).
 
 Privacy: adaptive sequential composition. Every bound is an ε_b-DP release (its share of
 ε·share), the fit is (ε − ε·share, δ)-DP *for any fixed value of the bounds*, and may
@@ -149,13 +157,12 @@ class PrivateSensitivity:
         which, n_columns, domain = self.requests[name]
         return BoundsQuery(which, n_columns, epsilon=self.each, domain=domain, rng=rng)
 
-    def release(self, name, values, domain=None):
+    def release(self, name, values):
         """The private value of ``name`` from ``values`` (after the spend).
 
         ``values``: the data (n, n_columns) for ``"columns"``, the row norms for
-        ``"row_norm"``. ``domain``: for a request declared with domain None whose domain
-        became known from an earlier release, nothing changes (the log grid is used).
-        Returns (lower, upper) arrays or a float, as :meth:`BoundsQuery.release`.
+        ``"row_norm"``. Returns (lower, upper) arrays or a float, as
+        :meth:`BoundsQuery.release`; with ε = ∞, the data's own (exact) values.
         """
         which = self.requests[name][0]
         values = np.asarray(values, dtype=np.float64)
