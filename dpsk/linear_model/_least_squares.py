@@ -251,7 +251,8 @@ class _BaseLeastSquares(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         """The ``"private"`` parameters of this fit: ``{param: (which, n_columns, domain)}`` (public).
 
         A private row norm is a norm of the clipped, centred rows: with public
-        ``bounds_X`` it lies in [0, ‖h‖] (h the half-widths), else on the log grid.
+        ``bounds_X`` it lies in [0, ‖h‖] (h the half-widths); else it has no domain (a
+        logarithmic histogram of the norms finds their scale first).
         """
         requests = {}
         if is_private(self.bounds_X):
