@@ -295,7 +295,7 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         # Centred data: the second moment about the origin is the covariance.
         geometry = _Geometry(lower, upper, data_norm, n_features, allow_midpoint=not self.centered)
         rng = release_generator(self.random_state, context=self, data=(X, sample_weight))
-        release = self._release(geometry, rng, plan.fit_epsilon)
+        release = self._release(geometry, rng, epsilon=plan.fit_epsilon)
         n_triangle = n_features * (n_features + 1) // 2
         sizes = (1, n_triangle) if self.centered else (1, n_features, n_triangle)
         plan.spend(self, release.privacy_event(sizes), rng)
@@ -305,7 +305,7 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
                 rows = X if lower is None else clip_bounds(np.asarray(X, dtype=np.float64), lower, upper)
                 data_norm = plan.release("data_norm", row_norms(rows))
             geometry = _Geometry(lower, upper, data_norm, n_features, allow_midpoint=not self.centered)
-            release = self._release(geometry, rng, plan.fit_epsilon)
+            release = self._release(geometry, rng, epsilon=plan.fit_epsilon)
 
         count, total, gram = self._statistics(geometry, X, sample_weight)
         upper_index = np.triu_indices(n_features)

@@ -197,12 +197,12 @@ class GaussianNB(BaseDPNB):
         n_classes, n_features = classes.size, X.shape[1]
         priors = None if self.priors is None else check_priors(self.priors, n_classes, "priors")
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
-        release = self._release(Box(lower, upper), rng, plan.fit_epsilon)
+        release = self._release(Box(lower, upper), rng, epsilon=plan.fit_epsilon)
         sizes = (n_classes, n_classes * n_features, n_classes * n_features)
         plan.spend(self, release.privacy_event(sizes), rng)
         lower, upper = plan.box("bounds", X, (lower, upper))
         box = Box(lower, upper)
-        release = self._release(box, rng, plan.fit_epsilon)  # with the released box
+        release = self._release(box, rng, epsilon=plan.fit_epsilon)  # with the released box
 
         counts, sum_z, sum_sq = box.standardised_sums(self._class_sums(X, y_index, n_classes, box, sample_weight))
         counts, sum_z, sum_sq = release.randomise((counts, sum_z, sum_sq))

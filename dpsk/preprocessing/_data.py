@@ -203,12 +203,12 @@ class StandardScaler(_BaseScaler):
         plan, (lower, upper) = private_box(self, X)
         n_features = X.shape[1]
         rng = release_generator(self.random_state, context=self, data=(X, sample_weight))
-        release = self._release(Box(lower, upper), rng, plan.fit_epsilon)
+        release = self._release(Box(lower, upper), rng, epsilon=plan.fit_epsilon)
         sizes = (1, n_features, n_features)[:k]
         plan.spend(self, release.privacy_event(sizes), rng)
         lower, upper = plan.box("bounds", X, (lower, upper))
         box = Box(lower, upper)
-        release = self._release(box, rng, plan.fit_epsilon)  # with the released box
+        release = self._release(box, rng, epsilon=plan.fit_epsilon)  # with the released box
         self.bounds_ = (lower, upper)
 
         count, sum_z, sum_sq = box.standardised_sums(self._sums(X, box, sample_weight))
@@ -430,7 +430,7 @@ class MinMaxScaler(_BaseScaler):
         n_features = X.shape[1]
         rng = release_generator(self.random_state, context=self, data=(X, sample_weight))
         # Weighted counts are in units of 1/grid: one row adds at most grid units per feature.
-        mechanism = self._mechanism(n_features * grid, rng, plan.fit_epsilon)
+        mechanism = self._mechanism(n_features * grid, rng, epsilon=plan.fit_epsilon)
         plan.spend(self, mechanism.privacy_event(n_features * self.bins), rng)
         lower, upper = plan.box("bounds", X, (lower, upper))
 

@@ -703,7 +703,7 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
         if not plan.requests:
             feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
-        release = self._release(rng, plan.fit_epsilon)
+        release = self._release(rng, epsilon=plan.fit_epsilon)
         n_cells = n_trees * 2**depth
         sizes = (n_cells, n_cells, 1, 1)
         plan.spend(self, release.privacy_event(sizes), rng)
