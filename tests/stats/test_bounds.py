@@ -14,6 +14,7 @@ from dpsk.audit import audit, canary_neighbours
 from dpsk.exceptions import BudgetExceededError
 from dpsk.stats import _bounds
 from dpsk.stats._bounds import LOG_BINS_PER_COLUMN, _bin_edges, _log_bin_index, histogram_threshold
+from dpsk.utils._testing.bounds import NoiselessQuantileQuery, NoNoiseDiscreteLaplace
 
 
 def _normal(n=20_000, d=3, seed=0):
@@ -156,27 +157,9 @@ def _audit_norm(n_samples):
     return audit(sampler, _norm_neighbours(), event=_claim(**NORM), n_samples=n_samples, random_state=0)
 
 
-class _NoNoise(_bounds.DiscreteLaplace):
-    """Broken: the histogram's counts released without noise (declares the same cost)."""
-
-    def randomise(self, value):
-        return np.asarray(value)
-
-
-_QuantileQuery = _bounds.QuantileQuery
-
-
-class _NoiselessQuantile(_QuantileQuery):
-    """Broken: the quantile selected with 10⁴ × ε (nearly exact), declaring ε."""
-
-    def __init__(self, q, *, epsilon, **kwargs):
-        super().__init__(q, epsilon=epsilon * 1e4, **kwargs)
-        self.event = _QuantileQuery(q, epsilon=epsilon, **kwargs).event
-
-
 AUDITS = {
-    "histogram": (_audit_histogram, "DiscreteLaplace", _NoNoise),
-    "row norm": (_audit_norm, "QuantileQuery", _NoiselessQuantile),
+    "histogram": (_audit_histogram, "DiscreteLaplace", NoNoiseDiscreteLaplace),
+    "row norm": (_audit_norm, "QuantileQuery", NoiselessQuantileQuery),
 }
 
 

@@ -28,6 +28,7 @@ from dpsk.preprocessing import MinMaxScaler, StandardScaler
 from dpsk.stats import _bounds
 from dpsk.svm import LinearSVC
 from dpsk.tree import DecisionTreeRegressor
+from dpsk.utils._testing.bounds import NoiselessQuantileQuery, NoNoiseDiscreteLaplace
 
 
 def _leaves(events):
@@ -273,24 +274,6 @@ def _histogram_neighbours(estimator):
 AUDITED["StandardScaler"] = (StandardScaler(epsilon=1.0, bounds="private"), ("bounds_", (1, 0)), _histogram_neighbours)
 
 
-class _NoNoise(_bounds.DiscreteLaplace):
-    """Broken: the bounds' histogram released without noise (declaring the same cost)."""
-
-    def randomise(self, value):
-        return np.asarray(value)
-
-
-_QuantileQuery = _bounds.QuantileQuery
-
-
-class _NoiselessQuantile(_QuantileQuery):
-    """Broken: the bound selected with 10⁴ × ε (nearly without noise), declaring ε."""
-
-    def __init__(self, q, *, epsilon, **kwargs):
-        super().__init__(q, epsilon=epsilon * 1e4, **kwargs)
-        self.event = _QuantileQuery(q, epsilon=epsilon, **kwargs).event
-
-
 def _audit(name):
     estimator, (attribute, index), neighbours = AUDITED[name]
     with dpsk.config_context(bounds_epsilon_share=0.5):
@@ -311,8 +294,8 @@ def test_private_bound_passes_the_audit(name):
 @pytest.mark.parametrize("name", sorted(AUDITED))
 def test_audit_rejects_a_bound_estimated_without_noise(name, monkeypatch):
     """Check the audit's power: the bound estimated (nearly) without noise is rejected."""
-    monkeypatch.setattr(_bounds, "QuantileQuery", _NoiselessQuantile)
-    monkeypatch.setattr(_bounds, "DiscreteLaplace", _NoNoise)
+    monkeypatch.setattr(_bounds, "QuantileQuery", NoiselessQuantileQuery)
+    monkeypatch.setattr(_bounds, "DiscreteLaplace", NoNoiseDiscreteLaplace)
     assert not _audit(name).passed
 
 
