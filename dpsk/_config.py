@@ -12,7 +12,7 @@ import threading
 
 __all__ = ["config_context", "get_config", "set_config"]
 
-_DEFAULTS = {"require_accountant": False}
+_DEFAULTS = {"require_accountant": False, "bounds_epsilon_share": 0.1}
 _local = threading.local()
 
 
@@ -28,7 +28,7 @@ def get_config():
     Returns
     -------
     config : dict
-        ``{"require_accountant": bool}``.
+        ``{"require_accountant": bool, "bounds_epsilon_share": float}``.
 
     See Also
     --------
@@ -42,7 +42,7 @@ def get_config():
     return dict(_settings())
 
 
-def set_config(require_accountant=None):
+def set_config(require_accountant=None, bounds_epsilon_share=None):
     """Change dpsk's settings for this thread (``None`` leaves a setting unchanged).
 
     Parameters
@@ -55,6 +55,11 @@ def set_config(require_accountant=None):
         :class:`~dpsk.exceptions.AccountantRequiredError` before reading any data. By
         default (False) such a release is allowed and its cost is kept only in the
         estimator's ``privacy_spent_``.
+    bounds_epsilon_share : float in (0, 1), default=None
+        The share of an estimator's ε spent on the sensitivity parameters set to
+        ``"private"`` (``bounds="private"``, ``data_norm="private"``, ...), estimated
+        inside its fit; the rest goes to the fit's own releases (:ref:`bounds`). 0.1
+        unless changed. The total stays the estimator's ε whatever the share.
 
     See Also
     --------
@@ -64,8 +69,9 @@ def set_config(require_accountant=None):
     Notes
     -----
     **Privacy.** Strict mode makes sure that no release goes unrecorded by mistake;
-    it changes no release. The setting is per thread, as scikit-learn's are: worker
-    threads started by joblib begin with the defaults.
+    it changes no release. ``bounds_epsilon_share`` moves budget between the private
+    bounds and the fit, never the fit's total ε. The settings are per thread, as
+    scikit-learn's are: worker threads started by joblib begin with the defaults.
 
     Examples
     --------
@@ -79,15 +85,23 @@ def set_config(require_accountant=None):
         if not isinstance(require_accountant, bool):
             raise TypeError(f"require_accountant must be a bool, got {type(require_accountant).__name__}")
         _settings()["require_accountant"] = require_accountant
+    if bounds_epsilon_share is not None:
+        if isinstance(bounds_epsilon_share, bool) or not isinstance(bounds_epsilon_share, (int, float)):
+            raise TypeError(f"bounds_epsilon_share must be a float, got {type(bounds_epsilon_share).__name__}")
+        if not 0.0 < float(bounds_epsilon_share) < 1.0:
+            raise ValueError(f"bounds_epsilon_share must lie in (0, 1), got {bounds_epsilon_share}")
+        _settings()["bounds_epsilon_share"] = float(bounds_epsilon_share)
 
 
 @contextlib.contextmanager
-def config_context(*, require_accountant=None):
+def config_context(*, require_accountant=None, bounds_epsilon_share=None):
     """Change dpsk's settings inside a ``with`` block (restored on exit).
 
     Parameters
     ----------
     require_accountant : bool, default=None
+        See :func:`set_config`.
+    bounds_epsilon_share : float, default=None
         See :func:`set_config`.
 
     Yields
@@ -116,7 +130,7 @@ def config_context(*, require_accountant=None):
     refused before reading the data
     """
     old = get_config()
-    set_config(require_accountant=require_accountant)
+    set_config(require_accountant=require_accountant, bounds_epsilon_share=bounds_epsilon_share)
     try:
         yield
     finally:

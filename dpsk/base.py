@@ -166,17 +166,21 @@ class DPEstimatorMixin:
                 accountant.check_event(cost)
         return accountant
 
-    def _spend_privacy_budget(self, cost):
+    def _spend_privacy_budget(self, cost, note=None):
         """Record ``cost`` on the accountant (atomic check-and-spend) and in ``privacy_spent_``.
 
         Call once the data is validated and before the first noisy release. A concurrent
         spend can still take the budget first, in which case this raises
-        BudgetExceededError and nothing is released.
+        BudgetExceededError and nothing is released. ``note`` (public text, e.g. which
+        bounds the fit estimates privately) is appended to the ledger label's call.
         """
         accountant = self._accountant_in_play()
         if accountant is not None:
             # The ledger labels the spend with the class, step path and call (one place).
-            with spending_as(label_of(self)) as label:
+            label = label_of(self)
+            if note:
+                label = label._replace(call=f"{label.call} [{note}]")
+            with spending_as(label) as label:
                 accountant.record(cost)
             note_spent(label, cost, accountant)
         self.privacy_spent_ = cost

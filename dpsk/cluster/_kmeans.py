@@ -16,8 +16,9 @@ from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMi
 from dpsk.dask._data import dask_apply, dask_fit, is_dask
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, PrivateSensitivity, private_box
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_bounds
+from dpsk.utils.validation import _check_sample_weight_dp, release_generator
 
 __all__ = ["KMeans"]
 
@@ -54,7 +55,7 @@ def su_split(n_features):
 
 @Substitution(
     epsilon=_shared_docs["epsilon"],
-    bounds=_shared_docs["bounds"],
+    bounds=_shared_docs["bounds_private"],
     accountant=_shared_docs["accountant"],
     random_state=_shared_docs["random_state"],
     privacy_spent_=_shared_docs["privacy_spent_"],
@@ -159,7 +160,7 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
     _parameter_constraints = {
         **{k: v for k, v in DP_PARAMETER_CONSTRAINTS.items() if k != "delta"},
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
-        "bounds": BOUNDS_CONSTRAINT,
+        "bounds": [*BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "init": [StrOptions({"summary", "random"}), "array-like"],
     }
@@ -240,21 +241,31 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
             return dask_fit(self, X, sample_weight=sample_weight)
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", accept_sparse="csr")
         sample_weight = _check_sample_weight_dp(sample_weight, X)
-        lower, upper = resolve_bounds(self, self.bounds, X)
+        plan, (lower, upper) = private_box(self, X)
+        self._initial_centres(Box(lower, upper), X.shape[1])  # checked before the spend
         rng = release_generator(self.random_state, context=self, data=(X, sample_weight))
-        return self._fit_passes(X, Box(lower, upper), rng, sample_weight)
+        return self._fit_passes(X, Box(lower, upper), rng, sample_weight, plan)
 
-    def _fit_passes(self, X, box, rng, sample_weight=None):
-        """The releases (spent here) and the passes over X (in memory, or Dask rows)."""
+    def _fit_passes(self, X, box, rng, sample_weight=None, plan=None):
+        """The releases (spent here) and the passes over X (in memory, or Dask rows).
+
+        ``plan``: the private bounds' release (:func:`~dpsk.utils._private_bounds.private_box`);
+        None for public bounds (Dask input)."""
         n_features = X.shape[1]
+        plan = PrivateSensitivity(self, self.epsilon, {}) if plan is None else plan
         centres = self._initial_centres(box, n_features)
         n_seeding = self._n_seeding_passes()
-        releases = [self._release(box, e, rng) for e in self._pass_budgets(n_seeding)]
+        budgets = self._pass_budgets(n_seeding, plan.fit_epsilon)
+        releases = [self._release(box, e, rng) for e in budgets]
         # Seeding pass p releases 2**(p+1) clusters (at most); Lloyd iterations n_clusters.
         sizes = [2 ** (p + 1) for p in range(n_seeding)] + [self.n_clusters] * self.max_iter
-        self._spend_privacy_budget(
-            ComposedEvent(tuple(r.privacy_event((k, k * n_features)) for r, k in zip(releases, sizes)))
+        plan.spend(
+            self, ComposedEvent(tuple(r.privacy_event((k, k * n_features)) for r, k in zip(releases, sizes))), rng
         )
+        if "bounds" in plan:  # the released box: clip the starting centres and rebuild the releases in it
+            box = Box(*plan.box("bounds", X, (box.lower, box.upper)))
+            centres = self._initial_centres(box, n_features)
+            releases = [self._release(box, e, rng) for e in budgets]
 
         if n_seeding:
             centres = self._seed(X, box, releases[:n_seeding], rng, sample_weight)
@@ -268,13 +279,14 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         self.bounds_ = (box.lower, box.upper)
         return self
 
-    def _pass_budgets(self, n_seeding):
+    def _pass_budgets(self, n_seeding, epsilon=None):
         """ε of each pass: the last Lloyd iteration gets FINAL_SHARE, the others equal parts."""
+        epsilon = float(self.epsilon if epsilon is None else epsilon)
         n_passes = n_seeding + self.max_iter
         if n_passes == 1:
-            return [float(self.epsilon)]
+            return [epsilon]
         rest = (1.0 - FINAL_SHARE) / (n_passes - 1)
-        return split_epsilon(self.epsilon, [rest] * (n_passes - 1) + [FINAL_SHARE])
+        return split_epsilon(epsilon, [rest] * (n_passes - 1) + [FINAL_SHARE])
 
     def _seed(self, X, box, releases, rng, sample_weight=None):
         """Private seeding by binary splitting (Linde, Buzo & Gray 1980) on noisy statistics.

@@ -180,9 +180,9 @@ def _classifier_inputs(est, X, y, sample_weight):
 # -- least squares -------------------------------------------------------------------------
 
 
-def _least_squares_chunk(view, lower, upper, centre, half, target, X, y, sample_weight):
+def _least_squares_chunk(view, lower, upper, centre, half, target, row_norm, X, y, sample_weight):
     Y = np.asarray(y, dtype=np.float64).reshape(X.shape[0], -1)
-    return view._exact_sums(X, Y, lower, upper, centre, half, target, _weights(sample_weight, X))
+    return view._exact_sums(X, Y, lower, upper, centre, half, target, _weights(sample_weight, X), row_norm)
 
 
 def _fit_least_squares(est, X, y, groups=None, sample_weight=None):
@@ -202,15 +202,17 @@ def _fit_least_squares(est, X, y, groups=None, sample_weight=None):
     require_public(est.bounds_y, "bounds_y")
     n_targets = 1 if y.ndim == 1 else y.shape[1]
     users = user_plan(None, X.shape[0], epsilon)
-    bounds, centre, half, r = est._standardisation(X)
+    row_norm = None if est.row_norm is None else float(est.row_norm)  # "private" refused in fit()
+    bounds, centre, half, r = est._standardisation(X, row_norm=row_norm)
     target = est._target_box(*est._resolve_bounds_y(np.empty((0, n_targets))))
     mechanisms, cost = est._releases(users.release_epsilon, delta, X.shape[1], r, n_targets)
     cost = compose([users.event, cost])
-    chunk = functools.partial(_least_squares_chunk, worker_view(est), *bounds, centre, half, target)
+    chunk = functools.partial(_least_squares_chunk, worker_view(est), *bounds, centre, half, target, row_norm)
     sums = map_reduce(chunk, X, y, w)
     rng = release_generator(est.random_state, context=est, data=fingerprint(sums))
     est._spend_privacy_budget(cost)
     unit = users.resolve(rng).unit
+    est.row_norm_ = row_norm
     return est._fit_sums(sums, bounds, centre, half, target, unit, mechanisms, rng, X.dtype, y.ndim)
 
 
@@ -305,6 +307,9 @@ def _fits():
 
 def fit(estimator, X, y=None, **fit_params):
     """Fit ``estimator`` (its budget already checked) on Dask ``X`` (and ``y``, weights)."""
+    for name, value in estimator.get_params(deep=False).items():
+        if isinstance(value, str) and value == "private":
+            require_public(value, name)
     started = getattr(estimator, "_partial_fit_started", None)
     if started is not None and started():  # fit() resets first; only a later partial_fit gets here
         raise ValueError(

@@ -13,7 +13,9 @@ from dpsk.accounting._events import budget_event
 from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.dask._data import dask_apply, dask_fit, is_dask
 from dpsk.mechanisms._joint import JointRelease
+from dpsk.stats._bounds import row_norms
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, PrivateSensitivity, is_private
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
 from dpsk.utils._sparse import refuse_sparse
 from dpsk.utils._threads import single_blas_thread
@@ -151,16 +153,21 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     {delta}
 
-    data_norm : float or None, default=None
+    data_norm : float, "private" or None, default=None
         Public bound on the L2 norm of each row of X (rows are scaled down to it).
+        ``"private"``: the 0.9-quantile of the (box-clipped) row norms, estimated inside
+        the fit (:func:`dpsk.stats.bounds`), stored in ``data_norm_`` (:ref:`bounds`).
 
     centered : bool, default=False
         If True, the data are assumed to be centred already: the mean is taken as 0 and
         only the count and the second-moment matrix about the origin are released.
 
-    bounds : tuple (lower, upper) or None, default=None
+    bounds : tuple (lower, upper), "private" or None, default=None
         Public bounds on each feature, as scalars or arrays of shape (n_features,);
-        values outside are clipped.
+        values outside are clipped. ``"private"``: estimated inside the fit (a noisy
+        logarithmic histogram per column), stored in ``bounds_``. Private parameters
+        take ``bounds_epsilon_share`` of ε (:func:`dpsk.set_config`, 10 %), recorded in
+        the fit's one event.
 
         At least one of ``bounds`` and ``data_norm`` must be given for a guarantee: with
         both, rows are clipped to the box and then to the ball. If both are None,
@@ -258,9 +265,9 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     _parameter_constraints = {
         **DP_PARAMETER_CONSTRAINTS,
         "n_components": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="neither"), None],
-        "data_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "data_norm": [Interval(Real, 0, None, closed="neither"), PRIVATE_CONSTRAINT, None],
         "centered": ["boolean"],
-        "bounds": BOUNDS_CONSTRAINT,
+        "bounds": [*BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
         "copy": ["boolean"],
         "whiten": ["boolean"],
     }
@@ -321,20 +328,21 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         n_features = X.shape[1]
         if isinstance(self.n_components, Integral) and self.n_components > n_features:
             raise ValueError(f"n_components={self.n_components} must be <= n_features={n_features}")
-        lower = upper = data_norm = None
-        if self.bounds is not None:
-            lower, upper = check_bounds(self.bounds, n_features, feature_names=getattr(self, "feature_names_in_", None))
-        if self.data_norm is not None:
-            data_norm = check_data_norm(self.data_norm)
-        elif self.bounds is None:
-            data_norm = resolve_data_norm(self, None, X)
+        plan, (lower, upper, data_norm) = self._sensitivity(X)
         # Centred data: the second moment about the origin is the covariance.
         geometry = _Geometry(lower, upper, data_norm, n_features, allow_midpoint=not self.centered)
         rng = release_generator(self.random_state, context=self, data=(X, sample_weight))
-        release = self._release(geometry, rng)
+        release = self._release(geometry, rng, epsilon=plan.fit_epsilon)
         n_triangle = n_features * (n_features + 1) // 2
         sizes = (1, n_triangle) if self.centered else (1, n_features, n_triangle)
-        self._spend_privacy_budget(release.privacy_event(sizes))
+        plan.spend(self, release.privacy_event(sizes), rng)
+        if plan.requests:  # the released bounds, then the release built on them
+            lower, upper = plan.box("bounds", X, (lower, upper))
+            if "data_norm" in plan:
+                rows = X if lower is None else clip_bounds(np.asarray(X, dtype=np.float64), lower, upper)
+                data_norm = plan.release("data_norm", row_norms(rows))
+            geometry = _Geometry(lower, upper, data_norm, n_features, allow_midpoint=not self.centered)
+            release = self._release(geometry, rng, epsilon=plan.fit_epsilon)
         statistics = self._statistics(geometry, X, sample_weight)
         return self._fit_statistics(statistics, release, geometry, (lower, upper), data_norm, X.dtype)
 
@@ -360,14 +368,37 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     def _statistics(self, geometry, X, sample_weight=None):
         return geometry.statistics(X, sample_weight)
 
-    def _release(self, geometry, rng):
+    def _sensitivity(self, X):
+        """``(plan, (lower, upper, data_norm))``: the public bounds (None when not given,
+        derived from the data with a warning when neither is given) and the plan of the
+        ``"private"`` ones, with placeholders ([−1, 1]^d, norm 1) until their release."""
+        n_features = X.shape[1]
+        requests = {}
+        lower = upper = data_norm = None
+        if is_private(self.bounds):
+            requests["bounds"] = ("columns", n_features, None)
+            lower, upper = np.full(n_features, -1.0), np.full(n_features, 1.0)
+        elif self.bounds is not None:
+            lower, upper = check_bounds(self.bounds, n_features, feature_names=getattr(self, "feature_names_in_", None))
+        if is_private(self.data_norm):
+            corner = None if lower is None or "bounds" in requests else float(np.linalg.norm(np.maximum(-lower, upper)))
+            requests["data_norm"] = ("row_norm", 1, corner or None)
+            data_norm = 1.0
+        elif self.data_norm is not None:
+            data_norm = check_data_norm(self.data_norm)
+        elif self.bounds is None:
+            data_norm = resolve_data_norm(self, None, X)
+        return PrivateSensitivity(self, self.epsilon, requests), (lower, upper, data_norm)
+
+    def _release(self, geometry, rng, epsilon=None):
         """The joint release of the fit (count and matrix only when ``centered``)."""
         b2, b1 = geometry.l2, geometry.l1
         sensitivities = ((1.0, 1.0), (b1, b2), ((b1 * b1 + b2 * b2) / 2.0, b2 * b2))
         shares = BUDGET_SHARES
         if self.centered:
             sensitivities, shares = sensitivities[::2], shares[::2]
-        return JointRelease(sensitivities, shares, epsilon=self.epsilon, delta=self.delta, random_state=rng)
+        epsilon = self.epsilon if epsilon is None else epsilon
+        return JointRelease(sensitivities, shares, epsilon=epsilon, delta=self.delta, random_state=rng)
 
     def _set_components(self, second_moment, count, total, geometry, dtype):
         """Eigen-decomposition of the noisy covariance and the fitted attributes (post-processing)."""

@@ -696,7 +696,8 @@ class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikel
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
         check_is_fitted(self)
-        raw = self._raw_predict(self._check_X(X))
+        X = self._check_X(X)
+        raw = self._raw_predict(X).astype(X.dtype, copy=False)  # float32 X: float32 scores
         return raw[:, 0] if raw.shape[1] == 1 else raw
 
     def __sklearn_tags__(self):

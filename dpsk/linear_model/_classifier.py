@@ -19,7 +19,8 @@ from dpsk.linear_model._erm import (
     default_regularization,
     fit_private_linear,
     plan_perturbation,
-    row_bounds,
+    private_row_bounds,
+    release_row_norm,
 )
 from dpsk.linear_model._user_level import USER_LEVEL_NOTES, fit_user_level_classifier
 from dpsk.utils._class_weight import (
@@ -30,6 +31,7 @@ from dpsk.utils._class_weight import (
     row_weights,
 )
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from dpsk.utils._sparse import ACCEPT_SPARSE
 from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_classes
@@ -44,13 +46,17 @@ CLASSIFIER_DOCS = {
         (ε, δ)-DP with Gaussian noise (objective perturbation: Kifer, Smith & Thakurta
         2012; output perturbation: the Gaussian mechanism), far less noise in high
         dimension. Choose δ well below 1/n_samples.""",
-    "data_norm": """data_norm : float or None, default=None
+    "data_norm": """data_norm : float, "private" or None, default=None
         Public bound R on the L2 norm of each row of X (the features, without the
         intercept constant). Rows with a larger norm are scaled down to it, so the
-        guarantee holds whatever the data. ``None`` derives it from the data with a
-        :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``data_norm_``), which
-        breaks the guarantee, unless ``bounds`` is given: then it is the norm of the
-        bounds' corner (public, no warning; a larger ``data_norm`` is lowered to it).""",
+        guarantee holds whatever the data. ``"private"``: estimated inside the fit as
+        the 0.9-quantile of the row norms (:func:`dpsk.stats.bounds`), with
+        ``bounds_epsilon_share`` of ε (:func:`dpsk.set_config`, 10 %), part of the fit's
+        one privacy event (stored in ``data_norm_``; :ref:`bounds`). ``None`` derives it
+        from the data with a :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in
+        ``data_norm_``), which breaks the guarantee, unless ``bounds`` is given: then it
+        is the norm of the bounds' corner (public, no warning; a larger ``data_norm`` is
+        lowered to it).""",
     "bounds": """bounds : tuple (lower, upper) or None, default=None
         Optional public bounds on each feature (scalars or arrays of shape
         (n_features,)), e.g. the documented ranges of min–max scaled features. Values
@@ -109,7 +115,8 @@ CLASSIFIER_DOCS = {
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     data_norm_ : float
-        The row norm bound used (``data_norm``, or the data-derived value).
+        The row norm bound used (``data_norm``, its private estimate, or the
+        data-derived value).
     C_ : float
         The C of the objective that was solved (``C``, or the default rule's value).
     n_iter_ : ndarray of shape (1,) or (n_classes,)
@@ -126,7 +133,10 @@ CLASSIFIER_DOCS = {
         rows), chosen privately.""",
     "privacy": """**Privacy.** ε-DP (``delta=0``) or (ε, δ)-DP under the add/remove-one-row
     relation, assuming the public ``data_norm`` or ``bounds`` (and ``classes``; rows are
-    clipped, so no assumption is made on the data itself). Released: ``coef_`` and ``intercept_``
+    clipped, so no assumption is made on the data itself). With ``data_norm="private"``
+    the bound is released first (an exponential-mechanism quantile of the row norms with
+    ``bounds_epsilon_share`` of ε) and the model with the rest of ε for that bound:
+    (ε, δ)-DP by adaptive composition, one recorded event. Released: ``coef_`` and ``intercept_``
     (everything else is public or derived from them, except ``n_iter_``: the solver's
     step count depends on the data and is not covered; do not publish it). Labels are
     mapped to ±1; with K > 2 classes, K one-vs-rest problems each get ε/K and δ/K
@@ -208,7 +218,7 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
 
     _parameter_constraints = {
         **DP_PARAMETER_CONSTRAINTS,
-        "data_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "data_norm": [Interval(Real, 0, None, closed="neither"), PRIVATE_CONSTRAINT, None],
         "bounds": BOUNDS_CONSTRAINT,
         "C": [Interval(Real, 0, None, closed="neither"), None],
         "fit_intercept": ["boolean"],
@@ -290,43 +300,58 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", accept_sparse=ACCEPT_SPARSE)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         classes, y_index = resolve_classes(self, self.classes, y)
-        data_norm, lower, upper = row_bounds(self, X)
+        plan_bounds, (data_norm, lower, upper) = private_row_bounds(self, X)
         check_certifiable(X.shape[0], self.tol)
         n_problems = 1 if classes.size == 2 else classes.size
         kappa = float(self.intercept_scaling) if self.fit_intercept else None
-        # S >= sqrt(R² + κ²) in exact arithmetic (rounded up), so scaled rows have norm <= 1.
-        scale = round_up(math.hypot(data_norm, kappa)) if kappa is not None else data_norm
         n_params = X.shape[1] + (kappa is not None)
-        box = None if lower is None else box_half_widths(lower, upper, kappa, scale)
         # class_weight="balanced": a noisy label histogram inside this fit's one event.
-        epsilon_model, epsilon_counts = self._class_weight_split()
+        epsilon_model, epsilon_counts = self._class_weight_split(plan_bounds.fit_epsilon)
         epsilon = split_epsilon(epsilon_model, n_problems)
         delta = round_down(self.delta / n_problems)
         loss = self._make_loss()
-        if self.C is None:
-            lam = default_regularization(method=self.method, epsilon=epsilon, delta=delta, n_params=n_params, box=box)
-        else:
-            lam = 1.0 / (float(self.C) * scale * scale)
-        plan = plan_perturbation(
-            method=self.method,
-            epsilon=epsilon,
-            delta=delta,
-            lam=lam,
-            curvature=loss.curvature,
-            n_params=n_params,
-            tol=self.tol,
-            box=box,
-        )
-        cost = ComposedEvent(plan.events * n_problems)
+
+        def perturbation(data_norm):
+            # S >= sqrt(R² + κ²) in exact arithmetic (rounded up), so scaled rows have norm <= 1.
+            scale = round_up(math.hypot(data_norm, kappa)) if kappa is not None else data_norm
+            box = None if lower is None else box_half_widths(lower, upper, kappa, scale)
+            if self.C is None:
+                lam = default_regularization(
+                    method=self.method, epsilon=epsilon, delta=delta, n_params=n_params, box=box
+                )
+            else:
+                lam = 1.0 / (float(self.C) * scale * scale)
+            plan = plan_perturbation(
+                method=self.method,
+                epsilon=epsilon,
+                delta=delta,
+                lam=lam,
+                curvature=loss.curvature,
+                n_params=n_params,
+                tol=self.tol,
+                box=box,
+            )
+            return scale, lam, plan
+
+        # A private data_norm is released after the spend: the events of the plan do not
+        # depend on it (only its noise scales do), so the cost is known now.
+        scale, lam, plan = perturbation(data_norm)
+        cost = plan_bounds.cost(ComposedEvent(plan.events * n_problems))
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
         counts = None
         if epsilon_counts:
             count_mechanism, counts = noisy_class_counts(y_index, classes.size, epsilon_counts, rng, sample_weight)
-            cost = ComposedEvent((count_mechanism.privacy_event(classes.size), *cost.events))
-        rows = self._clip_rows(X, data_norm, lower, upper)
-        self._spend_privacy_budget(cost)
+            cost = plan_bounds.cost(
+                ComposedEvent((count_mechanism.privacy_event(classes.size), *plan.events * n_problems))
+            )
+        plan_bounds.bind(rng)
+        self._spend_privacy_budget(cost, note=plan_bounds.note)
         self.class_weight_ = class_weights(self.class_weight, classes, None if counts is None else counts())
         sample_weight = row_weights(self.class_weight_, y_index, sample_weight)
+        if "data_norm" in plan_bounds:
+            data_norm = release_row_norm(plan_bounds, X, lower, upper)
+            scale, lam, plan = perturbation(data_norm)
+        rows = self._clip_rows(X, data_norm, lower, upper)
 
         coefs, n_iters = [], []
         for k in range(n_problems):
@@ -357,11 +382,12 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         self.n_iter_ = np.array(n_iters, dtype=np.int32)
         return self
 
-    def _class_weight_split(self):
-        """(ε of the model, ε of the noisy class counts): the counts only for "balanced"."""
+    def _class_weight_split(self, epsilon):
+        """(ε of the model, ε of the noisy class counts) of the fit's ``epsilon``: the counts
+        only for "balanced"."""
         if isinstance(self.class_weight, str):
-            return split_epsilon(self.epsilon, (1.0 - BALANCED_SHARE, BALANCED_SHARE))
-        return self.epsilon, 0.0
+            return split_epsilon(epsilon, (1.0 - BALANCED_SHARE, BALANCED_SHARE))
+        return epsilon, 0.0
 
     def _clip_rows(self, X, data_norm, lower, upper):
         """The rows clipped to the bounds and to ``data_norm`` (a hook for the audits' broken variants)."""

@@ -123,6 +123,8 @@ from dpsk.accounting import ApproxDPEvent, PureDPEvent, gaussian_sigma, note_rel
 from dpsk.accounting._calibration import _ratio_up, _reciprocal_up, round_down, round_up
 from dpsk.accounting._events import NON_PRIVATE_EVENT
 from dpsk.mechanisms import Gaussian
+from dpsk.stats._bounds import row_norms
+from dpsk.utils._private_bounds import PrivateSensitivity, is_private, refuse_sparse_private
 from dpsk.utils._threads import single_blas_thread
 from dpsk.utils.validation import check_bounds, check_data_norm, is_non_private, resolve_data_norm
 
@@ -137,6 +139,8 @@ __all__ = [
     "fit_private_linear",
     "max_certifiable_rows",
     "plan_perturbation",
+    "private_row_bounds",
+    "release_row_norm",
     "row_bounds",
 ]
 
@@ -512,8 +516,11 @@ def row_bounds(estimator, X):
 
     Without ``bounds``: ``data_norm`` (or the data-derived value, with a warning) and
     None, None. With ``bounds``: R is the norm of the box's corner max(|lower|, |upper|)
-    (public, no warning), or ``data_norm`` if that is smaller.
+    (public, no warning), or ``data_norm`` if that is smaller. ``data_norm="private"``
+    is for :func:`private_row_bounds` (item level): refused here (the user-level fit).
     """
+    if is_private(estimator.data_norm):
+        PrivateSensitivity(estimator, estimator.epsilon, {"data_norm": ("row_norm", 1, None)}, groups=True)
     if estimator.bounds is None:
         return resolve_data_norm(estimator, estimator.data_norm, X), None, None
     lower, upper = check_bounds(
@@ -525,6 +532,43 @@ def row_bounds(estimator, X):
     if estimator.data_norm is None:
         return corner, lower, upper
     return min(check_data_norm(estimator.data_norm), corner), lower, upper
+
+
+def private_row_bounds(estimator, X, *, groups=None):
+    """``(plan, (R, lower, upper))``: :func:`row_bounds`, or with ``data_norm="private"``
+    the plan of its release and a placeholder R = 1 (the cost does not depend on R).
+
+    The private R is an upper quantile of the norms of the rows clipped to ``bounds``
+    (in [0, corner] when ``bounds`` is given, else without a domain), released by
+    :func:`release_row_norm` after the spend.
+    """
+    refuse_sparse_private(estimator, X, "data_norm")
+    if not is_private(estimator.data_norm):
+        return PrivateSensitivity(estimator, estimator.epsilon, {}), row_bounds(estimator, X)
+    if estimator.method == "output" and estimator.delta > 0 and estimator.C is not None:
+        # The Gaussian's event depends on its sensitivity 1/λ, hence (with a given C) on
+        # data_norm, which is released after the cost is declared.
+        raise ValueError(
+            f'{type(estimator).__name__}: data_norm="private" with method="output", delta > 0 and a given C '
+            "is not supported (the cost would depend on the released norm): leave C=None, or pass data_norm"
+        )
+    lower = upper = None
+    corner = None
+    if estimator.bounds is not None:
+        lower, upper = check_bounds(
+            estimator.bounds, X.shape[1], feature_names=getattr(estimator, "feature_names_in_", None)
+        )
+        corner = round_up(float(np.linalg.norm(np.maximum(np.abs(lower), np.abs(upper))))) or None
+    plan = PrivateSensitivity(estimator, estimator.epsilon, {"data_norm": ("row_norm", 1, corner)}, groups=groups)
+    return plan, (1.0, lower, upper)
+
+
+def release_row_norm(plan, X, lower=None, upper=None):
+    """The private ``data_norm``: an upper quantile of the (box-clipped) rows' norms (after the spend)."""
+    rows = np.asarray(X, dtype=np.float64)
+    if lower is not None:
+        rows = clip_bounds(rows, lower, upper)
+    return plan.release("data_norm", row_norms(rows))
 
 
 def clip_rows(X, norm_bound, lower=None, upper=None):

@@ -82,7 +82,9 @@ from dpsk.base import (
 from dpsk.dask._data import dask_apply, dask_fit, is_dask
 from dpsk.linear_model._user_level import USER_LEVEL_NOTES, user_plan
 from dpsk.mechanisms import Gaussian, Laplace
+from dpsk.stats._bounds import row_norms
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, PrivateSensitivity, is_private, refuse_sparse_private
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
 from dpsk.utils._sparse import ACCEPT_SPARSE
 from dpsk.utils.validation import _check_sample_weight_dp, _combine_weights, release_generator, resolve_bounds
@@ -95,22 +97,33 @@ LEAST_SQUARES_DOCS = {
     "delta": """delta : float, default=0.0
         Privacy parameter δ in [0, 1). ``0``: ε-DP with Laplace noise. ``> 0``: (ε, δ)-DP
         with Gaussian noise, usually much more accurate. Choose δ well below 1/n_samples.""",
-    "bounds_X": """bounds_X : tuple (lower, upper) or None, default=None
+    "bounds_X": """bounds_X : tuple (lower, upper), "private" or None, default=None
         Public bounds on each feature (scalars or arrays of shape (n_features,)); values
-        outside are clipped. ``None`` derives them from the data with a
+        outside are clipped. ``"private"``: estimated inside the fit by a noisy
+        logarithmic histogram of each column (:func:`dpsk.stats.bounds`; powers of two)
+        with a share of ε (:ref:`bounds`). ``None`` derives them from the data with a
         :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``bounds_X_``), unless
         ``row_norm`` is given (then the box is [−row_norm, row_norm] per feature).""",
-    "bounds_y": """bounds_y : tuple (lower, upper) or None, default=None
+    "bounds_y": """bounds_y : tuple (lower, upper), "private" or None, default=None
         Public bounds on the target; values outside are clipped. With several targets
         (2-d ``y``), scalars apply to every target and arrays of shape (n_targets,) give
-        each its own. ``None`` derives them from the data with a
+        each its own. ``"private"``: estimated inside the fit as ``bounds_X`` is.
+        ``None`` derives them from the data with a
         :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``bounds_y_``).""",
-    "row_norm": """row_norm : float or None, default=None
+    "row_norm": """row_norm : float, "private" or None, default=None
         Optional public bound on the L2 norm of each row after centring at the middle of
         ``bounds_X`` (at 0 without intercept); rows beyond are scaled down to it. For
         data whose rows are rarely all at the corners of the box (e.g. standardised
         features) this cuts the noise several-fold: the sensitivity of XᵀX grows with the
-        largest row norm, which the box alone puts at its corner. ``None``: the box only.""",
+        largest row norm, which the box alone puts at its corner. ``None``: the box only.
+        ``"private"``: the 0.9-quantile of the centred, clipped rows' norms, estimated
+        inside the fit (:func:`dpsk.stats.bounds`, inside [0, ‖h‖] for public
+        ``bounds_X``), stored in ``row_norm_``.
+
+        Private parameters share ``bounds_epsilon_share`` of ε (:func:`dpsk.set_config`,
+        10 % by default) equally; the rest is the fit's, and the fit records one event
+        composing all of them (the ledger's label names them). Item level only: with
+        ``groups`` pass public bounds.""",
     "fit_intercept": """fit_intercept : bool, default=True
         Fit an intercept (not penalised). Features and target are then centred at the
         middle of their public bounds before the statistics are computed.""",
@@ -122,6 +135,8 @@ LEAST_SQUARES_DOCS = {
         The feature bounds used (``bounds_X`` or derived).
     bounds_y_ : tuple of float, or tuple of ndarray of shape (n_targets,)
         The target bounds used (``bounds_y`` or derived).
+    row_norm_ : float or None
+        The row-norm bound used (``row_norm``, or its private estimate; None without).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -131,7 +146,10 @@ LEAST_SQUARES_DOCS = {
         rows), chosen privately.""",
     "privacy": """**Privacy.** ε-DP (``delta=0``) or (ε, δ)-DP under the add/remove-one-row
     relation, assuming the public ``bounds_X``, ``bounds_y`` and ``row_norm`` (data
-    outside is clipped, nothing is assumed about it). Released: the upper triangle of
+    outside is clipped, nothing is assumed about it). Those set to ``"private"`` are
+    released first, each ε_b-DP (their share of ε), and the statistics below are
+    released with the rest of ε for the released bounds: the fit is (ε, δ)-DP by
+    adaptive composition, recorded as one event (the bounds' releases, then the fit's). Released: the upper triangle of
     A = Σ ũũᵀ and B = Σ ũt for the standardised rows ũ = [u, 1] and targets t (see
     ``dpsk/linear_model/_least_squares.py`` for the exact sensitivities); the
     coefficients are post-processing. With m targets (2-d ``y``), each standardised
@@ -212,17 +230,23 @@ def least_squares_sensitivities(n_features, row_norm, fit_intercept, n_targets=1
 class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEstimator):
     _parameter_constraints = {
         **DP_PARAMETER_CONSTRAINTS,
-        "bounds_X": BOUNDS_CONSTRAINT,
-        "bounds_y": TARGET_BOUNDS_CONSTRAINT,
-        "row_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "bounds_X": [*BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
+        "bounds_y": [*TARGET_BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
+        "row_norm": [Interval(Real, 0, None, closed="neither"), PRIVATE_CONSTRAINT, None],
         "fit_intercept": ["boolean"],
     }
 
-    def _standardisation(self, X):
-        """(m, h) of the features and the row-norm bound r in standardised units."""
-        if self.bounds_X is None and self.row_norm is not None:
+    def _standardisation(self, X, box=None, row_norm=None):
+        """(m, h) of the features and the row-norm bound r in standardised units.
+
+        ``box``: the feature bounds when already resolved (private), else resolved here;
+        ``row_norm``: the resolved row-norm bound (None: the box only).
+        """
+        if box is not None:
+            lower, upper = box
+        elif self.bounds_X is None and row_norm is not None and not is_private(self.row_norm):
             d = X.shape[1]
-            lower, upper = np.full(d, -float(self.row_norm)), np.full(d, float(self.row_norm))
+            lower, upper = np.full(d, -float(row_norm)), np.full(d, float(row_norm))
         else:
             lower, upper = resolve_bounds(self, self.bounds_X, X, param="bounds_X", attribute="bounds_X_")
         if self.fit_intercept:
@@ -230,8 +254,39 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
         else:
             centre, half = np.zeros_like(lower), np.maximum(np.abs(lower), np.abs(upper))
         half = np.where(half > 0, half, 1.0)  # a constant feature: any scale will do
-        r = None if self.row_norm is None else float(self.row_norm) / float(np.min(half))
+        r = None if row_norm is None else float(row_norm) / float(np.min(half))
         return (lower, upper), centre, half, r
+
+    def _private_requests(self, X, Y):
+        """The ``"private"`` parameters of this fit: ``{param: (which, n_columns, domain)}`` (public).
+
+        A private row norm is a norm of the clipped, centred rows: with public
+        ``bounds_X`` it lies in [0, ‖h‖] (h the half-widths); else it has no domain (a
+        logarithmic histogram of the norms finds their scale first).
+        """
+        refuse_sparse_private(self, X, "bounds_X", "bounds_y", "row_norm")
+        requests = {}
+        if is_private(self.bounds_X):
+            requests["bounds_X"] = ("columns", X.shape[1], None)
+        if is_private(self.bounds_y):
+            requests["bounds_y"] = ("columns", Y.shape[1], None)
+        if is_private(self.row_norm):
+            domain = None
+            if isinstance(self.bounds_X, (tuple, list, dict)):
+                (lower, upper), _, half, _ = self._standardisation(X)
+                domain = float(np.linalg.norm(np.where(upper > lower, half, 0.0))) or None
+            requests["row_norm"] = ("row_norm", 1, domain)
+        return requests
+
+    def _private_row_norm(self, plan, X, box, centre):
+        """The private row-norm bound: an upper quantile of ‖clip(x) − m‖ (after the spend)."""
+        features = clip_bounds(np.asarray(X, dtype=np.float64), box[0], box[1])
+        features -= centre
+        value = plan.release("row_norm", row_norms(features))
+        # Floored at a public fraction of the box's diagonal (post-processing): the exact
+        # sums need a grid coarser than 2**-990.
+        floor = float(np.linalg.norm((box[1] - box[0]) / 2.0)) * 2.0**-20
+        return max(value, floor) if floor > 0 else value
 
     @_fit_context(prefer_skip_nested_validation=True)
     @Substitution(sample_weight=_shared_docs["sample_weight"])
@@ -279,20 +334,47 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
             accept_sparse=ACCEPT_SPARSE,
         )
         sample_weight = _check_sample_weight_dp(sample_weight, X)
-        users = user_plan(groups, X.shape[0], epsilon)
-        (lower, upper), centre, half, r = self._standardisation(X)
         Y = np.asarray(y).reshape(X.shape[0], -1)  # (n_samples, n_targets); public shape
-        y_lower, y_upper = self._resolve_bounds_y(Y)
-        mechanisms, cost = self._releases(users.release_epsilon, delta, X.shape[1], r, Y.shape[1])
-        cost = compose([users.event, cost])
+        plan = PrivateSensitivity(self, epsilon, self._private_requests(X, Y), groups=groups)
+        users = user_plan(groups, X.shape[0], plan.fit_epsilon)
+        d, n_targets = X.shape[1], Y.shape[1]
+        row_norm = None if self.row_norm is None or is_private(self.row_norm) else float(self.row_norm)
+        if plan.requests:
+            # The split of ε between A and B is fixed before the data is read: from the box
+            # alone when a bound is still to be released (its cost does not depend on it).
+            r_split = None
+            if row_norm is not None and not is_private(self.bounds_X):
+                r_split = self._standardisation(X, row_norm=row_norm)[3]
+            _, cost = self._releases(users.release_epsilon, delta, d, r_split, n_targets, normalise=True)
+        else:
+            (lower, upper), centre, half, r = self._standardisation(X, row_norm=row_norm)
+            y_lower, y_upper = self._resolve_bounds_y(Y)
+            r_split = r
+            mechanisms, cost = self._releases(users.release_epsilon, delta, d, r, n_targets)
+        cost = plan.cost(compose([users.event, cost]))
         rng = release_generator(self.random_state, context=self, data=(X, y, groups, sample_weight))
+        plan.bind(rng)
+        self._spend_privacy_budget(cost, note=plan.note)
+        if plan.requests:  # the private bounds, then the fit's releases with them
+            box = plan.release("bounds_X", X) if "bounds_X" in plan else None
+            (lower, upper), centre, half, _ = self._standardisation(X, box=box, row_norm=row_norm)
+            if "row_norm" in plan:
+                row_norm = self._private_row_norm(plan, X, (lower, upper), centre)
+            r = None if row_norm is None else float(row_norm) / float(np.min(half))
+            if "bounds_y" in plan:
+                y_lower, y_upper = plan.release("bounds_y", Y)
+            else:
+                y_lower, y_upper = self._resolve_bounds_y(Y)
+            mechanisms, _ = self._releases(
+                users.release_epsilon, delta, d, r, n_targets, r_split=r_split, normalise=True
+            )
         target = self._target_box(y_lower, y_upper)
-        self._spend_privacy_budget(cost)
         contribution = users.resolve(rng)  # user level: releases the threshold h
         weights = _combine_weights(contribution.weights, sample_weight)
-        sums = self._exact_sums(X, Y, lower, upper, centre, half, target, weights)
+        sums = self._exact_sums(X, Y, lower, upper, centre, half, target, weights, row_norm)
         if groups is not None:
             self.threshold_ = contribution.unit
+        self.row_norm_ = row_norm
         return self._fit_sums(
             sums, (lower, upper), centre, half, target, contribution.unit, mechanisms, rng, X.dtype, y.ndim
         )
@@ -329,7 +411,7 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
             self, self.bounds_y, np.asarray(Y, dtype=np.float64), param="bounds_y", attribute="bounds_y_"
         )
 
-    def _exact_sums(self, X, y, lower, upper, centre, half, target, weights):
+    def _exact_sums(self, X, y, lower, upper, centre, half, target, weights, row_norm=None):
         """Exact sums of z = [c(x) − m, c(y) − m_y] and z zᵀ (``exact_gram_sums``), weighted.
 
         One pass over the augmented rows gives Σw, Σw z and Σw z zᵀ, hence A and B (and
@@ -351,6 +433,7 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
                     half,
                     target,
                     None if weights is None else weights[start:stop],
+                    row_norm,
                 )
                 for start, stop, rows in dense_row_blocks(X)
             )
@@ -359,7 +442,7 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
         Z = np.empty((n, d + y.shape[1]))
         # A constant feature (zero half-width) has radius 0: it quantises to 0, as before.
         radius = np.append(np.where(upper > lower, half, 0.0) if self.fit_intercept else half, y_half)
-        if self.row_norm is None:
+        if row_norm is None:
             Z[:, :d] = X
             box_lower, box_upper, box_centre = lower, upper, centre
         else:
@@ -367,11 +450,11 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
             features -= centre
             # |z_j| <= row_norm too: a grid no coarser than row_norm·2**-20 keeps the margin
             # below small (at most half of row_norm for any d < 2**38).
-            radius[:d] = np.minimum(radius[:d], float(self.row_norm))
+            radius[:d] = np.minimum(radius[:d], float(row_norm))
             step = np.where(radius[:d] > 0, fixed_point_grid(radius[:d], GRAM_BITS)[0], 0.0)
             # Rounding to nearest moves z_x by at most step/2 per coordinate (‖step‖/2 in norm).
             margin = float(np.linalg.norm(step)) * (1.0 + 2.0**-40)
-            row_norm = float(self.row_norm)
+            row_norm = float(row_norm)
             clip_rows_l2(features, max(row_norm - margin, row_norm / 2.0), out=features)
             Z[:, :d] = features
             del features
@@ -409,21 +492,37 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
             B[d] = T[d:]
         return A, B
 
-    def _releases(self, epsilon, delta, n_features, r, n_targets=1):
-        """The mechanisms of the fit (unseeded) and its declared cost."""
+    def _releases(self, epsilon, delta, n_features, r, n_targets=1, r_split=..., normalise=False):
+        """The mechanisms of the fit (unseeded), with their factors f, and its declared cost.
+
+        ``r_split``: the row-norm bound the ε-DP split between A and B is computed from
+        (default ``r``); a private bound's fit fixes it before the bound is released, so
+        that the cost (ε_A, ε_B) does not depend on the data. ``normalise``: each
+        mechanism has sensitivity 1 and releases the statistic divided by f = its
+        sensitivity (``_release`` folds 1/f into the exact conversion and multiplies
+        the noisy values by f): the events of lattice noise depend on the sensitivity
+        through the lattice's rounding, and a private bound's fit must declare them
+        before the sensitivity is known. Otherwise f = 1 (the same numbers as before).
+        """
+        if r_split is ...:
+            r_split = r
         p = n_features + self.fit_intercept
         n_a, n_b = p * (p + 1) // 2, p * n_targets
         l1_a, l1_b, l2_a, l2_b = least_squares_sensitivities(n_features, r, self.fit_intercept, n_targets)
         if delta > 0:
             weight = (l2_a / l2_b) ** (2.0 / 3.0)
-            mechanism = Gaussian(epsilon=epsilon, delta=delta, sensitivity=math.hypot(l2_a, weight * l2_b))
-            return (mechanism, weight), ComposedEvent((mechanism.privacy_event((n_a + n_b,)),))
-        share = math.sqrt(l1_a) / (math.sqrt(l1_a) + math.sqrt(l1_b))
+            sensitivity = math.hypot(l2_a, weight * l2_b)
+            factor = sensitivity if normalise else 1.0
+            mechanism = Gaussian(epsilon=epsilon, delta=delta, sensitivity=1.0 if normalise else sensitivity)
+            return (mechanism, weight, factor), ComposedEvent((mechanism.privacy_event((n_a + n_b,)),))
+        split_a, split_b = least_squares_sensitivities(n_features, r_split, self.fit_intercept, n_targets)[:2]
+        share = math.sqrt(split_a) / (math.sqrt(split_a) + math.sqrt(split_b))
         eps_a, eps_b = split_epsilon(epsilon, [share, 1.0 - share])  # sum to at most ε (ε = ∞: both ∞)
-        mech_a = Laplace(epsilon=eps_a, sensitivity=l1_a)
-        mech_b = Laplace(epsilon=eps_b, sensitivity=l1_b)
+        f_a, f_b = (l1_a, l1_b) if normalise else (1.0, 1.0)
+        mech_a = Laplace(epsilon=eps_a, sensitivity=l1_a / f_a)
+        mech_b = Laplace(epsilon=eps_b, sensitivity=l1_b / f_b)
         cost = ComposedEvent((mech_a.privacy_event((n_a,)), mech_b.privacy_event((n_b,))))
-        return (mech_a, mech_b), cost
+        return (mech_a, mech_b, f_a, f_b), cost
 
     def _release(self, sums, half, y_half, unit, mechanisms, rng):
         """Noisy A/unit and B/unit, and the noise's standard deviation on A's entries.
@@ -433,7 +532,10 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
         release), each correctly rounded once (``ExactGram.round``): by the argument of
         ``dpsk._core._exact_sums`` ("Exact sums", steps 4-5, with n <= 2**36 rows) their
         change between neighbours is at most the declared sensitivity. The outputs are
-        divided by c (post-processing).
+        divided by c (post-processing). With normalised mechanisms (factors f) c is
+        divided by f exactly (a rational) before the one rounding, and the noisy values
+        multiplied by f: the rounding argument is relative, hence unchanged by the exact
+        scaling (f is at most a few times d², far from under- or overflow).
         """
         A, B = self._statistics(sums, half, y_half)
         p = A.shape[0]
@@ -442,21 +544,23 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
         c = Fraction(shrink) / Fraction(float(unit))
         a_exact = A[upper]
         if isinstance(mechanisms[0], Gaussian):
-            mechanism, weight = mechanisms
+            mechanism, weight, factor = mechanisms
             mechanism = Gaussian(
                 epsilon=mechanism.epsilon, delta=mechanism.delta, sensitivity=mechanism.sensitivity, random_state=rng
             )
-            values = np.concatenate([sums.round(a_exact, c), sums.round(B, c * Fraction(weight)).ravel()])
-            noisy = mechanism.randomise(values)
+            scaled = c / Fraction(factor)
+            values = np.concatenate([sums.round(a_exact, scaled), sums.round(B, scaled * Fraction(weight)).ravel()])
+            noisy = mechanism.randomise(values) * factor
             a_values, b_values = noisy[: a_exact.size], noisy[a_exact.size :].reshape(B.shape) / weight
-            noise_sd = mechanism.sigma((noisy.size,))
+            noise_sd = mechanism.sigma((noisy.size,)) * factor
         else:
             mech_a, mech_b = (
-                Laplace(epsilon=m.epsilon, sensitivity=m.sensitivity, random_state=rng) for m in mechanisms
+                Laplace(epsilon=m.epsilon, sensitivity=m.sensitivity, random_state=rng) for m in mechanisms[:2]
             )
-            a_values = mech_a.randomise(sums.round(a_exact, c))
-            b_values = mech_b.randomise(sums.round(B, c))
-            noise_sd = math.sqrt(mech_a.variance(a_values))
+            f_a, f_b = mechanisms[2:]
+            a_values = mech_a.randomise(sums.round(a_exact, c / Fraction(f_a))) * f_a
+            b_values = mech_b.randomise(sums.round(B, c / Fraction(f_b))) * f_b
+            noise_sd = math.sqrt(mech_a.variance(a_values)) * f_a
         A_noisy = np.zeros((p, p))
         A_noisy[upper] = a_values / shrink
         A_noisy = np.triu(A_noisy) + np.triu(A_noisy, 1).T

@@ -13,8 +13,9 @@ from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.naive_bayes._base import NB_CONSTRAINTS, BaseDPNB, check_priors, on_invalid_doc
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._partial_fit import PARTIAL_FIT_NOTE, PartialFitMixin, partial_fit_classes
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, PrivateSensitivity, private_box
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
-from dpsk.utils.validation import release_generator, resolve_bounds, resolve_classes
+from dpsk.utils.validation import release_generator, resolve_classes
 
 __all__ = ["GaussianNB"]
 
@@ -27,7 +28,7 @@ BUDGET_SHARES = (0.05, 0.8, 0.15)
 @Substitution(
     epsilon=_shared_docs["epsilon"],
     delta=_shared_docs["delta"],
-    bounds=_shared_docs["bounds"],
+    bounds=_shared_docs["bounds_private"],
     classes=_shared_docs["classes"],
     accountant=_shared_docs["accountant"],
     random_state=_shared_docs["random_state"],
@@ -137,7 +138,7 @@ class GaussianNB(PartialFitMixin, BaseDPNB):
     _parameter_constraints = {
         **NB_CONSTRAINTS,
         "delta": DP_PARAMETER_CONSTRAINTS["delta"],
-        "bounds": BOUNDS_CONSTRAINT,
+        "bounds": [*BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
         "priors": ["array-like", None],
         "var_smoothing": [Interval(Real, 0, None, closed="left")],
     }
@@ -165,11 +166,10 @@ class GaussianNB(PartialFitMixin, BaseDPNB):
         self.random_state = random_state
         self.on_invalid = on_invalid
 
-    def _release(self, box, rng):
+    def _release(self, box, rng, epsilon=None):
         """The joint release of the fit: class counts, Σz and Σ(z² − 1/2) of every class."""
-        return JointRelease(
-            box.sensitivities(), BUDGET_SHARES, epsilon=self.epsilon, delta=self.delta, random_state=rng
-        )
+        epsilon = self.epsilon if epsilon is None else epsilon
+        return JointRelease(box.sensitivities(), BUDGET_SHARES, epsilon=epsilon, delta=self.delta, random_state=rng)
 
     def _class_sums(self, X, y_index, n_classes, box, sample_weight=None):
         """Exact per-class fixed-point sums of the rows clipped to the box (one pass, weighted)."""
@@ -225,15 +225,21 @@ class GaussianNB(PartialFitMixin, BaseDPNB):
             raise ValueError('on_invalid="clip" clips to the public `bounds`: pass `bounds`, or use "drop"')
         X, y, sample_weight = self._validate_training_data(X, y, sample_weight, reset=first, classes=classes)
         # Fixed at the first call (public): later batches never derive their own bounds.
-        lower, upper = resolve_bounds(self, self.bounds, X) if first else self.bounds_
+        if first:
+            plan, (lower, upper) = private_box(self, X)
+        else:
+            plan, (lower, upper) = PrivateSensitivity(self, self.epsilon, {}), self.bounds_
         classes, y_index = resolve_classes(self, classes, y)
         n_classes, n_features = classes.size, X.shape[1]
         priors = None if self.priors is None else check_priors(self.priors, n_classes, "priors")
-        box = Box(lower, upper)
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight, *self._release_tag()))
-        release = self._release(box, rng)
+        box = Box(lower, upper)
+        release = self._release(box, rng, epsilon=plan.fit_epsilon)
         sizes = (n_classes, n_classes * n_features, n_classes * n_features)
-        self._spend_privacy_budget(release.privacy_event(sizes))
+        plan.spend(self, release.privacy_event(sizes), rng)
+        if "bounds" in plan:  # the released box, and the release built on it
+            box = Box(*plan.box("bounds", X, (lower, upper)))
+            release = self._release(box, rng, epsilon=plan.fit_epsilon)
         moments = self._class_sums(X, y_index, n_classes, box, sample_weight)
         return self._fit_sums(moments, box, release, sizes, classes, priors, X.dtype)
 

@@ -17,9 +17,10 @@ from dpsk.mechanisms import DiscreteLaplace
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._partial_fit import PARTIAL_FIT_NOTE, PartialFitMixin
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, PrivateSensitivity, private_box
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
 from dpsk.utils._sparse import ACCEPT_SPARSE, refuse_sparse
-from dpsk.utils.validation import _check_sample_weight_dp, _weight_units, release_generator, resolve_bounds
+from dpsk.utils.validation import _check_sample_weight_dp, _weight_units, release_generator
 
 __all__ = ["MinMaxScaler", "StandardScaler"]
 
@@ -30,7 +31,7 @@ BUDGET_SHARES = (0.1, 0.45, 0.45)
 _DOCS = dict(
     epsilon=_shared_docs["epsilon"],
     delta=_shared_docs["delta"],
-    bounds=_shared_docs["bounds"],
+    bounds=_shared_docs["bounds_private"],
     accountant=_shared_docs["accountant"],
     random_state=_shared_docs["random_state"],
     privacy_spent_=_shared_docs["privacy_spent_"],
@@ -77,11 +78,12 @@ class _BaseScaler(PartialFitMixin, DPEstimatorMixin, OneToOneFeatureMixin, Trans
         return self._fit_batch(X, sample_weight)
 
     def _batch_bounds(self, X, first):
-        """The bounds of this release: resolved at the first call, then fixed (public)."""
+        """``(plan, (lower, upper))`` of this release: resolved at the first call (planned, for
+        ``"private"``: :func:`~dpsk.utils._private_bounds.private_box`), then fixed (public)."""
         if not first:
-            return self.bounds_
-        self.bounds_ = resolve_bounds(self, self.bounds, X)
-        return self.bounds_
+            return PrivateSensitivity(self, self.epsilon, {}), self.bounds_
+        plan, self.bounds_ = private_box(self, X)
+        return plan, self.bounds_
 
     #: ``accept_sparse`` of the validation (MinMaxScaler refuses sparse X as scikit-learn does).
     _accept_sparse: bool | tuple[str, ...] = False
@@ -179,7 +181,7 @@ class StandardScaler(_BaseScaler):
 
     _parameter_constraints = {
         **DP_PARAMETER_CONSTRAINTS,
-        "bounds": BOUNDS_CONSTRAINT,
+        "bounds": [*BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
         "copy": ["boolean"],
         "with_mean": ["boolean"],
         "with_std": ["boolean"],
@@ -217,10 +219,11 @@ class StandardScaler(_BaseScaler):
         """How many of (count, Σz, Σ(z² − 1/2)) are released: the variance needs all three."""
         return 3 if self.with_std else 2 if self.with_mean else 0
 
-    def _release(self, box, rng):
+    def _release(self, box, rng, epsilon=None):
         k = self._n_statistics()
+        epsilon = self.epsilon if epsilon is None else epsilon
         return JointRelease(
-            box.sensitivities(k), BUDGET_SHARES[:k], epsilon=self.epsilon, delta=self.delta, random_state=rng
+            box.sensitivities(k), BUDGET_SHARES[:k], epsilon=epsilon, delta=self.delta, random_state=rng
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -251,19 +254,25 @@ class StandardScaler(_BaseScaler):
         X = self._validate(X, reset=first)
         self._check_sparse_centring(X)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
-        lower, upper = self._batch_bounds(X, first)
-        box = Box(lower, upper)
+        plan, (lower, upper) = self._batch_bounds(X, first)
         n_features = X.shape[1]
         k = self._n_statistics()
         if k == 0:  # neither centring nor scaling: nothing about the data is needed
+            if "bounds" in plan:  # nothing released, so no private bounds either
+                self.bounds_ = (None, None)
             self._spend_privacy_budget(ComposedEvent(()))
             self.mean_ = self.var_ = self.scale_ = None
             self.n_samples_seen_ = 0.0
             return self
         rng = release_generator(self.random_state, context=self, data=(X, sample_weight, *self._release_tag()))
-        release = self._release(box, rng)
+        box = Box(lower, upper)
+        release = self._release(box, rng, epsilon=plan.fit_epsilon)
         sizes = (1, n_features, n_features)[:k]
-        self._spend_privacy_budget(release.privacy_event(sizes))
+        plan.spend(self, release.privacy_event(sizes), rng)
+        if "bounds" in plan:  # the released box, and the release built on it
+            self.bounds_ = plan.box("bounds", X, (lower, upper))
+            box = Box(*self.bounds_)
+            release = self._release(box, rng, epsilon=plan.fit_epsilon)
         return self._fit_sums(self._sums(X, box, sample_weight), box, release, sizes, X.dtype)
 
     def _fit_sums(self, moments, box, release, sizes, dtype):
@@ -456,7 +465,7 @@ class MinMaxScaler(_BaseScaler):
     _parameter_constraints = {
         **{k: v for k, v in DP_PARAMETER_CONSTRAINTS.items() if k != "delta"},
         "feature_range": [tuple],
-        "bounds": BOUNDS_CONSTRAINT,
+        "bounds": [*BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
         "bins": [Interval(Integral, 1, None, closed="left")],
         "copy": ["boolean"],
         "clip": ["boolean"],
@@ -483,8 +492,9 @@ class MinMaxScaler(_BaseScaler):
         self.accountant = accountant
         self.random_state = random_state
 
-    def _mechanism(self, n_features, rng):
-        return DiscreteLaplace(epsilon=self.epsilon, sensitivity=n_features, random_state=rng)
+    def _mechanism(self, n_features, rng, epsilon=None):
+        epsilon = self.epsilon if epsilon is None else epsilon
+        return DiscreteLaplace(epsilon=epsilon, sensitivity=n_features, random_state=rng)
 
     @_fit_context(prefer_skip_nested_validation=True)
     @Substitution(sample_weight=_shared_docs["sample_weight_grid"])
@@ -518,26 +528,28 @@ class MinMaxScaler(_BaseScaler):
             raise ValueError("bins must not change between calls to partial_fit")
         X = self._validate(X, reset=first)
         units, grid = _weight_units(_check_sample_weight_dp(sample_weight, X))
-        lower, upper = self._batch_bounds(X, first)
+        plan, (lower, upper) = self._batch_bounds(X, first)
         n_features = X.shape[1]
         rng = release_generator(self.random_state, context=self, data=(X, sample_weight, *self._release_tag()))
         # Weighted counts are in units of 1/grid: one row adds at most grid units per feature.
-        mechanism = self._mechanism(n_features * grid, rng)
-        self._spend_privacy_budget(mechanism.privacy_event(n_features * self.bins))
+        mechanism = self._mechanism(n_features * grid, rng, epsilon=plan.fit_epsilon)
+        plan.spend(self, mechanism.privacy_event(n_features * self.bins), rng)
+        if "bounds" in plan:
+            lower, upper = self.bounds_ = plan.box("bounds", X, (lower, upper))
         counts = _weighted_histogram(X, lower, upper, self.bins, units)
-        return self._fit_counts(counts, mechanism, grid, lower, upper, X.dtype)
+        return self._fit_counts(counts, mechanism, grid, lower, upper, X.dtype, plan.fit_epsilon)
 
-    def _fit_counts(self, exact_counts, mechanism, grid, lower, upper, dtype):
+    def _fit_counts(self, exact_counts, mechanism, grid, lower, upper, dtype, epsilon=None):
         """The noisy histogram, added to the earlier ``partial_fit`` releases, and the fitted
-        attributes (in memory and Dask)."""
+        attributes (in memory and Dask). ``epsilon``: the histogram's (the fit's, less a
+        private bounds' share)."""
+        epsilon = self.epsilon if epsilon is None else epsilon
         low, high = self.feature_range
         n_features = exact_counts.shape[0]
         released = mechanism.randomise(exact_counts) / grid
         # After k calls the threshold is the sum of the k thresholds: an empty bin exceeds it
         # only if one call's noise exceeds its own (probability below k·0.05/2 per side).
-        (counts,), (threshold,) = self._accumulate(
-            [released], [n_features / self.epsilon * np.log(2.0 * self.bins / 0.05)]
-        )
+        (counts,), (threshold,) = self._accumulate([released], [n_features / epsilon * np.log(2.0 * self.bins / 0.05)])
         self.histogram_ = counts
         above = counts > threshold
         first = np.where(above.any(axis=1), np.argmax(above, axis=1), 0)

@@ -11,6 +11,7 @@ function(s)                                           what
 :func:`quantile`, :func:`percentile`, :func:`median`  quantiles (exponential mechanism over a public grid of bins)
 :func:`histogram`, :func:`histogramdd`                counts over public bins
 :func:`subsample_aggregate`                           any statistic: private mean or median of its values on parts
+:func:`bounds`                                        per-column bounds or a row-norm bound, for estimators' sensitivity
 ====================================================  ============================================================
 
 Each function takes ``epsilon`` (and ``delta`` where Gaussian noise helps), public
@@ -33,6 +34,7 @@ Building blocks for estimators (they follow their own fit protocol and accountan
 data is read; ``query.release(X, lower, upper)`` makes the releases.
 """
 
+from dpsk.stats._bounds import bounds
 from dpsk.stats._histogram import histogram, histogramdd
 from dpsk.stats._moments import count, mean, std, sum, var
 from dpsk.stats._quantile import median, percentile, quantile
@@ -41,6 +43,7 @@ from dpsk.stats._subsample import subsample_aggregate
 
 __all__ = [
     "DPResult",
+    "bounds",
     "count",
     "histogram",
     "histogramdd",

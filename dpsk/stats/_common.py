@@ -205,6 +205,8 @@ def resolve_stat_bounds(bounds, records, function, *, feature_names=None):
     the estimators' bounds by name. Returns two float64 arrays of shape ``(n_outputs,)``.
     """
     n_outputs = records.X.shape[1]
+    if isinstance(bounds, str) and bounds == "private":  # placeholders: released after the spend
+        return np.full(n_outputs, -1.0), np.full(n_outputs, 1.0)
     if bounds is None:
         # As for estimators: the data's minimum and maximum, with the leak warning.
         return resolve_bounds(function, None, records.X, attribute=None)
@@ -247,12 +249,16 @@ STATS_DOCS = {
         ``0`` gives pure ε-DP (Laplace noise). A value in (0, 1) uses Gaussian noise for
         the sums, much more accurate for many entries at once; choose δ well below
         1/n_records.""",
-    "bounds": """bounds : tuple (lower, upper), dict or None, default=None
+    "bounds": """bounds : tuple (lower, upper), dict, "private" or None, default=None
         Public bounds on the values: scalars, or arrays broadcastable to the result's
         shape (e.g. one per column). With one result per column (a 2-d input,
         ``axis=0``) also a dict of ``(lower, upper)`` per column, keyed by column index
         or, for a DataFrame, by column name (``{"age": (17, 90), ...}``), covering every
         column. Values outside are clipped, so the guarantee holds whatever the data.
+        ``"private"`` estimates them in the same call (:func:`bounds`, a noisy
+        logarithmic histogram per output; one value per record and output, item level)
+        with ``bounds_epsilon_share`` of ε (:func:`dpsk.set_config`, 10 %), part of the
+        call's one event; ``DPResult.bounds`` reports them.
         ``None`` uses the data's minimum and maximum with a
         :class:`~dpsk.exceptions.PrivacyLeakWarning`, which breaks the guarantee.""",
     "axis": """axis : None, int or tuple of ints, default=None

@@ -356,6 +356,8 @@ def _moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_
     arr = as_array(a)
     _, _, per_record, out_shape, _ = layout(arr, axis)
     n_outputs = int(np.prod(out_shape, dtype=np.int64))
+    if kind != "count":
+        call.plan_bounds(bounds, n_outputs, per_record)
     query = moments_query(call, kind, n_outputs)
     if kind != "count":
         call.require_public(bounds, "bounds")
@@ -367,6 +369,7 @@ def _moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_
     else:
         lower = upper = np.zeros(records.n_outputs)
     call.spend(records.n_records, function=function, params=(bounds, axis, keepdims), data=(arr,))
+    lower, upper = call.release_bounds(records, lower, upper)
     kappa = None if kind in ("count", "sum") else query.kappa(per_record)
     contribution = call.contribution(kappa=kappa)
     noisy = query.release(records, lower, upper, contribution)

@@ -91,6 +91,8 @@ class StatCall:
         self.random_state = random_state
         self.rng = release_generator(random_state, context="dpsk.stats")
         self.cost = None
+        self.bounds_query = None
+        self.function = function
 
     @classmethod
     def of(cls, function, params):
@@ -110,6 +112,33 @@ class StatCall:
             params["on_invalid"],
             function,
         )
+
+    def plan_bounds(self, bounds, n_outputs, per_record):
+        """With ``bounds="private"``: reserve ``bounds_epsilon_share`` of the release's ε
+        for a private estimate of the bounds (:func:`dpsk.stats.bounds`, a noisy
+        logarithmic histogram per output) and lower :attr:`release_epsilon` to the rest.
+        Call before building the statistic's query; its cost joins :meth:`check`'s."""
+        from dpsk.utils._private_bounds import PrivateSensitivity, is_private
+
+        if not is_private(bounds):
+            return
+        if self.user_level:
+            raise ValueError(f'{self.function}: bounds="private" is item level; with `groups` pass public bounds')
+        if per_record != 1:
+            raise ValueError(
+                f'{self.function}: bounds="private" needs one value per record and output (a 2-d input '
+                "reduced over axis=0, or a 1-d input)"
+            )
+        self.bounds_query = PrivateSensitivity(
+            self.function, self.release_epsilon, {"bounds": ("columns", n_outputs, None)}
+        )
+        self.release_epsilon = self.bounds_query.fit_epsilon
+
+    def release_bounds(self, records, lower, upper):
+        """The private bounds (after :meth:`spend`), or ``(lower, upper)`` as given."""
+        if self.bounds_query is None:
+            return lower, upper
+        return self.bounds_query.bind(self.rng).release("bounds", records.X)
 
     def require_public(self, given, name):
         """Refuse ``on_invalid="clip"`` when ``name`` (bounds, range) is derived from the data.
@@ -144,7 +173,8 @@ class StatCall:
 
         Call before reading any value: raises BudgetExceededError if it does not fit.
         """
-        self.cost = compose([self.plan.event, *events])
+        bounds = () if self.bounds_query is None or self.bounds_query.event is None else (self.bounds_query.event,)
+        self.cost = compose([self.plan.event, *bounds, *events])
         if self.accountant is not None:
             with spending_as(SpendLabel(call="dpsk.stats")):
                 self.accountant.check_event(self.cost)

@@ -47,13 +47,13 @@ from dpsk.base import (
 from dpsk.mechanisms import DiscreteLaplace
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, private_box, private_boxes
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
 from dpsk.utils._units import random_parts
 from dpsk.utils.validation import (
     _check_sample_weight_dp,
     _weight_units,
     release_generator,
-    resolve_bounds,
     resolve_classes,
 )
 
@@ -79,7 +79,7 @@ DEFAULT_MAX_DEPTH = 10
 TREE_CONSTRAINTS = {
     **{k: v for k, v in DP_PARAMETER_CONSTRAINTS.items() if k != "delta"},
     "max_depth": [Interval(Integral, 1, MAX_DEPTH, closed="both"), None],
-    "bounds": BOUNDS_CONSTRAINT,
+    "bounds": [*BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
     "classes": ["array-like", None],
 }
 
@@ -104,10 +104,12 @@ TREE_DOCS = {
         ``min(10, ceil(n_features / 2))``, a rule that depends on the number of features
         only (never on the data): about half the features on each path, as Jagannathan
         et al. recommend, capped where the leaves become too small for their noise.""",
-    "bounds": """bounds : tuple (lower, upper) or None, default=None
+    "bounds": """bounds : tuple (lower, upper), "private" or None, default=None
         Public bounds on each feature, as scalars or arrays of shape (n_features,). The
         thresholds are drawn inside them; values outside are routed as if clipped to
-        them. ``None`` derives them from the data with a
+        them. ``"private"``: estimated inside the fit (:func:`dpsk.stats.bounds`, a noisy
+        logarithmic histogram per column) with ``bounds_epsilon_share`` of ε, before the
+        trees are drawn (:ref:`bounds`). ``None`` derives them from the data with a
         :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``bounds_``), which
         breaks the guarantee: the structure then depends on the data.""",
 }
@@ -459,19 +461,23 @@ class BaseRandomTrees(RandomTreesMixin, BaseJointLogLikelihoodClassifier):
         self._check_privacy_budget(budget_event(self.epsilon))
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
         units, grid = _weight_units(_check_sample_weight_dp(sample_weight, X))
-        lower, upper = resolve_bounds(self, self.bounds, X)
+        plan, (lower, upper) = private_box(self, X)
         classes, y_index = resolve_classes(self, self.classes, y)
         n_trees, n_classes = self._n_trees(), classes.size
         depth = self._depth(X.shape[1], n_trees, n_classes)
         n_threads = self._n_threads()  # invalid n_jobs fails here, before any spend
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
-        feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
-        epsilon_leaves, epsilon_totals = split_epsilon(self.epsilon, PRIOR_SPLIT)
+        if not plan.requests:
+            feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
+        epsilon_leaves, epsilon_totals = split_epsilon(plan.fit_epsilon, PRIOR_SPLIT)
         # Weighted counts are in units of 1/grid: one row adds at most grid units per count.
         leaves = self._mechanism(epsilon_leaves, rng, self._leaf_sensitivity(n_trees) * grid)
         totals = self._mechanism(epsilon_totals, rng, grid)
         shape = (n_trees, 2**depth, n_classes)
-        self._spend_privacy_budget(ComposedEvent((leaves.privacy_event(shape), totals.privacy_event(n_classes))))
+        plan.spend(self, ComposedEvent((leaves.privacy_event(shape), totals.privacy_event(n_classes))), rng)
+        if plan.requests:  # the trees are drawn in the released box
+            lower, upper = plan.box("bounds", X, (lower, upper))
+            feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
 
         part = self._parts(rng, n_trees, X.shape[0])
         counts = _weighted_leaf_counts(X, y_index, n_classes, part, feature, threshold, depth, n_threads, units)
@@ -598,10 +604,11 @@ class DecisionTreeClassifier(SingleTreeMixin, BaseRandomTrees):
 
 
 REGRESSOR_DOCS = {
-    "bounds_y": """bounds_y : tuple (lower, upper) or None, default=None
+    "bounds_y": """bounds_y : tuple (lower, upper), "private" or None, default=None
         Public bounds on the target; values outside are clipped (never trusted). The
         noise on the leaf sums is proportional to ``(upper - lower) / 2``: choose the
-        narrowest range known without looking at the data. ``None`` derives them from
+        narrowest range known without looking at the data. ``"private"``: estimated
+        inside the fit, as ``bounds``. ``None`` derives them from
         the data with a :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in
         ``bounds_y_``), which breaks the guarantee.""",
     "common_attributes": """totals_ : ndarray of shape (2,)
@@ -665,9 +672,10 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         t = clip_bounds_1d(y, float(box_y.lower[0]), float(box_y.upper[0]))
         return clip_bounds_1d((t - float(box_y.centre[0])) / half, -1.0, 1.0)
 
-    def _release(self, rng):
+    def _release(self, rng, epsilon=None):
         """The one joint release of (leaf counts, leaf sums, total count, total sum)."""
-        return JointRelease([(1.0, 1.0)] * 4, REGRESSION_SHARES, epsilon=self.epsilon, delta=0.0, random_state=rng)
+        epsilon = self.epsilon if epsilon is None else epsilon
+        return JointRelease([(1.0, 1.0)] * 4, REGRESSION_SHARES, epsilon=epsilon, delta=0.0, random_state=rng)
 
     @_fit_context(prefer_skip_nested_validation=True)
     @Substitution(sample_weight=_shared_docs["sample_weight"])
@@ -688,19 +696,24 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         self._check_privacy_budget(budget_event(self.epsilon))
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=True)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
-        lower, upper = resolve_bounds(self, self.bounds, X)
         y = np.ascontiguousarray(y, dtype=np.float64)
-        y_lower, y_upper = resolve_bounds(self, self.bounds_y, y[:, None], param="bounds_y", attribute="bounds_y_")
-        box_y = Box(y_lower, y_upper)
+        plan, boxes = private_boxes(self, {"bounds": (X, "bounds_"), "bounds_y": (y[:, None], "bounds_y_")})
+        (lower, upper), (y_lower, y_upper) = boxes["bounds"], boxes["bounds_y"]
         n_trees = self._n_trees()
         depth = self._depth(X.shape[1], n_trees, 2)
         n_threads = self._n_threads()  # invalid n_jobs fails here, before any spend
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
-        feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
-        release = self._release(rng)
+        if not plan.requests:
+            feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
+        release = self._release(rng, epsilon=plan.fit_epsilon)
         n_cells = n_trees * 2**depth
         sizes = (n_cells, n_cells, 1, 1)
-        self._spend_privacy_budget(release.privacy_event(sizes))
+        plan.spend(self, release.privacy_event(sizes), rng)
+        if plan.requests:  # the trees are drawn in the released box
+            lower, upper = plan.box("bounds", X, (lower, upper))
+            y_lower, y_upper = plan.box("bounds_y", y[:, None], (y_lower, y_upper))
+            feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
+        box_y = Box(y_lower, y_upper)
 
         part = self._parts(rng, n_trees, X.shape[0])
         if part is None:
@@ -843,7 +856,7 @@ class DecisionTreeRegressor(SingleTreeMixin, BaseRandomTreesRegressor):
 
     _parameter_constraints = {
         **{k: v for k, v in TREE_CONSTRAINTS.items() if k != "classes"},
-        "bounds_y": TARGET_BOUNDS_CONSTRAINT,
+        "bounds_y": [*TARGET_BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
     }
 
     def __init__(self, *, max_depth=None, epsilon=1.0, bounds=None, bounds_y=None, accountant=None, random_state=None):

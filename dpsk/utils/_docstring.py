@@ -72,6 +72,15 @@ _shared_docs = {
         ``None`` derives them from the data with a
         :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``bounds_``), which
         breaks the guarantee.""",
+    "bounds_private": """bounds : tuple (lower, upper), "private" or None, default=None
+        Public bounds on each feature, as scalars or arrays of shape (n_features,).
+        Values outside are clipped: the privacy guarantee holds whatever the data.
+        ``"private"``: estimated inside the fit from a noisy logarithmic histogram of
+        each column (:func:`dpsk.stats.bounds`; powers of two), with
+        ``bounds_epsilon_share`` of ε (:func:`dpsk.set_config`, 10 %), recorded in the
+        fit's one privacy event and stored in ``bounds_`` (:ref:`bounds`). ``None``
+        derives them from the data with a :class:`~dpsk.exceptions.PrivacyLeakWarning`
+        (stored in ``bounds_``), which breaks the guarantee.""",
     "data_norm": """data_norm : float or None, default=None
         Public bound on the L2 norm of each row of X. Rows with a larger norm are
         scaled down to it. ``None`` derives it from the data with a

@@ -30,7 +30,7 @@ def _classifier(**params):
 
 
 def test_default_is_off_and_get_config_returns_a_copy(toy_data):
-    assert dpsk.get_config() == {"require_accountant": False}
+    assert dpsk.get_config() == {"require_accountant": False, "bounds_epsilon_share": 0.1}
     dpsk.get_config()["require_accountant"] = True
     assert dpsk.get_config()["require_accountant"] is False
     assert _classifier().fit(*toy_data).privacy_spent_ is not None  # silent, as before

@@ -283,14 +283,16 @@ class _Lying:
 
 
 class _EpsilonX2:
-    """Mixin: the estimator's ``_release(*args)`` declares ε but draws the noise of 2ε."""
+    """Mixin: the estimator's ``_release(*args, epsilon=...)`` declares ε but draws the noise of 2ε
+    (its ``epsilon`` keyword, the fit's budget, or the estimator's ``epsilon``)."""
 
-    def _release(self, *args):
-        honest = super()._release(*args)
+    def _release(self, *args, **kwargs):
+        honest = super()._release(*args, **kwargs)
         epsilon = self.epsilon
+        doubled = {**kwargs, "epsilon": 2 * kwargs["epsilon"]} if kwargs.get("epsilon") is not None else kwargs
         try:
             self.epsilon = 2 * epsilon
-            actual = super()._release(*args)
+            actual = super()._release(*args, **doubled)
         finally:
             self.epsilon = epsilon
         return _Lying(honest, actual)
@@ -372,15 +374,15 @@ class StandardScalerNoClipping(StandardScaler):
 
 
 class MinMaxScalerEpsilonX2(MinMaxScaler):
-    def _mechanism(self, n_features, rng):
-        return _Lying(super()._mechanism(n_features, rng), super()._mechanism(n_features / 2, rng))
+    def _mechanism(self, n_features, rng, **kwargs):
+        return _Lying(super()._mechanism(n_features, rng, **kwargs), super()._mechanism(n_features / 2, rng, **kwargs))
 
 
 class MinMaxScalerOneFeature(MinMaxScaler):
     """Counts one feature's bin in the sensitivity (1 instead of d)."""
 
-    def _mechanism(self, n_features, rng):
-        return _Lying(super()._mechanism(n_features, rng), super()._mechanism(1, rng))
+    def _mechanism(self, n_features, rng, **kwargs):
+        return _Lying(super()._mechanism(n_features, rng, **kwargs), super()._mechanism(1, rng, **kwargs))
 
 
 class _TreesEpsilonX2:

@@ -1,0 +1,224 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The value ``"private"`` of the estimators' sensitivity parameters, in one place.
+
+An estimator whose ``bounds`` (``bounds_X``, ``bounds_y``), ``data_norm`` or
+``row_norm`` is ``"private"`` estimates it from the data inside its fit, with a share of
+its ε (``dpsk.get_config()["bounds_epsilon_share"]``, 10 % by default): the releases of
+:class:`dpsk.stats._bounds.BoundsQuery`, per column (noisy logarithmic histogram, or DP
+quantiles inside a public domain) or of row norms (an upper quantile). The fit then runs
+with the rest of ε, and records *one* event composing both: the bounds' releases and
+the fit's.
+
+The protocol, for an estimator's ``fit`` (:func:`private_box` builds the plan of a
+``bounds`` parameter, with a placeholder box)::
+
+    plan = PrivateSensitivity(self, self.epsilon, {"bounds_X": ("columns", d, None), ...})
+    ...                                  # the fit's mechanisms and cost with plan.fit_epsilon,
+                                         # on placeholders: the cost must not depend on the bounds
+    rng = release_generator(...)
+    plan.spend(self, cost, rng)          # one event: the bounds' releases, then the fit's
+    lower, upper = plan.box("bounds_X", X, placeholder)   # after the spend
+    ...                                  # rebuild the mechanisms on the released bounds
+
+The fit's event must not depend on the bounds' values (only its noise scale may): the
+recording harness checks it (tests/utils/test_private_bounds.py). Lattice noise's event
+does depend on its sensitivity through the lattice's rounding, so a fit whose
+sensitivity follows a private bound normalises its mechanisms to sensitivity 1
+(``LinearRegression``).
+
+Privacy: adaptive sequential composition. Every bound is an ε_b-DP release (its share of
+ε·share), the fit is (ε − ε·share, δ)-DP *for any fixed value of the bounds*, and may
+use the released bounds (adaptively): the fit as a whole is (ε, δ)-DP, and the composed
+event says so exactly. The costs are fixed by the parameters and the data's shape before
+any value is read, so they are the same on neighbouring datasets.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpsk.accounting._calibration import split_epsilon
+from dpsk.accounting._events import compose
+from dpsk.stats._bounds import BoundsQuery
+from dpsk.utils._sklearn_compat import StrOptions
+from dpsk.utils.validation import is_non_private, resolve_bounds
+
+__all__ = [
+    "PRIVATE",
+    "PRIVATE_CONSTRAINT",
+    "PrivateSensitivity",
+    "bounds_epsilon_share",
+    "is_private",
+    "private_box",
+    "private_boxes",
+]
+
+#: The value that asks for a privately estimated sensitivity parameter.
+PRIVATE = "private"
+#: Its ``_parameter_constraints`` entry (appended to a bound's constraints).
+PRIVATE_CONSTRAINT = StrOptions({PRIVATE})
+
+
+def is_private(value):
+    """Whether a sensitivity parameter asks for private estimation (``"private"``)."""
+    return isinstance(value, str) and value == PRIVATE
+
+
+def refuse_sparse_private(estimator, X, *params):
+    """Refuse ``"private"`` sensitivity parameters on sparse X (before any spend): their
+    release reads dense rows, which sparse X would have to be densified for."""
+    private = [param for param in params if is_private(getattr(estimator, param, None))]
+    if private and sp.issparse(X):
+        names = ", ".join(f"`{param}`" for param in private)
+        raise ValueError(
+            f'{type(estimator).__name__}: "private" {names} is not supported on sparse X yet; pass the public '
+            "value (from the schema) or densify X"
+        )
+
+
+def bounds_epsilon_share():
+    """The share of an estimator's ε spent on its ``"private"`` parameters (dpsk's config)."""
+    from dpsk._config import get_config
+
+    return get_config()["bounds_epsilon_share"]
+
+
+class PrivateSensitivity:
+    """The ``"private"`` sensitivity parameters of one fit: their budget, cost and releases.
+
+    Parameters
+    ----------
+    estimator : estimator
+        For error messages.
+    epsilon : float
+        The estimator's whole ε.
+    requests : dict
+        ``{param: (which, n_columns, domain)}`` for each parameter set to ``"private"``:
+        ``which`` is ``"columns"`` or ``"row_norm"`` (see
+        :class:`~dpsk.stats._bounds.BoundsQuery`), ``domain`` a public domain or None.
+        Requests whose domain is decided by an earlier release (a row norm inside a
+        private box) pass None. Empty: nothing is private, the whole ε is the fit's.
+    groups : array-like or None
+        User ids: private estimation is item level only, so ``groups`` is refused.
+
+    Attributes
+    ----------
+    fit_epsilon : float
+        The budget left for the fit's own releases.
+    event : PrivacyEvent or None
+        The composed cost of the bounds' releases (None when nothing is private).
+    note : str or None
+        For the ledger label: which parameters are private, with which share.
+    """
+
+    def __init__(self, estimator, epsilon, requests, *, groups=None):
+        self.requests = dict(requests)
+        self.values = {}
+        self.queries = None
+        epsilon = float(epsilon)
+        if not self.requests:
+            self.fit_epsilon, self.event, self.note, self.share = epsilon, None, None, 0.0
+            return
+        if groups is not None:
+            names = ", ".join(f"`{name}`" for name in self.requests)
+            raise ValueError(
+                f'{type(estimator).__name__}: {names}="private" estimates the bounds with one row as the '
+                "privacy unit; with `groups` (user level) pass public bounds."
+            )
+        self.share = float(bounds_epsilon_share())
+        self.non_private = is_non_private(epsilon)
+        names = ", ".join(self.requests)
+        if self.non_private:
+            # ε = ∞: the whole fit is declared non-private; the bounds are the data's.
+            self.fit_epsilon, self.event = epsilon, None
+            self.note = f"{names} from the data (ε = ∞)"
+            self.queries = None
+            return
+        bounds_epsilon, self.fit_epsilon = split_epsilon(epsilon, [self.share, 1.0 - self.share])
+        self.each = split_epsilon(bounds_epsilon, len(self.requests))
+        # Built here for their cost (known before the data is read); rebuilt on the
+        # fit's Generator by bind().
+        self.queries = {name: self._query(name, None) for name in self.requests}
+        self.event = compose([query.event for query in self.queries.values()])
+        self.note = f"private {names}: {self.share:.0%} of ε"
+
+    def __contains__(self, name):
+        return name in self.requests
+
+    def spend(self, estimator, fit_cost, rng):
+        """Bind ``rng`` and record the fit's one event (:meth:`cost`) on ``estimator``'s
+        accountant, labelled with :attr:`note`: after the data is validated, before any
+        release."""
+        self.bind(rng)
+        estimator._spend_privacy_budget(self.cost(fit_cost), note=self.note)  # noqa: SLF001
+
+    def box(self, name, X, given):
+        """The released bounds of ``name`` on ``X`` if it is private (after :meth:`spend`), else ``given``."""
+        return self.release(name, X) if name in self else given
+
+    def cost(self, fit_cost):
+        """The fit's one event: the bounds' releases, then the fit's (``fit_cost``)."""
+        return fit_cost if self.event is None else compose([self.event, fit_cost])
+
+    def bind(self, rng):
+        """Give the releases the fit's Generator (call after ``release_generator``)."""
+        if self.queries:
+            self.queries = {name: self._query(name, rng) for name in self.requests}
+        return self
+
+    def _query(self, name, rng):
+        which, n_columns, domain = self.requests[name]
+        return BoundsQuery(which, n_columns, epsilon=self.each, domain=domain, rng=rng)
+
+    def release(self, name, values):
+        """The private value of ``name`` from ``values`` (after the spend).
+
+        ``values``: the data (n, n_columns) for ``"columns"``, the row norms for
+        ``"row_norm"``. Returns (lower, upper) arrays or a float, as
+        :meth:`BoundsQuery.release`; with ε = ∞, the data's own (exact) values.
+        """
+        which = self.requests[name][0]
+        values = np.asarray(values, dtype=np.float64)
+        if self.queries is None:  # ε = ∞
+            if which == "columns":
+                value = (values.min(axis=0), values.max(axis=0))
+            else:
+                value = float(values.max()) if values.size and values.max() > 0 else 1.0
+        else:
+            value = self.queries[name].release(values)
+        if which == "row_norm" and not value > 0:
+            value = float(np.finfo(np.float64).tiny)
+        self.values[name] = value
+        return value
+
+
+def private_box(estimator, X, *, param="bounds", attribute="bounds_"):
+    """``(plan, (lower, upper))`` for an estimator's feature bounds ``param``.
+
+    Public or left out (``None``): :func:`~dpsk.utils.validation.resolve_bounds` (with its
+    leak warning for None) and an empty plan. ``"private"``: the plan of their release
+    and the placeholder box [−1, 1]^d for building the fit's mechanisms, whose cost does
+    not depend on the box's widths; after :meth:`PrivateSensitivity.spend`, take the
+    released box with ``plan.box(param, X, (lower, upper))`` and rebuild them.
+    """
+    plan, boxes = private_boxes(estimator, {param: (X, attribute)})
+    return plan, boxes[param]
+
+
+def private_boxes(estimator, data):
+    """:func:`private_box` for several bounds at once (e.g. ``bounds`` and ``bounds_y``).
+
+    ``data``: ``{param: (values of shape (n, k), attribute)}``. Returns the one plan of
+    the private ones and ``{param: (lower, upper)}`` (placeholders for the private ones).
+    """
+    requests, boxes = {}, {}
+    for param, (values, attribute) in data.items():
+        value = getattr(estimator, param)
+        k = values.shape[1]
+        refuse_sparse_private(estimator, values, param)
+        if is_private(value):
+            requests[param] = ("columns", k, None)
+            boxes[param] = (np.full(k, -1.0), np.full(k, 1.0))
+        else:
+            boxes[param] = resolve_bounds(estimator, value, values, param=param, attribute=attribute)
+    return PrivateSensitivity(estimator, estimator.epsilon, requests), boxes
