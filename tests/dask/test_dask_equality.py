@@ -237,7 +237,7 @@ def test_merged_statistics_are_the_in_memory_integers(chunks):
     expected = est._exact_sums(X, y[:, None], lower, upper, centre, half, target, weights)
     from dpsk.dask._fit import _least_squares_chunk
 
-    chunk = functools.partial(_least_squares_chunk, est, lower, upper, centre, half, target)
+    chunk = functools.partial(_least_squares_chunk, est, lower, upper, centre, half, target, None)
     got = map_reduce(chunk, _dask(X, chunks), _dask(y, chunks), _dask(w, chunks))
     assert got.count == expected.count and got.weight_scale == expected.weight_scale
     assert np.array_equal(got.total, expected.total) and np.array_equal(got.gram, expected.gram)
