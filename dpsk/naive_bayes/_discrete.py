@@ -225,7 +225,7 @@ def _dense_row_sums(a):
     return a.sum(axis=1)
 
 
-def _exact_class_table(X, y_index, n_classes, data_norm, k, top, units):
+def _exact_class_table(X, y_index, n_classes, k, top, units):
     """MultinomialNB's table as exact int64 units: per class, ``Σ W_i·2**k`` (the count) and
     ``Σ W_i·q_i`` (the feature sums), shape (n_classes, 1 + n_features).
 
@@ -331,11 +331,21 @@ class MultinomialNB(_BaseDiscreteNB):
     ``classes``. X must be non-negative; each row is scaled to L1 norm at most R. One row
     adds 1 to its class count and at most R (in L1) to its class's feature sums, so the
     vector of all class counts and all per-class feature sums has L1 sensitivity 1 + R
-    and is released once with lattice Laplace noise (one ε-DP release: no budget split;
-    every entry gets noise of scale (1 + R)/ε). Released: ``class_count_``,
+    and is released once with exact discrete Laplace noise (one ε-DP release: no budget
+    split; every entry gets noise of scale at most (1 + R)/ε). The sums are **exact
+    integers on a public grid**: each clipped value is rounded down to a multiple of
+    2^-k (a step of about R·2^-20; a count of 1 is 2^k units), each row's units are
+    clipped to at most ``floor(R·2^k)`` in integer arithmetic, and the table is summed in
+    int64, exactly and in any order, so one row changes the *computed* table by exactly
+    its own contribution (at most (2^k + floor(R·2^k)) units), whatever the other rows;
+    the noise is calibrated to that integer sensitivity and the table divided by 2^k
+    once. Sparse and dense X give the same integers. Released: ``class_count_``,
     ``feature_count_`` and what is computed from them. Floating-point safe. With
-    ``sample_weight`` (clipped to [0, 1]) the counts and sums are weighted: one row
-    still adds at most 1 + R in L1.
+    ``sample_weight`` (clipped to [0, 1], rounded down to a multiple of 1/1024) the
+    counts and sums are weighted in units of 1/1024 more: one row still adds at most
+    1 + R in L1. ``data_norm`` must be below 2^31, and a fit takes at most
+    2^62 / (1024·max(2^k, floor(R·2^k))) rows (above 2^31 for R < 2^20); larger values
+    are refused before anything is spent (public information).
     Domain: finite, non-negative X (counts), labels in ``classes``, finite, non-negative
     ``sample_weight``. Data outside it raise a ``ValueError`` before any noise is drawn,
     which reveals only that the data left the domain, or with ``on_invalid`` are dropped
@@ -385,7 +395,7 @@ class MultinomialNB(_BaseDiscreteNB):
         self.on_invalid = on_invalid
 
     @_fit_context(prefer_skip_nested_validation=True)
-    @Substitution(sample_weight=_shared_docs["sample_weight"])
+    @Substitution(sample_weight=_shared_docs["sample_weight_grid"])
     def fit(self, X, y, sample_weight=None):
         """Fit the model on non-negative X and labels y with differential privacy.
 
@@ -432,7 +442,7 @@ class MultinomialNB(_BaseDiscreteNB):
         mechanism = self._mechanism((2**k + top) * grid, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
 
-        table = _exact_class_table(X, y_index, n_classes, data_norm, k, top, units)
+        table = self._class_table(X, y_index, n_classes, k, top, units)
         (table,), _ = self._accumulate([mechanism.randomise(table).astype(np.float64) / (2.0**k * grid)])
         table = np.maximum(table, 0.0)
 
@@ -444,6 +454,10 @@ class MultinomialNB(_BaseDiscreteNB):
         smoothed = self.feature_count_ + alpha
         self.feature_log_prob_ = np.log(smoothed) - np.log(smoothed.sum(axis=1, keepdims=True))
         return self
+
+    def _class_table(self, X, y_index, n_classes, k, top, units):
+        """The exact integer table (rows clipped to ``top`` units): :func:`_exact_class_table`."""
+        return _exact_class_table(X, y_index, n_classes, k, top, units)
 
     def _check_X(self, X):
         return validate_data(

@@ -202,7 +202,7 @@ def test_multinomial_table_changes_by_exactly_the_rows_units(sparse):
     k, top = _multinomial_grid(1.0)
 
     def table(A):
-        return _exact_class_table(convert(A), np.zeros(A.shape[0], dtype=np.intp), 2, 1.0, k, top, None)
+        return _exact_class_table(convert(A), np.zeros(A.shape[0], dtype=np.intp), 2, k, top, None)
 
     change = table(D1) - table(D)
     assert np.array_equal(change, table(x))
@@ -221,12 +221,12 @@ def test_multinomial_table_is_order_independent(sparse):
     convert = sp.csr_matrix if sparse else np.asarray
     k, top = _multinomial_grid(2.5)
     units, _ = _weight_units(w)
-    a = _exact_class_table(convert(X), y, 3, 2.5, k, top, units)
-    b = _exact_class_table(convert(X[order]), y[order], 3, 2.5, k, top, units[order])
+    a = _exact_class_table(convert(X), y, 3, k, top, units)
+    b = _exact_class_table(convert(X[order]), y[order], 3, k, top, units[order])
     assert a.dtype == np.int64 and np.array_equal(a, b)
     # Every row is clipped to data_norm exactly in units (across blocks of rows too).
     for i in range(0, 3000, 997):
-        one = _exact_class_table(convert(X[i : i + 1]), y[i : i + 1], 3, 2.5, k, top, None)
+        one = _exact_class_table(convert(X[i : i + 1]), y[i : i + 1], 3, k, top, None)
         assert one[y[i], 1:].sum() <= top
 
 
