@@ -122,13 +122,16 @@ def test_stats_count_and_axis_on_sparse():
         dpsk.stats.sum(sp.csr_matrix(X), epsilon=1.0, bounds=(0.0, 3.0), axis=1)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_multinomial_nb_with_clipping_matches_dense(dtype):
-    """Rows clipped to data_norm: the same clipped values (bitwise, see tests/_core/test_sparse.py)
-    summed in another order than the dense BLAS product: equal up to float rounding."""
+def test_multinomial_nb_with_clipping_is_bitwise_the_dense_fit(dtype, weighted):
+    """Rows clipped to data_norm: exact integer sums on the public grid, each row's units a
+    function of its own values, so sparse and dense tables are the same integers."""
     X, y = data(dtype=dtype)
-    sparse, dense = fit_both(lambda: MultinomialNB(epsilon=1.0, data_norm=2.0, classes=[0, 1]), X, y)
-    assert_allclose(sparse.feature_count_, dense.feature_count_, rtol=1e-9, atol=1e-9)
+    w = np.random.default_rng(1).random(X.shape[0]) if weighted else None
+    sparse, dense = fit_both(lambda: MultinomialNB(epsilon=1.0, data_norm=2.0, classes=[0, 1]), X, y, sample_weight=w)
+    for attribute in ("class_count_", "feature_count_", "feature_log_prob_"):
+        assert same(getattr(sparse, attribute), getattr(dense, attribute)), attribute
     assert_allclose(sparse.predict_proba(sp.csr_matrix(X)), dense.predict_proba(X), rtol=1e-9)
 
 

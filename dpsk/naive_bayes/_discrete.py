@@ -6,8 +6,11 @@ Each model is a table of counts (rows of a class, and per-class feature counts).
 of the data adds to one class and, per feature, to at most one cell (or a bounded amount),
 so the whole table is released at once with one noisy vector whose L1 sensitivity is one
 row's total contribution; probabilities are post-processing of the noisy counts (which are
-clamped at 0 and smoothed with ``alpha``). Counts of integers get exact discrete Laplace
-noise; sums of clipped real values get lattice Laplace noise.
+clamped at 0 and smoothed with ``alpha``). Every table is a vector of exact integers
+under exact discrete Laplace noise: counts (in units of 1/1024 with weights), and
+MultinomialNB's sums of clipped real values on a public fixed-point grid
+(:func:`_exact_class_table`), so what one row changes in the *computed* table is
+exactly its own bounded contribution, whatever the other rows and their order.
 """
 
 import warnings
@@ -16,12 +19,10 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 
-from dpsk._core._clip import clip_rows_l1
-from dpsk._core._sparse import csr_class_sums
 from dpsk.accounting._events import budget_event
 from dpsk.base import priors_from_counts
 from dpsk.dask._data import dask_fit, is_dask
-from dpsk.mechanisms import DiscreteLaplace, Laplace
+from dpsk.mechanisms import DiscreteLaplace
 from dpsk.naive_bayes._base import DISCRETE_NB_CONSTRAINTS, BaseDPNB, check_priors, on_invalid_doc
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._partial_fit import PARTIAL_FIT_NOTE, PartialFitMixin, partial_fit_classes
@@ -39,8 +40,15 @@ from dpsk.utils.validation import (
 __all__ = ["BernoulliNB", "CategoricalNB", "MultinomialNB"]
 
 _ALPHA_MIN = 1e-10
-#: Rows clipped at a time by MultinomialNB (a block of clipped rows instead of a copy of X).
+#: Rows quantised at a time by MultinomialNB (a block of integer rows instead of a copy of X).
 _BLOCK_ROWS = 2048
+#: MultinomialNB's grid: 2**-k with data_norm·2**k in [2**19, 2**20) (step = data_norm·2**-20 at
+#: most), k clamped to [0, 21]: a value is at most 2**k·max(1, data_norm) < 2**21 units for
+#: data_norm < 2**20, so 2**31 rows with weight units (<= 2**10) sum below 2**62.
+_GRID_BITS = 20
+_MAX_GRID_EXPONENT = 21
+#: The largest integer sum of one table cell (int64, room left for the noise).
+_MAX_CELL_UNITS = 2**62
 
 _DISCRETE_DOCS = {
     "alpha": """alpha : float or array-like of shape (n_features,), default=1.0
@@ -157,6 +165,111 @@ def _class_indicator(y_index, n_classes, dtype, weights=None):
     return indicator
 
 
+def _multinomial_grid(data_norm):
+    """MultinomialNB's public grid for ``data_norm`` R: ``(k, top)``, values in units of 2**-k
+    and ``top = floor(R·2**k)`` the most units one clipped row adds to the feature sums.
+
+    ``k = clamp(20 − e, 0, 21)`` for R = f·2**e, f in [0.5, 1): a step of about R·2**-20
+    (2**-21 at least, 1 at most, so that a count of 1 is 2**k units, an integer).
+    ``top < 2**31`` keeps the integer clipping (``q·top``) inside int64: a larger R is
+    refused (a public parameter: no release).
+    """
+    k = min(max(_GRID_BITS - int(np.frexp(data_norm)[1]), 0), _MAX_GRID_EXPONENT)
+    top = int(np.floor(data_norm * 2.0**k))  # exact: a power-of-two scaling, then floor
+    if top >= 2**31:
+        raise ValueError(f"data_norm must be below 2**31 for MultinomialNB's exact sums, got {data_norm}")
+    return k, top
+
+
+def _check_exact_rows(n_rows, k, top, grid):
+    """Refuse more rows than the int64 table can sum exactly (public: the shape and parameters).
+
+    One row adds at most ``max(2**k, top)·grid`` units to one cell; for ``data_norm``
+    below 2**20 the limit is above 2**31 rows."""
+    limit = _MAX_CELL_UNITS // (max(2**k, top) * grid)
+    if n_rows > limit:
+        raise ValueError(f"MultinomialNB sums at most {limit} rows exactly for this data_norm; got {n_rows}")
+
+
+#: Bits of a row's values relative to its largest before the L1 clip (exact row sums).
+_ROW_BITS = 31
+
+
+def _row_units(values, row_max, row_of, row_sums, k, top):
+    """Row values L1-clipped to ``data_norm`` and rounded down onto the grid 2**-k, as int64.
+
+    ``values`` are the (non-negative) entries of some rows, ``row_of`` the row of each
+    entry (an index array broadcasting with ``values``), ``row_max`` each row's largest
+    value and ``row_sums(a)`` the exact per-row sums of an int64 array shaped like
+    ``values``. Every step is a function of the row alone, decided on exact integers, so
+    dense and sparse rows agree bitwise:
+
+    1. ``q = floor(x·2**p)`` with ``p`` per row such that the row's maximum is in
+       [2**30, 2**31) (``ldexp``: exact scaling; parts below 2**-30 of the maximum are
+       dropped). The row's sum S = Σq is an exact integer (int64).
+    2. ``u = floor(q·c)``, ``c = min(2**(k−p), top/S)``: the row scaled to L1 norm at most
+       ``data_norm`` on the grid (an unclipped row with ``p >= k``: exactly ``floor(x·2**k)``).
+    3. Float rounding in step 2 may leave Σu slightly above ``top``: such a row becomes
+       ``u·top // Σu`` in integers (``u·top < 2**62``), so Σu <= ``top`` holds exactly.
+    """
+    p = _ROW_BITS - np.frexp(row_max)[1].astype(np.int64)
+    q = np.floor(np.ldexp(values, p[row_of])).astype(np.int64)
+    with np.errstate(divide="ignore"):
+        scale = np.minimum(np.ldexp(1.0, k - p), top / row_sums(q))
+    u = np.floor(q * scale[row_of]).astype(np.int64)
+    u_sums = row_sums(u)[row_of]
+    return np.where(u_sums > top, u * top // np.maximum(u_sums, 1), u)
+
+
+def _dense_row_sums(a):
+    return a.sum(axis=1)
+
+
+def _exact_class_table(X, y_index, n_classes, k, top, units):
+    """MultinomialNB's table as exact int64 units: per class, ``Σ W_i·2**k`` (the count) and
+    ``Σ W_i·q_i`` (the feature sums), shape (n_classes, 1 + n_features).
+
+    ``q_i`` is row i L1-clipped and rounded down onto the grid (:func:`_row_units`), so
+    ``Σ_j q_ij <= top`` exactly; ``W_i`` is the row's weight in units
+    of 1/1024 (1 without weights). Integer sums are exact and order-independent: a row
+    changes the table by exactly its own contribution, at most ``(2**k + top)·W_i`` in L1.
+    Dense X is processed in blocks of rows, sparse X through its stored values (implicit
+    zeros add 0), with the same integers.
+    """
+    n_rows, n_features = X.shape
+    weights = np.ones(n_rows, dtype=np.int64) if units is None else units.astype(np.int64)
+    table = np.zeros((n_classes, 1 + n_features), dtype=np.int64)
+    # Exact in float64: at most 2**31 rows of at most 2**10 units (_check_exact_rows).
+    table[:, 0] = np.bincount(y_index, weights=weights, minlength=n_classes).astype(np.int64) << k
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        if not X.has_canonical_format:  # one value per cell, as in the dense matrix
+            X = X.copy()
+            X.sum_duplicates()
+        row_of = np.repeat(np.arange(n_rows), np.diff(X.indptr))
+
+        def row_sums(a):
+            return np.asarray(sp.csr_matrix((a, X.indices, X.indptr), shape=X.shape).sum(axis=1)).ravel()
+
+        values = X.data.astype(np.float64)
+        row_max = np.zeros(n_rows)  # non-negative values: the implicit zeros never win
+        stored = np.diff(X.indptr) > 0
+        row_max[stored] = np.maximum.reduceat(values, X.indptr[:-1][stored])
+        data = _row_units(values, row_max, row_of, row_sums, k, top)
+        indicator = sp.csr_matrix((weights, (y_index, np.arange(n_rows))), shape=(n_classes, n_rows))
+        table[:, 1:] = (indicator @ sp.csr_matrix((data, X.indices, X.indptr), shape=X.shape)).toarray()
+        return table
+    for start in range(0, n_rows, _BLOCK_ROWS):
+        block = np.asarray(X[start : start + _BLOCK_ROWS], dtype=np.float64)
+        size = block.shape[0]
+        q = _row_units(block, block.max(axis=1, initial=0.0), np.arange(size)[:, None], _dense_row_sums, k, top)
+        indicator = sp.csr_matrix(
+            (weights[start : start + size], (y_index[start : start + size], np.arange(size))), shape=(n_classes, size)
+        )
+        table[:, 1:] += indicator @ q
+    return table
+
+
 @Substitution(
     epsilon=_shared_docs["epsilon"],
     classes=_shared_docs["classes"],
@@ -218,11 +331,21 @@ class MultinomialNB(_BaseDiscreteNB):
     ``classes``. X must be non-negative; each row is scaled to L1 norm at most R. One row
     adds 1 to its class count and at most R (in L1) to its class's feature sums, so the
     vector of all class counts and all per-class feature sums has L1 sensitivity 1 + R
-    and is released once with lattice Laplace noise (one ε-DP release: no budget split;
-    every entry gets noise of scale (1 + R)/ε). Released: ``class_count_``,
+    and is released once with exact discrete Laplace noise (one ε-DP release: no budget
+    split; every entry gets noise of scale at most (1 + R)/ε). The sums are **exact
+    integers on a public grid**: each clipped value is rounded down to a multiple of
+    2^-k (a step of about R·2^-20; a count of 1 is 2^k units), each row's units are
+    clipped to at most ``floor(R·2^k)`` in integer arithmetic, and the table is summed in
+    int64, exactly and in any order, so one row changes the *computed* table by exactly
+    its own contribution (at most (2^k + floor(R·2^k)) units), whatever the other rows;
+    the noise is calibrated to that integer sensitivity and the table divided by 2^k
+    once. Sparse and dense X give the same integers. Released: ``class_count_``,
     ``feature_count_`` and what is computed from them. Floating-point safe. With
-    ``sample_weight`` (clipped to [0, 1]) the counts and sums are weighted: one row
-    still adds at most 1 + R in L1.
+    ``sample_weight`` (clipped to [0, 1], rounded down to a multiple of 1/1024) the
+    counts and sums are weighted in units of 1/1024 more: one row still adds at most
+    1 + R in L1. ``data_norm`` must be below 2^31, and a fit takes at most
+    2^62 / (1024·max(2^k, floor(R·2^k))) rows (above 2^31 for R < 2^20); larger values
+    are refused before anything is spent (public information).
     Domain: finite, non-negative X (counts), labels in ``classes``, finite, non-negative
     ``sample_weight``. Data outside it raise a ``ValueError`` before any noise is drawn,
     which reveals only that the data left the domain, or with ``on_invalid`` are dropped
@@ -272,7 +395,7 @@ class MultinomialNB(_BaseDiscreteNB):
         self.on_invalid = on_invalid
 
     @_fit_context(prefer_skip_nested_validation=True)
-    @Substitution(sample_weight=_shared_docs["sample_weight"])
+    @Substitution(sample_weight=_shared_docs["sample_weight_grid"])
     def fit(self, X, y, sample_weight=None):
         """Fit the model on non-negative X and labels y with differential privacy.
 
@@ -310,24 +433,17 @@ class MultinomialNB(_BaseDiscreteNB):
             data_norm = row_sums_max(X) or 1.0
         else:
             data_norm = check_data_norm(self.data_norm)
+        k, top = _multinomial_grid(data_norm)
+        units, grid = _weight_units(sample_weight)
+        _check_exact_rows(X.shape[0], k, top, grid)
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight, *self._release_tag()))
-        mechanism = self._mechanism(1.0 + data_norm, rng)
+        # The table in integer units of 2**-k (times 1/grid with weights): one row adds at
+        # most 2**k to its class count and ``top`` <= data_norm·2**k to its class's sums.
+        mechanism = self._mechanism((2**k + top) * grid, rng)
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
 
-        if sp.issparse(X):  # clip and sum the CSR rows in one pass, no dense copy
-            counts, sums = self._sparse_class_sums(X, y_index, n_classes, data_norm, sample_weight)
-            table = np.hstack([counts[:, None], sums])
-        else:
-            indicator = _class_indicator(y_index, n_classes, np.float64, sample_weight)
-            table = np.zeros((n_classes, 1 + n_features))
-            table[:, 0] = indicator.sum(axis=0)
-            # Clipped block by block (no clipped copy of X); (n_classes × n) times (n × d) on
-            # one BLAS thread (see dpsk.utils._threads).
-            with single_blas_thread():
-                for start in range(0, X.shape[0], _BLOCK_ROWS):
-                    block = slice(start, start + _BLOCK_ROWS)
-                    table[:, 1:] += indicator[block].T @ self._clip(X[block], data_norm)
-        (table,), _ = self._accumulate([mechanism.randomise(table)])
+        table = self._class_table(X, y_index, n_classes, k, top, units)
+        (table,), _ = self._accumulate([mechanism.randomise(table).astype(np.float64) / (2.0**k * grid)])
         table = np.maximum(table, 0.0)
 
         self.classes_ = classes
@@ -339,16 +455,9 @@ class MultinomialNB(_BaseDiscreteNB):
         self.feature_log_prob_ = np.log(smoothed) - np.log(smoothed.sum(axis=1, keepdims=True))
         return self
 
-    def _mechanism(self, sensitivity, rng):
-        return Laplace(epsilon=self.epsilon, sensitivity=sensitivity, random_state=rng)
-
-    def _clip(self, X, data_norm):
-        """Rows scaled to L1 norm at most ``data_norm`` (a copy)."""
-        return clip_rows_l1(X, data_norm)
-
-    def _sparse_class_sums(self, X, y_index, n_classes, data_norm, sample_weight):
-        """Per-class weights and sums of the CSR rows scaled to L1 norm <= ``data_norm`` (fused)."""
-        return csr_class_sums(X, y_index, n_classes, max_norm=data_norm, sample_weight=sample_weight)
+    def _class_table(self, X, y_index, n_classes, k, top, units):
+        """The exact integer table (rows clipped to ``top`` units): :func:`_exact_class_table`."""
+        return _exact_class_table(X, y_index, n_classes, k, top, units)
 
     def _check_X(self, X):
         return validate_data(

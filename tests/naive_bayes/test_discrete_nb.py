@@ -4,14 +4,18 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.naive_bayes import BernoulliNB as SkBernoulliNB
 from sklearn.naive_bayes import CategoricalNB as SkCategoricalNB
 from sklearn.naive_bayes import MultinomialNB as SkMultinomialNB
 
 from dpsk.accounting import PureDPEvent, record_releases
+from dpsk.audit import rounding_probe
 from dpsk.exceptions import PrivacyLeakWarning
 from dpsk.naive_bayes import BernoulliNB, CategoricalNB, MultinomialNB
+from dpsk.naive_bayes._discrete import _check_exact_rows, _exact_class_table, _multinomial_grid
 from dpsk.utils._testing import ALPHA, chisquare_pvalue
+from dpsk.utils.validation import _weight_units
 
 
 @pytest.fixture(scope="module")
@@ -154,3 +158,83 @@ def test_alpha_is_checked():
         BernoulliNB(alpha=0.0, force_alpha=False, classes=[0, 1]).fit(X, y)
     with pytest.raises(ValueError, match="alpha must be"):
         BernoulliNB(alpha=[1.0, 1.0, 1.0], classes=[0, 1]).fit(X, y)
+
+
+# --------------------------------------------------------------------------------------
+# MultinomialNB releases exact integer sums on a public grid (rounding, issue 14 class)
+# --------------------------------------------------------------------------------------
+
+
+def _tie_neighbours(m=32):
+    """D and D' = D + x where float sums of the rows round differently because of x.
+
+    Feature j > 0 holds 1.0 (one leading row each) and a final half-ulp 2**-53: 1 + 2**-53
+    ties to the even 1.0. In D', x (L1 norm exactly data_norm = 1, inserted before the
+    last row) adds 2**-52 to each such feature: 1 + 2**-52 + 2**-53 ties to 1 + 2**-51,
+    so the float sum of each cell grows by twice x's value and the table by more than
+    the sensitivity 1 + data_norm."""
+    d = m + 1
+    lead = np.zeros((m, d))
+    lead[np.arange(m), np.arange(1, d)] = 1.0
+    tie = np.zeros((1, d))
+    tie[0, 1:] = 2.0**-53
+    x = np.zeros((1, d))
+    x[0, 1:] = 2.0**-52
+    x[0, 0] = 1.0 - m * 2.0**-52
+    return np.vstack([lead, tie]), np.vstack([lead, x, tie]), x
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_multinomial_computed_table_moves_at_most_the_sensitivity(sparse):
+    """Regression: float sums (BLAS dense, fused sparse kernel) moved by 1 + 2**-43 times
+    the sensitivity on these neighbours; the exact integer table moves by x's own units."""
+    D, D1, _ = _tie_neighbours()
+    convert = sp.csr_matrix if sparse else np.asarray
+    neighbours = [dict(X=convert(A), y=np.zeros(A.shape[0], dtype=int)) for A in (D, D1)]
+    probe = rounding_probe(MultinomialNB(epsilon=1.0, data_norm=1.0, classes=[0, 1]), neighbours, rtol=0.0)
+    assert probe.passed, probe.releases
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_multinomial_table_changes_by_exactly_the_rows_units(sparse):
+    D, D1, x = _tie_neighbours()
+    convert = sp.csr_matrix if sparse else np.asarray
+    k, top = _multinomial_grid(1.0)
+
+    def table(A):
+        return _exact_class_table(convert(A), np.zeros(A.shape[0], dtype=np.intp), 2, k, top, None)
+
+    change = table(D1) - table(D)
+    assert np.array_equal(change, table(x))
+    assert change[0, 0] == 2**k and change[0, 1:].sum() <= top and not change[1].any()
+    # Here no clipping: the row's value on the grid, rounded down (2**-52 is below the step).
+    assert change[0, 1] == np.floor((1.0 - 32 * 2.0**-52) * 2.0**k) and not change[0, 2:].any()
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_multinomial_table_is_order_independent(sparse):
+    rng = np.random.default_rng(0)
+    X = rng.exponential(1.0, (3000, 7)) * (rng.random((3000, 7)) < 0.6) * 10.0 ** rng.integers(-8, 8, (3000, 1))
+    y = rng.integers(0, 3, 3000)
+    w = rng.random(3000)
+    order = rng.permutation(3000)
+    convert = sp.csr_matrix if sparse else np.asarray
+    k, top = _multinomial_grid(2.5)
+    units, _ = _weight_units(w)
+    a = _exact_class_table(convert(X), y, 3, k, top, units)
+    b = _exact_class_table(convert(X[order]), y[order], 3, k, top, units[order])
+    assert a.dtype == np.int64 and np.array_equal(a, b)
+    # Every row is clipped to data_norm exactly in units (across blocks of rows too).
+    for i in range(0, 3000, 997):
+        one = _exact_class_table(convert(X[i : i + 1]), y[i : i + 1], 3, k, top, None)
+        assert one[y[i], 1:].sum() <= top
+
+
+def test_multinomial_exact_sum_limits_are_public():
+    with pytest.raises(ValueError, match="below 2\\*\\*31"):
+        MultinomialNB(epsilon=1.0, data_norm=2.0**31, classes=[0, 1]).fit([[1.0], [2.0]], [0, 1])
+    k, top = _multinomial_grid(1e6)
+    assert 2**k * 1e6 > 2**19 and top <= 1e6 * 2**k  # a step of about data_norm·2**-20
+    _check_exact_rows(2**31, *_multinomial_grid(2.0**20 - 1), 1024)  # at least 2**31 rows
+    with pytest.raises(ValueError, match="rows exactly"):
+        _check_exact_rows(2**31, *_multinomial_grid(2.0**30), 1024)

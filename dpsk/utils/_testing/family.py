@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
 from dpsk._core._accumulate import clipped_gram
 from dpsk.audit import canary_neighbours, project_attribute
@@ -319,8 +320,10 @@ class MultinomialNBEpsilonX2(_SensitivityFactor, MultinomialNB):
 
 
 class MultinomialNBNoClipping(MultinomialNB):
-    def _clip(self, X, data_norm):
-        return X.astype(np.float64)
+    def _class_table(self, X, y_index, n_classes, k, top, units):
+        if not sp.issparse(X):  # dense rows not clipped (the sensitivity still declares top)
+            top = int(HUGE * 2**k)
+        return super()._class_table(X, y_index, n_classes, k, top, units)
 
 
 class BernoulliNBEpsilonX2(_SensitivityFactor, BernoulliNB):

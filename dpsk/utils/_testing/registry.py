@@ -698,7 +698,8 @@ OFFSET_CASES = {
 OFFSET_NOT_APPLICABLE = {
     "BernoulliNB": "binary features: counts of 0/1 values, no offset range",
     "CategoricalNB": "categorical features: integer counts, no offset range",
-    "MultinomialNB": "non-negative counts clipped to a data_norm ball around the origin: no offset range",
+    "MultinomialNB": "non-negative counts clipped to a data_norm ball around the origin: no offset range; "
+    "the class table is an exact integer sum on a public grid (rounding_probe tests in tests/naive_bayes)",
     "LabelPrivateLinearRegression": "public X; its labels' bounds_y offset is not covered by the family yet",
     "SGDClassifier": "no public value range (DP-SGD clips each row's gradient to clip_norm whatever the "
     "values): a clipped gradient and a batch sum round relative to clip_norm, not to an offset",
