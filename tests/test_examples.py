@@ -65,7 +65,9 @@ EXPECTED = {
             "selected features:",
             "BudgetAccountant(epsilon=1.0): 2 spends, epsilon spent 1",
             "AboveThreshold stopped at k =",
-            "epsilon spent 5 of 10",
+            # how many candidates run before the stop depends on the noisy answers, hence
+            # on every numerical detail of the candidates' fits: the format, not the count
+            " of 10",
         ],
         ["feature_selection_sparse_vector.png"],
     ),
