@@ -156,7 +156,9 @@ def as_vector(values, rows, name, *, dtype=None):
 def require_public(value, name, what="Dask fits"):
     """Refuse a missing public parameter: a data-derived one would be a silent leak; a
     ``"private"`` one is estimated in memory only (not yet on a cluster)."""
-    if value is None or (isinstance(value, str) and value == "private"):
+    from dpsk.utils._private_bounds import is_private  # here: dpsk.base imports this module
+
+    if value is None or is_private(value):
         raise ValueError(
             f'{what} need the public `{name}`: data-derived and privately estimated ({name}="private") '
             f"values are not computed on a cluster yet. Pass `{name}`."
