@@ -21,8 +21,8 @@ from dpsk.tree._classes import (
 from dpsk.utils._class_weight import CLASS_WEIGHT_CONSTRAINT, class_weights
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._progress import progress
+from dpsk.utils._random import is_seed
 from dpsk.utils._sklearn_compat import Interval
-from dpsk.utils.validation import is_seed
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor"]
 

@@ -74,8 +74,9 @@ from dpsk.model_selection._splits import (
     shared_classes,
 )
 from dpsk.utils._docstring import Substitution
+from dpsk.utils._random import rekey_generator, release_generator
 from dpsk.utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context, check_is_fitted
-from dpsk.utils.validation import check_privacy_params, rekey_generator, release_generator
+from dpsk.utils.validation import check_privacy_params
 
 __all__ = ["GridSearchCV", "RandomizedSearchCV"]
 

@@ -16,7 +16,7 @@ from sklearn.model_selection import KFold, cross_validate
 from dpsk import stats
 from dpsk.mechanisms import ExponentialMechanism, Gaussian, Laplace, RandomizedResponse
 from dpsk.preprocessing import StandardScaler
-from dpsk.utils.validation import release_digest, release_generator
+from dpsk.utils._random import release_digest, release_generator
 
 SECRET = 0.734215
 
