@@ -129,7 +129,7 @@ class project_regression_loss:
         self.n = n
 
     def __call__(self, est):
-        from dpsk.tree._classes import REGRESSION_SHARES
+        from dpsk.tree._regressor import REGRESSION_SHARES
 
         trees = getattr(est, "estimators_", [est])
         leaves = np.array([tree.tree_.value[tree.apply(self.canary)[0]] for tree in trees])
