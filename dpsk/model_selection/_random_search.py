@@ -163,6 +163,9 @@ class RandomizedSearchCV(_BaseSearch):
     2.0
     """
 
+    #: Where the class was defined before a refactor: seeded noise stays the same (``dpsk.utils._random``).
+    _release_name = "dpsk.model_selection._search.RandomizedSearchCV"
+
     _parameter_constraints = {
         **_BaseSearch._parameter_constraints,
         "param_distributions": [dict, list],

@@ -122,6 +122,9 @@ class CategoricalNB(_BaseDiscreteNB):
     array([0, 1])
     """
 
+    #: Where the class was defined before a refactor: seeded noise stays the same (``dpsk.utils._random``).
+    _release_name = "dpsk.naive_bayes._discrete.CategoricalNB"
+
     _parameter_constraints = {
         **DISCRETE_NB_CONSTRAINTS,
         "n_categories": [Interval(Integral, 1, None, closed="left"), "array-like", None],

@@ -328,6 +328,9 @@ class DecisionTreeRegressor(SingleTreeMixin, BaseRandomTreesRegressor):
     array([2., 8.])
     """
 
+    #: Where the class was defined before a refactor: seeded noise stays the same (``dpsk.utils._random``).
+    _release_name = "dpsk.tree._classes.DecisionTreeRegressor"
+
     _parameter_constraints = {
         **{k: v for k, v in TREE_CONSTRAINTS.items() if k != "classes"},
         "bounds_y": [*TARGET_BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
