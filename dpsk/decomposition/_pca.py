@@ -211,11 +211,12 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         have ‖x‖₁ <= 13 against √107·√13 ≈ 37 from ``data_norm = √13``).
         ``"private"``: the 0.9-quantile of the rows' L1 norms, estimated inside the fit
         as the other private parameters (:ref:`bounds`; ``bounds_epsilon_share`` of ε),
-        stored in ``l1_norm_``. ``"auto"``: ``"private"`` when ``delta=0`` and
+        stored in ``l1_norm_``. ``"auto"``: ``"private"`` when ``delta=0``,
         ``n_features >= 4`` (then the worst-case L1 sensitivity of a ball or an even
         box is at least 2.5 times the best possible, (d + 1)/2 against 1 in units of
-        B₂², which outweighs the 10 % of ε the estimate takes), else None; a
-        data-independent rule. None: B₁ from ``bounds`` and ``data_norm`` only (and
+        B₂², which outweighs the 10 % of ε the estimate takes) and neither ``bounds``
+        nor ``data_norm`` is ``"private"`` (the estimate would halve their share), else
+        None; a rule on public parameters only. None: B₁ from ``bounds`` and ``data_norm`` only (and
         always with ``delta > 0`` or on Dask arrays).
 
     copy : bool, default=True
@@ -463,7 +464,8 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             data_norm = resolve_data_norm(self, None, X)
         l1_norm = self.l1_norm
         if isinstance(l1_norm, str) and l1_norm == "auto":  # public parameters only
-            l1_norm = "private" if self.delta == 0 and n_features >= 4 else None
+            # Not next to private bounds: it would halve their share of ε.
+            l1_norm = "private" if self.delta == 0 and n_features >= 4 and not requests else None
         if self.delta > 0:
             l1_norm = None
         elif is_private(l1_norm):

@@ -304,3 +304,11 @@ def test_l1_clip_audit_rejects_the_unclipped_sum():
     (lower bounds 2.01 and 2.20 on audit seeds 0 and 1000, claimed 2)."""
     result = _l1_audit(PCAL1NoClipping, 0)
     assert not result.passed, str(result)
+
+
+def test_auto_l1_norm_leaves_private_bounds_their_share(data):
+    """Next to private bounds "auto" spends nothing on the L1 norm (it would halve their ε)."""
+    pca = PCA(2, epsilon=1.0, bounds="private", random_state=0).fit(data)
+    assert pca.l1_norm_ is None
+    without = PCA(2, epsilon=1.0, bounds="private", l1_norm=None, random_state=0).fit(data)
+    assert pca.privacy_spent_ == without.privacy_spent_  # the bounds' histogram (10 % of ε), then the fit
