@@ -289,7 +289,7 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     moves Σy by at most L in L1 and the triangle by (‖y‖₁² + ‖y‖₂²)/2 <= (L² + B₂²)/2;
     the Laplace release of the table is then ε-DP as before. With ``"private"`` L,
     it is the 0.9-quantile of the rows' ‖y‖₁ (box and ball clipped, about the same
-    centre) by the exponential mechanism (:class:`dpsk.stats._bounds.BoundsQuery`,
+    centre) by the exponential mechanism (``dpsk.stats._bounds.BoundsQuery``,
     inside [0, B₁] when B₁ is public, else after a logarithmic histogram),
     ε_b = ``bounds_epsilon_share`` · ε (shared with the other private parameters),
     and the table gets ε − ε_b: adaptive sequential composition, ε in total, one
