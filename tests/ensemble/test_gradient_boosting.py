@@ -12,8 +12,10 @@ from threadpoolctl import threadpool_limits
 from dpsk import BudgetAccountant
 from dpsk._core._hist_boost import bin_features, node_histograms, raw_predictions, route
 from dpsk.accounting import PureDPEvent, ZCDPEvent, get_epsilon, zcdp_rho
+from dpsk.accounting._events import DiscreteLaplaceEvent
 from dpsk.audit import audit_estimator, canary_neighbours
 from dpsk.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from dpsk.ensemble._boosting_plan import auto_schedule
 from dpsk.ensemble._gradient_boosting import _Noise, _quantise
 from dpsk.exceptions import BudgetExceededError
 from dpsk.utils._testing.registry import ESTIMATOR_AUDITS
@@ -94,6 +96,38 @@ def test_one_event_within_the_budget():
     assert all(isinstance(leaf, PureDPEvent) for leaf in laplace)
     assert sum(leaf.epsilon for leaf in laplace) <= 1.0 * (1 + 1e-9)
     assert math.isinf(get_epsilon(_Noise(math.inf, 0.0, 10, 2, 3, 1).event, 0.5))
+
+
+def test_auto_schedule_is_a_public_rule():
+    """Check the "auto" rounds: more with ε and n, within [max(10, min(d, 50)), 200], 200 at ε = ∞,
+    and a learning rate of 3 d / T (at most 1)."""
+    rounds = [auto_schedule(e, 1e-6, 32561, 13, 3)[0] for e in (0.1, 0.5, 1.0, 2.0, 5.0)]
+    assert rounds == sorted(rounds) and rounds[0] == 13 and rounds[-1] == 200 and 13 < rounds[2] < 200
+    assert auto_schedule(1.0, 1e-6, 5000, 13, 3)[0] < rounds[2]
+    assert auto_schedule(0.1, 0.0, 1000, 3, 3) == (10, 0.9)
+    assert auto_schedule(math.inf, 0.0, 10, 100, 3)[0] == 200
+    n_iter, lr = auto_schedule(1.0, 1e-6, 32561, 13, 3)
+    assert lr == pytest.approx(min(1.0, 39 / n_iter))
+
+
+def test_auto_rounds_count_rows_inside_the_one_event():
+    """Check max_iter="auto": a noisy row count (discrete Laplace event) composed into the one spend,
+    the fit within ε; explicit max_iter (and ε = ∞) release no count."""
+    X, y = _easy(3000)
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
+    clf = HistGradientBoostingClassifier(bounds=(0, 1), classes=[0, 1], accountant=acc, random_state=0).fit(X, y)
+    leaves = clf.privacy_spent_.flatten()
+    assert sum(isinstance(leaf, DiscreteLaplaceEvent) for leaf in leaves) == 1
+    assert len(acc.spent_budget) == 1 and get_epsilon(clf.privacy_spent_, 1e-6) <= 1.0
+    assert clf.n_rows_ != 3000 and abs(clf.n_rows_ - 3000) < 3000
+    assert clf.n_iter_ == auto_schedule(0.99, 1e-6, clf.n_rows_, 3, 3)[0]
+    fixed = HistGradientBoostingClassifier(max_iter=7, bounds=(0, 1), classes=[0, 1], random_state=0).fit(X, y)
+    assert (
+        fixed.n_rows_ == 3000
+        and fixed.n_iter_ == 7
+        and fixed.learning_rate_ == pytest.approx(9 / 7 if 9 / 7 < 1 else 1)
+    )
+    assert not any(isinstance(leaf, DiscreteLaplaceEvent) for leaf in fixed.privacy_spent_.flatten())
 
 
 # -- estimators --------------------------------------------------------------------------
@@ -219,6 +253,34 @@ class _NoiseFreeSplits(HistGradientBoostingClassifier):
 
     def _split_inputs(self, noisy, exact):
         return exact
+
+
+class _NoiseFreeCount(HistGradientBoostingClassifier):
+    """Releases the row count of max_iter="auto" without noise (declaring its cost)."""
+
+    def _row_count(self, epsilon, n_rows, rng, *, needed):
+        count = super()._row_count(epsilon, n_rows, rng, needed=needed)
+        count.value = float(n_rows)
+        return count
+
+
+def _count_neighbours(estimator=None, n=50):
+    return canary_neighbours(np.zeros((n, 1)), np.repeat([0, 1], n // 2), canary_X=[0.0], canary_y=0)
+
+
+@pytest.mark.audit
+def test_audit_auto_rounds_count():
+    """Check the count behind max_iter="auto" against its claim; rejected when released noise-free."""
+    params = dict(max_depth=1, max_bins=2, epsilon=2.0, delta=0.0, bounds=(-1.0, 1.0), classes=[0, 1])
+    params["learning_rate"] = 1.0
+
+    def project(est):
+        return np.array([est.n_rows_])
+
+    good = _audit(HistGradientBoostingClassifier(**params), _count_neighbours(), project, 3000)
+    assert good.passed, str(good)
+    bad = _audit(_NoiseFreeCount(**params), _count_neighbours(), project, 3000)
+    assert not bad.passed, str(bad)
 
 
 def _split_neighbours(estimator=None, n=200):
