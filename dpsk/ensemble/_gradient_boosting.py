@@ -74,12 +74,20 @@ from dpsk.ensemble._boosting_plan import (
     auto_schedule,
 )
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, PrivateSensitivity, is_private, private_box
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_bounds, resolve_classes
 
 __all__ = ["HistGradientBoostingClassifier", "HistGradientBoostingRegressor"]
 
 _AUTO = "auto"
+
+
+def _store_params(estimator, params):
+    """``__init__``: store every parameter as given (scikit-learn's contract), one place for both estimators."""
+    for name, value in params.items():
+        if name != "self":
+            setattr(estimator, name, value)
 
 
 class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
@@ -100,7 +108,7 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         "max_features": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0, 1, closed="right"), None],
         "l2_regularization": [Interval(Real, 0, None, closed="left")],
         "categorical_features": ["array-like", None],
-        "bounds": BOUNDS_CONSTRAINT,
+        "bounds": [*BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
         "clip_gradients": [Interval(Real, 0, None, closed="neither"), None],
     }
 
@@ -141,8 +149,13 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         n, d = X.shape
         is_categorical = _categorical_mask(self.categorical_features, d, getattr(self, "feature_names_in_", None))
+        # "private" bounds: a box of the numeric columns released inside the one event (after the spend).
+        plan, numeric = PrivateSensitivity(self, epsilon, {}), ~is_categorical
         if is_categorical.all():
             lower, upper = np.zeros(d), np.full(d, float(self.max_bins))
+        elif is_private(self.bounds):
+            plan = private_box(self, X[:, numeric])[0]
+            lower, upper = np.zeros(d), np.ones(d)  # placeholders: nothing below depends on them
         else:
             lower, upper = resolve_bounds(self, self.bounds, X)
             lower, upper = np.array(lower, dtype=np.float64), np.array(upper, dtype=np.float64)
@@ -160,12 +173,14 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         hess_bound = self._hessian_bound()
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
         # "auto" rounds: from a noisy row count (its ε share inside the one event).
-        count = self._row_count(epsilon, n, rng, needed=self.max_iter == _AUTO)
+        count = self._row_count(plan.fit_epsilon, n, rng, needed=self.max_iter == _AUTO)
         n_iter = auto_schedule(count.fit_epsilon, delta, count.value, d, depth, K)[0]
         n_iter = n_iter if self.max_iter == _AUTO else int(self.max_iter)
         lr = auto_learning_rate(n_iter, d) if self.learning_rate == _AUTO else float(self.learning_rate)
         noise = self._noise_plan(count.fit_epsilon, delta, n_iter, depth, k, K)
-        self._spend_privacy_budget(count.compose(noise.event))
+        plan.spend(self, count.compose(noise.event), rng)
+        if plan.requests:
+            lower[numeric], upper[numeric] = self._released_box(plan, X[:, numeric])
         if noise.exact:
             note_release(noise.event)  # the one (noise-free) release
         self.n_rows_, self.learning_rate_ = count.value, lr
@@ -249,6 +264,10 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
     def _noise_plan(self, epsilon, delta, n_iter, depth, k, n_outputs):
         """The noise of every release and the fit's event (see ``_Noise``)."""
         return _Noise(epsilon, delta, n_iter, depth, k, n_outputs)
+
+    def _released_box(self, plan, X):
+        """The private bounds of the numeric columns X: the plan's release (after the spend)."""
+        return plan.box("bounds", X, None)
 
     def _row_count(self, epsilon, n_rows, rng, *, needed):
         """The row count ``max_iter="auto"`` reads: released with its share of ε (``RowCount``)."""
@@ -476,21 +495,7 @@ class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikel
         accountant=None,
         random_state=None,
     ):
-        self.max_iter = max_iter
-        self.learning_rate = learning_rate
-        self.max_depth = max_depth
-        self.max_leaf_nodes = max_leaf_nodes
-        self.max_bins = max_bins
-        self.max_features = max_features
-        self.l2_regularization = l2_regularization
-        self.categorical_features = categorical_features
-        self.epsilon = epsilon
-        self.delta = delta
-        self.bounds = bounds
-        self.classes = classes
-        self.clip_gradients = clip_gradients
-        self.accountant = accountant
-        self.random_state = random_state
+        _store_params(self, locals())
 
     def _encode_y(self, y):
         classes, y_index = resolve_classes(self, self.classes, y)
@@ -642,21 +647,7 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         accountant=None,
         random_state=None,
     ):
-        self.max_iter = max_iter
-        self.learning_rate = learning_rate
-        self.max_depth = max_depth
-        self.max_leaf_nodes = max_leaf_nodes
-        self.max_bins = max_bins
-        self.max_features = max_features
-        self.l2_regularization = l2_regularization
-        self.categorical_features = categorical_features
-        self.epsilon = epsilon
-        self.delta = delta
-        self.bounds = bounds
-        self.bounds_y = bounds_y
-        self.clip_gradients = clip_gradients
-        self.accountant = accountant
-        self.random_state = random_state
+        _store_params(self, locals())
 
     _n_outputs = 1
 

@@ -283,6 +283,49 @@ def test_audit_auto_rounds_count():
     assert not bad.passed, str(bad)
 
 
+class _NoiseFreeBox(HistGradientBoostingClassifier):
+    """bounds="private" declared, but the numeric columns' exact range used as the box."""
+
+    def _released_box(self, plan, X):
+        super()._released_box(plan, X)
+        return X.min(axis=0), X.max(axis=0)
+
+
+def test_private_bounds_box_inside_the_one_event():
+    """Check bounds="private": the numeric columns' box released inside the one spend (its pure-ε
+    share composed with the trees'), categorical columns untouched, the fit within ε."""
+    rng = np.random.default_rng(7)
+    X = np.column_stack([rng.random(4000) * 50.0, rng.integers(0, 4, 4000)]).astype(float)
+    y = (X[:, 0] > 25).astype(int)
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
+    clf = HistGradientBoostingClassifier(
+        bounds="private", categorical_features=[1], classes=[0, 1], accountant=acc, random_state=0
+    ).fit(X, y)
+    assert len(acc.spent_budget) == 1 and get_epsilon(clf.privacy_spent_, 1e-6) <= 1.0
+    assert any(isinstance(leaf, PureDPEvent) for leaf in clf.privacy_spent_.flatten())
+    lower, upper = clf.bounds_
+    assert lower[0] < 25 < upper[0] and (lower[1], upper[1]) == (0.0, 32.0)
+    assert clf.score(X, y) > 0.9
+
+
+def _box_neighbours(estimator=None, n=60):
+    return canary_neighbours(np.full((n, 1), 0.5), np.repeat([0, 1], n // 2), canary_X=[1000.0], canary_y=0)
+
+
+@pytest.mark.audit
+def test_audit_private_bounds():
+    """Check the private box against the fit's claim; rejected when the exact range is used."""
+    params = dict(max_iter=1, max_depth=1, max_bins=2, epsilon=2.0, delta=0.0, bounds="private", classes=[0, 1])
+
+    def project(est):
+        return np.array([est.bounds_[1][0]])
+
+    good = _audit(HistGradientBoostingClassifier(**params), _box_neighbours(), project, 3000)
+    assert good.passed, str(good)
+    bad = _audit(_NoiseFreeBox(**params), _box_neighbours(), project, 3000)
+    assert not bad.passed, str(bad)
+
+
 def _split_neighbours(estimator=None, n=200):
     """Rows at both ends (bins 0 and 2) labelled 0 and 1; a canary labelled 0 alone in the middle bin.
 
