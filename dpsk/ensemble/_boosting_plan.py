@@ -217,7 +217,9 @@ NOISE_TO_SPREAD = 0.5
 #: ``max_iter="auto"``: bounds on the rounds (the lower one also at least one per feature).
 AUTO_MIN_ITER, AUTO_MAX_ITER = 10, 200
 #: ``learning_rate="auto"``: total shrinkage per feature, ``learning_rate · max_iter / d``.
-STEPS_PER_FEATURE = 3.0
+STEPS_PER_FEATURE = 2.0
+#: ``learning_rate="auto"``: its largest value.
+AUTO_MAX_LEARNING_RATE = 1.0
 
 
 def auto_schedule(epsilon, delta, n_rows, n_features, depth, n_outputs=1):
@@ -249,7 +251,7 @@ def auto_schedule(epsilon, delta, n_rows, n_features, depth, n_outputs=1):
 
 def auto_learning_rate(n_iter, n_features):
     """``learning_rate="auto"``: ``min(1, STEPS_PER_FEATURE · d / T)`` (see ``auto_schedule``)."""
-    return min(1.0, STEPS_PER_FEATURE * n_features / n_iter)
+    return min(AUTO_MAX_LEARNING_RATE, STEPS_PER_FEATURE * n_features / n_iter)
 
 
 class RowCount:

@@ -307,8 +307,8 @@ _BOOSTING_DOCS = {
         to 200 on Adult from ε = 0.1 to 2).
 
     learning_rate : float or "auto", default="auto"
-        Shrinkage of every leaf value. ``"auto"``: ``min(1, 3 n_features / max_iter)``,
-        a total shrinkage of 3 per feature over the rounds.
+        Shrinkage of every leaf value. ``"auto"``: ``min(1, 2 n_features / max_iter)``,
+        a total shrinkage of 2 per feature over the rounds.
 
     max_depth : int or None, default=None
         Depth of every tree (complete trees: ``2**max_depth`` leaves). ``None``: 3, or
