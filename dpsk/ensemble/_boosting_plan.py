@@ -88,7 +88,7 @@ class _Noise:
     every release, known before the data is read; each release notes its own.
     """
 
-    def __init__(self, epsilon, delta, n_iter, depth, k, n_outputs):
+    def __init__(self, epsilon, delta, n_iter, n_levels, k, n_outputs):
         self.exact = math.isinf(epsilon)
         self.gaussian = delta > 0
         self.grid = MAX_GRID
@@ -97,7 +97,7 @@ class _Noise:
         if self.exact:
             self.event = budget_event(epsilon)
             return
-        total_weight = LEAF_WEIGHT + n_iter * (depth + LEAF_WEIGHT)  # the baseline counts as a leaf release
+        total_weight = LEAF_WEIGHT + n_iter * (n_levels + LEAF_WEIGHT)  # the baseline counts as a leaf release
         shares = {"g": GRADIENT_SHARE, "h": 1.0 - GRADIENT_SHARE}
         if self.gaussian:
             rho = zcdp_rho(epsilon, delta) / total_weight
@@ -115,7 +115,7 @@ class _Noise:
         self.grid = int(min(MAX_GRID, 2 ** max(0, math.floor(math.log2(MAX_NOISE_STEPS / largest)))))
         level = (self.event_of("g", "level"), self.event_of("h", "level"))
         leaf = (self.event_of("g", "leaf"), self.event_of("h", "leaf"))
-        tree = ComposedEvent(level * depth + leaf)
+        tree = ComposedEvent(level * n_levels + leaf)
         self.event = ComposedEvent((*leaf, SelfComposedEvent(tree, n_iter)))
 
     def _per_weight(self, weight):
@@ -222,12 +222,13 @@ STEPS_PER_FEATURE = 2.0
 AUTO_MAX_LEARNING_RATE = 1.0
 
 
-def auto_schedule(epsilon, delta, n_rows, n_features, depth, n_outputs=1):
-    """``(max_iter, learning_rate)`` from the public budget, depth, features and (noisy) row count.
+def auto_schedule(epsilon, delta, n_rows, n_features, n_levels, n_outputs=1):
+    """``(max_iter, learning_rate)`` from the public budget, features, (noisy) row count and the
+    number of histogram releases per tree ``n_levels`` (1 with the cyclic schedule, else the depth).
 
     The rounds: as many as keep the noise std of every released gradient sum (in clips)
     at most ``NOISE_TO_SPREAD · √n``, the spread of a sum of n clipped gradients: with
-    ``W = 1 + T (depth + 1)`` releases and discrete Gaussian noise, a sum's std is
+    ``W = 1 + T (n_levels + 1)`` releases and discrete Gaussian noise, a sum's std is
     ``√(W / (2 s ρ))`` (``s = GRADIENT_SHARE``, ρ = zcdp_rho(ε, δ)), so ``W = 2 s ρ c² n``
     (ρ: the budget's zCDP; with Laplace noise ``√2 √K W / (s ε)``, so ``W = s ε c √n /
     (√2 √K)``). T is clipped to ``[max(10, min(d, 50)), 200]`` (every feature gets a
@@ -245,7 +246,7 @@ def auto_schedule(epsilon, delta, n_rows, n_features, depth, n_outputs=1):
             releases = 2.0 * GRADIENT_SHARE * zcdp_rho(epsilon, delta) * NOISE_TO_SPREAD**2 * n_rows
         else:
             releases = GRADIENT_SHARE * epsilon * NOISE_TO_SPREAD * math.sqrt(n_rows / (2.0 * n_outputs))
-        n_iter = int(min(AUTO_MAX_ITER, max(low, math.floor((releases - 1.0) / (depth + 1)))))
+        n_iter = int(min(AUTO_MAX_ITER, max(low, math.floor((releases - 1.0) / (n_levels + 1)))))
     return n_iter, auto_learning_rate(n_iter, n_features)
 
 

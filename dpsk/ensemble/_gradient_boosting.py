@@ -174,10 +174,11 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
         # "auto" rounds: from a noisy row count (its ε share inside the one event).
         count = self._row_count(plan.fit_epsilon, n, rng, needed=self.max_iter == _AUTO)
-        n_iter = auto_schedule(count.fit_epsilon, delta, count.value, d, depth, K)[0]
+        n_levels = 1 if cyclic else depth  # releases of histograms per tree (see the loop below)
+        n_iter = auto_schedule(count.fit_epsilon, delta, count.value, d, n_levels, K)[0]
         n_iter = n_iter if self.max_iter == _AUTO else int(self.max_iter)
         lr = auto_learning_rate(n_iter, d) if self.learning_rate == _AUTO else float(self.learning_rate)
-        noise = self._noise_plan(count.fit_epsilon, delta, n_iter, depth, k, K)
+        noise = self._noise_plan(count.fit_epsilon, delta, n_iter, n_levels, k, K)
         plan.spend(self, count.compose(noise.event), rng)
         if plan.requests:
             lower[numeric], upper[numeric] = self._released_box(plan, X[:, numeric])
@@ -231,16 +232,26 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         for t in range(n_iter):
             node = np.zeros(n, dtype=np.intp)
             g_int, h_int = grid_sums()  # the model is fixed during a round
+            node_bins = np.ones((1, self.n_bins_), dtype=bool)  # cyclic: each node's bins of the round's feature
             for level in range(depth):
                 n_nodes = 2**level
                 features = self._node_features(rng, t, n_nodes, d, k, cyclic)
-                G, H, std_h, exact = sums(binned, node, features, self.n_bins_, "level")
-                G, H = self._split_inputs((G, H), exact)
+                if not cyclic or level == 0:
+                    G, H, std_h, exact = sums(binned, node, features, self.n_bins_, "level")
+                    G, H = self._split_inputs((G, H), exact)
+                    root = (G, H)
+                if cyclic:
+                    # Every node splits the round's feature: its rows are those whose bin it holds,
+                    # so its histogram is the root's restricted to its bins (post-processing).
+                    G, H = (part[0][None] * node_bins[:, None, :, None] for part in root)
                 first = n_nodes - 1
                 for m in range(n_nodes):
                     f, left = _best_split(G[m], H[m], is_categorical[features[m]], lam, std_h)
                     feature[t, first + m] = features[m, f]
                     mask[t, first + m] = left
+                if cyclic:
+                    left = mask[t, first : first + n_nodes].astype(bool)
+                    node_bins = np.stack([node_bins & left, node_bins & ~left], axis=1).reshape(-1, self.n_bins_)
                 route(
                     binned,
                     node,
@@ -261,9 +272,9 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         return self
 
     # Hooks of the release, one place each (the audits' broken variants override them).
-    def _noise_plan(self, epsilon, delta, n_iter, depth, k, n_outputs):
+    def _noise_plan(self, epsilon, delta, n_iter, n_levels, k, n_outputs):
         """The noise of every release and the fit's event (see ``_Noise``)."""
-        return _Noise(epsilon, delta, n_iter, depth, k, n_outputs)
+        return _Noise(epsilon, delta, n_iter, n_levels, k, n_outputs)
 
     def _released_box(self, plan, X):
         """The private bounds of the numeric columns X: the plan's release (after the spend)."""
