@@ -24,13 +24,15 @@ and binary classification, ``n_classes`` for multiclass):
    exactly one node of a level and in one bin of each of that node's ``k`` features, so
    the level's release has L2 sensitivity ``sqrt(k) Q`` (gradients) and ``sqrt(k) Q_h``
    (hessians), whatever the number of nodes; each node then chooses its split from the
-   *noisy* histograms only (post-processing) and the rows are routed one level down;
+   *noisy* histograms only (post-processing) and the rows are routed one level down.
+   Under the cyclic schedule only level 0 is released: all nodes split the round's
+   feature, so a node's histogram is the root's restricted to the bins it holds;
 3. the leaves' gradient and hessian sums (sensitivity ``Q`` and ``Q_h``: one leaf per
    row) are released the same way, and the Newton step ``-lr G / (H + λ)`` of the noisy
    sums is the leaf value.
 
 An initial "tree" of depth 0 (one leaf, full Newton step) sets the baseline. The fit is
-an adaptive composition of ``1 + max_iter (D + 1)`` releases, each ``Δ² / (2σ²)``-zCDP
+an adaptive composition of ``1 + max_iter (L + 1)`` releases (``L`` = 1 cyclic, else D), each ``Δ² / (2σ²)``-zCDP
 (Canonne, Kamath & Steinke 2020), given equal shares of the budget ``ρ = zcdp_rho(ε, δ)``
 (pure ε: shares of ε, basic composition), and recorded as one event.
 
@@ -359,12 +361,16 @@ _BOOSTING_DOCS = {
     row's weight (clipped to [0, 1]) and truncated onto a fixed-point grid of ``Q``
     integer steps per bound: the sums released are exact integer sums, so their
     sensitivity is that of one row's integers, whatever the floating-point data. In
-    each round, every level of the tree releases the gradient and hessian sums of its
+    each round, every level of the tree (only the first under the cyclic schedule,
+    whose deeper levels restrict its histogram) releases the gradient and hessian sums of its
     nodes by feature and bin: a row lies in one node of the level and one bin of each
     of the node's ``k`` features (a public schedule, or drawn from ``random_state``;
     never from the data), so the release has L2 sensitivity ``√k Q`` (L1 ``k √K Q``, ``K`` outputs); splits are
     chosen from these noisy sums only. The leaves' sums (sensitivity ``Q``) give the
-    Newton steps. With ``1 + max_iter (depth + 1)`` releases, each gets an equal share
+    Newton steps. ``max_iter="auto"`` first releases a row count (geometric mechanism,
+    1% of ε) and ``bounds="private"`` a box of the numeric features (its share of ε),
+    both composed into the fit's event. With ``1 + max_iter (L + 1)`` releases (``L``
+    = 1 cyclic, else the depth), each gets an equal share
     of ρ = zcdp_rho(ε, δ) with discrete Gaussian noise (Canonne, Kamath & Steinke 2020;
     60% to gradients, 40% to hessians), and ``privacy_spent_`` composes their zCDP
     costs into one event; with
