@@ -80,6 +80,39 @@ def test_quantise_keeps_every_row_within_the_grid_norm():
     assert np.abs(steps).max() <= 2**12
 
 
+def test_one_feature_nodes_histograms_are_the_roots_restricted():
+    """Check what the cyclic trees rely on: when every node splits one feature, a node's exact
+    histogram of that feature is the root's restricted to the bins the node holds."""
+    rng = np.random.default_rng(8)
+    n, n_bins = 3000, 6
+    binned = rng.integers(0, n_bins, (n, 2)).astype(np.uint8)
+    grad = rng.integers(-50, 50, (n, 1)).astype(np.int64)
+    hess = rng.integers(0, 50, (n, 1)).astype(np.int64)
+    node = np.zeros(n, dtype=np.intp)
+    root = node_histograms(binned, node, np.zeros((1, 1), dtype=np.intp), grad, hess, n_bins)
+    node_bins = np.ones((1, n_bins), dtype=bool)
+    for level in range(3):
+        n_nodes = 2**level
+        masks = rng.integers(0, 2, (n_nodes, n_bins)).astype(np.uint8)
+        route(binned, node, np.zeros(n_nodes, dtype=np.intp), masks)
+        node_bins = np.stack([node_bins & masks.astype(bool), node_bins & ~masks.astype(bool)], 1).reshape(-1, n_bins)
+        exact = node_histograms(binned, node, np.zeros((2 * n_nodes, 1), dtype=np.intp), grad, hess, n_bins)
+        for got, whole in zip(exact, root):
+            np.testing.assert_array_equal(got, whole[0][None] * node_bins[:, None, :, None])
+
+
+def test_cyclic_trees_release_once_per_level_zero():
+    """Check the releases per tree: 2 under the cyclic schedule (root histogram, leaves), depth + 1
+    with features drawn per node."""
+    X, y = _easy(2000)
+    params = dict(max_iter=4, max_depth=3, bounds=(0, 1), classes=[0, 1], random_state=0)
+    cyclic = HistGradientBoostingClassifier(**params).fit(X, y)
+    drawn = HistGradientBoostingClassifier(max_features=1, **params).fit(X, y)
+    assert len(cyclic._released) == 1 + 4 * 2
+    assert len(drawn._released) == 1 + 4 * 4
+    assert len(cyclic.privacy_spent_.flatten()) == 2 * (1 + 4 * 2)
+
+
 # -- privacy plan ------------------------------------------------------------------------
 
 
