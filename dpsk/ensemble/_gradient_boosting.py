@@ -634,7 +634,9 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.random((20000, 2))
     >>> y = 10 * X[:, 0]
-    >>> reg = HistGradientBoostingRegressor(max_iter=20, bounds=(0, 1), bounds_y=(0, 10), random_state=0)
+    >>> reg = HistGradientBoostingRegressor(
+    ...     max_iter=20, learning_rate=0.5, bounds=(0, 1), bounds_y=(0, 10), random_state=0
+    ... )
     >>> reg.fit(X, y).predict([[0.1, 0.5], [0.9, 0.5]]).round()
     array([1., 9.])
     """
