@@ -64,12 +64,14 @@ _ONE = 1 << _UNIT_EXPONENT
 _INT64_TERMS = 1024
 
 
-def _int_sum(mantissas):
-    """The exact sum of int64 values of magnitude below 2**53, as a Python int."""
-    if mantissas.size <= _INT64_TERMS:
-        return int(mantissas.sum())
-    padded = np.pad(mantissas, (0, -mantissas.size % _INT64_TERMS))
-    return int(padded.reshape(-1, _INT64_TERMS).sum(axis=1).astype(object).sum())
+def _int64_sums(mantissas):
+    """Exact column sums of int64 values of magnitude below 2**53, as Python ints (object array)."""
+    rows = mantissas.shape[0]
+    if rows > _INT64_TERMS:  # partial sums of 1024 rows fit in int64; then Python ints
+        padded = np.pad(mantissas, ((0, -rows % _INT64_TERMS), (0, 0)))
+        parts = padded.reshape(-1, _INT64_TERMS, mantissas.shape[1]).sum(axis=1)
+        return parts.astype(object).sum(axis=0)
+    return mantissas.sum(axis=0).astype(object)
 
 
 def exact_ints(values):
@@ -88,14 +90,10 @@ def exact_ints(values):
     low = shifts < 0  # subnormals: their mantissa has that many trailing zeros
     mantissas[low] >>= -shifts[low]
     shifts[low] = 0
-    out = np.empty(mantissas.shape[1], dtype=object)
-    for j in range(mantissas.shape[1]):
-        column, column_shifts = mantissas[:, j], shifts[:, j]
-        total = 0
-        for shift in np.unique(column_shifts):
-            total += _int_sum(column[column_shifts == shift]) << int(shift)
-        out[j] = total
-    return out.reshape(values.shape[1:])
+    total = np.zeros(mantissas.shape[1], dtype=object)
+    for shift in np.unique(shifts):  # a few dozen binades: vectorised over the columns
+        total += _int64_sums(np.where(shifts == shift, mantissas, 0)) * (1 << int(shift))
+    return total.reshape(values.shape[1:])
 
 
 def rounded(ints):
