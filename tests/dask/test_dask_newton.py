@@ -128,8 +128,9 @@ def test_one_spend_and_the_declared_releases(computes):
     assert [call for call, _ in accountant.calls] == ["check", "record"]
     assert accountant.calls[1][1] == est.privacy_spent_
     assert _leaves(drawn) == _leaves([est.privacy_spent_])
-    # the validating pass, then per problem one pass per Newton iterate and the certificate
-    assert computes.computes >= 1 + 3 * 2
+    # the validating pass, then per problem: the start, one pass per Newton iterate (full
+    # steps here: no backtracking) and the certificate
+    assert computes.computes == 1 + sum(n_iter + 2 for n_iter in est.n_iter_)
 
 
 def test_over_budget_computes_nothing(computes):
