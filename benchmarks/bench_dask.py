@@ -79,25 +79,27 @@ def run(quick=False):
             if theirs is not None:
                 candidates["dask-ml"] = theirs
             best = best_seconds(candidates, repeats)
-            rows.append(
-                {
-                    "estimator": name,
-                    "n": n,
-                    "d": D,
-                    "chunks": len(Xd.chunks[0]),
-                    "dpsk in memory (s)": best["memory"],
-                    "dpsk on Dask (s)": best["dask"],
-                    "Dask / in memory": best["dask"] / best["memory"],
-                    "rows/s on Dask": n / best["dask"],
-                    "dask-ml, non-private (s)": best.get("dask-ml", "unavailable"),
-                    "dpsk / dask-ml": best["dask"] / best["dask-ml"] if "dask-ml" in best else "",
-                    "same model bitwise": identical,
-                }
-            )
+            rows.append({**timing_row(name, n, len(Xd.chunks[0]), best), "same model bitwise": identical})
     return rows + logistic_rows(quick)
 
 
 # -- LogisticRegression: the distributed Newton (dpsk.dask._newton) ------------------------
+
+
+def timing_row(name, n, n_chunks, best):
+    """The columns every row of this benchmark has, from ``best_seconds``' times."""
+    return {
+        "estimator": name,
+        "n": n,
+        "d": D,
+        "chunks": n_chunks,
+        "dpsk in memory (s)": best["memory"],
+        "dpsk on Dask (s)": best["dask"],
+        "Dask / in memory": best["dask"] / best["memory"],
+        "rows/s on Dask": n / best["dask"],
+        "dask-ml, non-private (s)": best.get("dask-ml", "unavailable"),
+        "dpsk / dask-ml": best["dask"] / best["dask-ml"] if "dask-ml" in best else "",
+    }
 
 
 def _labels(X, seed=1):
@@ -141,16 +143,7 @@ def logistic_rows(quick=False):
         best = best_seconds(candidates, repeats)
     return [
         {
-            "estimator": "LogisticRegression",
-            "n": n,
-            "d": D,
-            "chunks": len(Xd.chunks[0]),
-            "dpsk in memory (s)": best["memory"],
-            "dpsk on Dask (s)": best["dask"],
-            "Dask / in memory": best["dask"] / best["memory"],
-            "rows/s on Dask": n / best["dask"],
-            "dask-ml, non-private (s)": best.get("dask-ml", "unavailable"),
-            "dpsk / dask-ml": best["dask"] / best["dask-ml"] if "dask-ml" in best else "",
+            **timing_row("LogisticRegression", n, len(Xd.chunks[0]), best),
             "same model bitwise": bool(np.array_equal(memory.coef_, on_dask.coef_)),
             "max |coef difference|": float(np.max(np.abs(memory.coef_ - on_dask.coef_))),
             "Newton steps (memory, Dask)": f"{memory.n_iter_[0]}, {on_dask.n_iter_[0]}",

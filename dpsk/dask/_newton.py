@@ -244,7 +244,7 @@ def fit_linear_classifier(estimator, X, y, sample_weight=None):
     """
     from dpsk.accounting import ComposedEvent
     from dpsk.accounting._calibration import round_down, split_epsilon
-    from dpsk.linear_model._erm import check_certifiable, fit_private_linear, private_row_bounds
+    from dpsk.linear_model._erm import check_certifiable, private_row_bounds
     from dpsk.utils._class_weight import class_weights
     from dpsk.utils.validation import is_seed, release_generator
 
@@ -281,24 +281,16 @@ def fit_linear_classifier(estimator, X, y, sample_weight=None):
     estimator._spend_privacy_budget(cost, note=plan_bounds.note)
     estimator.class_weight_ = weights_of_classes
 
-    coefs, n_iters = [], []
-    for k in range(n_problems):
-        coef, n_iter = fit_private_linear(
-            X,
-            1 if n_problems == 1 else k,
-            loss,
-            plan,
-            norm_bound=data_norm,
-            scale=scale,
-            kappa=kappa,
-            tol=estimator.tol,
-            max_iter=estimator.max_iter,
-            rng=rng,
-            objective_type=functools.partial(_objective, (problem, y, w)),
-        )
-        coefs.append(coef)
-        n_iters.append(n_iter)
-    return estimator._set_solution(coefs, n_iters, classes, data_norm, lam, scale, kappa, X.dtype)
+    return estimator._fit_problems(
+        n_problems,
+        lambda positive: (X, positive),
+        loss,
+        plan,
+        (data_norm, lam, scale, kappa),
+        rng,
+        (classes, X.dtype),
+        objective_type=functools.partial(_objective, (problem, y, w)),
+    )
 
 
 def _objective(data, X, positive, loss, **kwargs):

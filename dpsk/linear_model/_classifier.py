@@ -340,14 +340,30 @@ class BasePrivateLinearClassifier(DaskScoreMixin, DPEstimatorMixin, ClassifierMi
             data_norm = release_row_norm(plan_bounds, X, lower, upper)
             scale, lam, plan = perturbation(data_norm)
         rows = self._clip_rows(X, data_norm, lower, upper)
+        return self._fit_problems(
+            n_problems,
+            lambda positive: (rows, np.where(y_index == positive, 1.0, -1.0)),
+            loss,
+            plan,
+            (data_norm, lam, scale, kappa),
+            rng,
+            (classes, X.dtype),
+            weights=sample_weight,
+        )
 
+    def _fit_problems(self, n_problems, problem, loss, plan, geometry, rng, output, **options):
+        """Solve and release the binary problems (one-vs-rest), then set the fitted attributes.
+
+        ``problem(positive)`` gives the rows and labels of the problem of class index
+        ``positive`` (as ``fit_private_linear`` takes them); ``geometry`` is
+        ``(data_norm, Λ, S, κ)``; ``output`` is ``(classes, dtype)``; ``options`` go to
+        ``fit_private_linear``.
+        """
+        (data_norm, lam, scale, kappa), (classes, dtype) = geometry, output
         coefs, n_iters = [], []
         for k in range(n_problems):
-            positive = 1 if n_problems == 1 else k
-            labels = np.where(y_index == positive, 1.0, -1.0)
             w, n_iter = fit_private_linear(
-                rows,
-                labels,
+                *problem(1 if n_problems == 1 else k),
                 loss,
                 plan,
                 norm_bound=data_norm,
@@ -356,14 +372,10 @@ class BasePrivateLinearClassifier(DaskScoreMixin, DPEstimatorMixin, ClassifierMi
                 tol=self.tol,
                 max_iter=self.max_iter,
                 rng=rng,
-                weights=sample_weight,
+                **options,
             )
             coefs.append(w)
             n_iters.append(n_iter)
-        return self._set_solution(coefs, n_iters, classes, data_norm, lam, scale, kappa, X.dtype)
-
-    def _set_solution(self, coefs, n_iters, classes, data_norm, lam, scale, kappa, dtype):
-        """The fitted attributes from the released coefficients of the binary problems."""
         coefs = np.array(coefs)
         self.classes_ = classes
         self.data_norm_ = data_norm
