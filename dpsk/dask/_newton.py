@@ -219,7 +219,7 @@ class DaskObjective:
         return certified_norm(self, data, v, abs_s=float(rounded(abs_sum)[0]), n=self.X.shape[0])
 
 
-def _refuse(estimator, X, y, sample_weight):
+def _refuse(estimator):
     """Parameters that do not run on Dask: refused before anything is computed or spent."""
     from dpsk.utils._private_bounds import is_private
 
@@ -248,7 +248,7 @@ def fit_linear_classifier(estimator, X, y, sample_weight=None):
     from dpsk.utils._class_weight import class_weights
     from dpsk.utils.validation import is_seed, release_generator
 
-    _refuse(estimator, X, y, sample_weight)
+    _refuse(estimator)
     X = as_rows(estimator, X)
     y = as_vector(require_public(y, "y"), X, "y")
     w = as_vector(sample_weight, X, "sample_weight", dtype=np.float64)

@@ -193,6 +193,11 @@ def test_y_chunked_unlike_X_gives_the_same_fit():
     a = LogisticRegression(**params, random_state=_rng()).fit(_dask(X, 100), _dask(y, 100))
     b = LogisticRegression(**params, random_state=_rng()).fit(_dask(X, 100), _dask(y, 333))
     np.testing.assert_array_equal(a.coef_, b.coef_)
+    pd = pytest.importorskip("pandas")
+    frame = dd.from_pandas(pd.DataFrame(X), npartitions=12)
+    series = dd.from_pandas(pd.Series(y), npartitions=5)
+    c = LogisticRegression(**params, random_state=_rng()).fit(frame, series)
+    np.testing.assert_array_equal(a.coef_, c.coef_)
 
 
 def test_lazy_prediction_and_score():
