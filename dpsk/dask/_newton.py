@@ -155,18 +155,29 @@ def _validate_chunk(problem, keyed, X, y, sample_weight):
     return X.shape[0], moments
 
 
+def _certificate_parts(objective, s):
+    column = s[:, None]
+    return exact_ints(objective.block_parts(s)), exact_ints(column), exact_ints(np.abs(column))
+
+
 def _newton_chunk(problem, positive, v, X, y, sample_weight):
+    """F's data part, its gradient and Hessian at v, and the certificate's sums at v (one read)."""
     objective = problem.objective(positive, X, y, sample_weight)
     value, first, second = objective.evaluate(v, objective.margins(v))
+    s = objective.y * first  # s_i = w_i y_i ℓ′, as ``signed_first`` computes it
+    s = objective._weighted(s)
     gradient = objective.gradient(v, first)
-    return exact_ints([[value]]), exact_ints(gradient[None]), exact_ints(objective.hessian(second)[None])
+    return (
+        exact_ints([[value]]),
+        exact_ints(gradient[None]),
+        exact_ints(objective.hessian(second)[None]),
+        _certificate_parts(objective, s),
+    )
 
 
 def _certificate_chunk(problem, positive, v, X, y, sample_weight):
     objective = problem.objective(positive, X, y, sample_weight)
-    s = objective.signed_first(v)
-    column = s[:, None]
-    return exact_ints(objective.block_parts(s)), exact_ints(column), exact_ints(np.abs(column))
+    return _certificate_parts(objective, objective.signed_first(v))
 
 
 # -- on the client -------------------------------------------------------------------------
@@ -188,6 +199,7 @@ class DaskObjective:
         self.n_features = X.shape[1]
         # the bound's extra rounding of a weighted ℓ′ (weights of the chunks: sample or class weights)
         self.weights = True if self.sample_weight is not None or self.problem.class_weight is not None else None
+        self._certificate = (None, None)  # (point, its certificate sums) of the last evaluation
 
     def _reduce(self, chunk, v):
         return map_reduce(functools.partial(chunk, self.problem, self.positive, v), self.X, self.y, self.sample_weight)
@@ -196,7 +208,8 @@ class DaskObjective:
         return np.array(v, dtype=np.float64)
 
     def evaluate(self, v, point):
-        value, gradient, hessian = self._reduce(_newton_chunk, point)
+        value, gradient, hessian, certificate = self._reduce(_newton_chunk, point)
+        self._certificate = (point, certificate)  # the stopping test at this point needs no new pass
         data = float(rounded(value)[0])
         return data + 0.5 * self.mu * float(v @ v) + float(self.linear @ v), rounded(gradient), rounded(hessian)
 
@@ -211,7 +224,10 @@ class DaskObjective:
     def certified_gradient_norm(self, v):
         from dpsk.linear_model._erm import certified_norm
 
-        parts, s_sum, abs_sum = self._reduce(_certificate_chunk, v)
+        point, certificate = self._certificate
+        if point is None or not np.array_equal(point, v):
+            certificate = self._reduce(_certificate_chunk, v)
+        parts, s_sum, abs_sum = certificate
         data = rounded(parts)
         if self.kappa is not None:
             data = np.append(data, self.kappa * float(rounded(s_sum)[0]))

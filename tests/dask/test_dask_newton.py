@@ -128,9 +128,9 @@ def test_one_spend_and_the_declared_releases(computes):
     assert [call for call, _ in accountant.calls] == ["check", "record"]
     assert accountant.calls[1][1] == est.privacy_spent_
     assert _leaves(drawn) == _leaves([est.privacy_spent_])
-    # the validating pass, then per problem: the start, one pass per Newton iterate (full
-    # steps here: no backtracking) and the certificate
-    assert computes.computes == 1 + sum(n_iter + 2 for n_iter in est.n_iter_)
+    # the validating pass, then per problem: the start and one pass per Newton iterate (full
+    # steps here: no backtracking), each also giving the certificate's sums at its point
+    assert computes.computes == 1 + sum(n_iter + 1 for n_iter in est.n_iter_)
 
 
 def test_over_budget_computes_nothing(computes):
@@ -285,6 +285,8 @@ def test_certificate_bounds_the_exact_gradient(kappa):
     assert f == pytest.approx(f_mem, rel=1e-13)
     np.testing.assert_allclose(dask_objective.gradient(v, g), memory.gradient(v, first_mem), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(dask_objective.hessian(h), memory.hessian(second_mem), rtol=1e-12, atol=1e-12)
+    # the certificate's sums computed in the same pass as the evaluation are the same
+    assert dask_objective.certified_gradient_norm(v) == certified
 
 
 # -- searches on a Dask cluster ------------------------------------------------------------
