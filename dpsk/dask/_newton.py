@@ -31,10 +31,15 @@ then added *exactly* and rounded once, and bounds on the margins' and ℓ′'s r
 row. On Dask every chunk splits its rows into its own blocks of at most ``_BLOCK`` rows
 (so every block still has at most ``_BLOCK`` rows), converts its block sums to exact
 integers, and the integers of all chunks are added exactly: the data part is the exact
-sum of the blocks rounded once, as in memory. Σ|s_i| is exact and rounded once too (the
-in-memory bound allows γ_n for it). The per-row terms depend on the row only. So the
-in-memory bound, evaluated with the total n, holds word for word; the in-memory formula
-is called (one home).
+sum of the blocks rounded once, as in memory. The intercept's Σ s_i, exact in memory
+(``math.fsum``), is summed by the same blocks here: its rounding is covered by the block
+term, whose γ_(_BLOCK+3)·Σ|s_i| bounds the error vector of all coordinates of the scaled
+rows z_i = [x_i, κ]/S (‖z_i‖ <= 1; per coordinate the error is at most
+γ_(_BLOCK)·Σ|s_i||z_ij|, and the L2 norm over the coordinates of these sums is at most
+γ_(_BLOCK)·Σ|s_i|‖z_i‖). Σ|s_i| is a float64 sum per chunk, merged exactly and rounded
+once: within γ_n of the exact sum, which the bound allows for. The per-row terms depend
+on the row only. So the in-memory bound, evaluated with the total n, holds; the
+in-memory formula is called (one home).
 
 Validation before the spend
 ===========================
@@ -156,8 +161,15 @@ def _validate_chunk(problem, keyed, X, y, sample_weight):
 
 
 def _certificate_parts(objective, s):
-    column = s[:, None]
-    return exact_ints(objective.block_parts(s)), exact_ints(column), exact_ints(np.abs(column))
+    """The certificate's sums of a chunk: its blocks' Σ s_i x_i and Σ s_i (exact integers;
+    the intercept's sum by the same blocks of at most _BLOCK rows) and Σ|s_i| (float64,
+    rounded within γ_(chunk rows), exact integer for the merge)."""
+    from dpsk.linear_model._erm import _BLOCK
+
+    full = s.size - s.size % _BLOCK
+    s_blocks = np.append(s[:full].reshape(-1, _BLOCK).sum(axis=1), s[full:].sum())
+    parts = np.column_stack([objective.block_parts(s), s_blocks])
+    return exact_ints(parts), exact_ints([[float(np.sum(np.abs(s)))]])
 
 
 def _newton_chunk(problem, positive, v, X, y, sample_weight):
@@ -227,10 +239,9 @@ class DaskObjective:
         point, certificate = self._certificate
         if point is None or not np.array_equal(point, v):
             certificate = self._reduce(_certificate_chunk, v)
-        parts, s_sum, abs_sum = certificate
-        data = rounded(parts)
-        if self.kappa is not None:
-            data = np.append(data, self.kappa * float(rounded(s_sum)[0]))
+        parts, abs_sum = certificate
+        sums = rounded(parts)
+        data = sums[: self.n_features] if self.kappa is None else np.append(sums[:-1], self.kappa * sums[-1])
         data /= self.scale
         return certified_norm(self, data, v, abs_s=float(rounded(abs_sum)[0]), n=self.X.shape[0])
 
