@@ -364,3 +364,24 @@ def test_partial_fit_continues_from_the_coefficients(Est, extra):
     np.testing.assert_allclose(online.coef_, batch.coef_, rtol=1e-12)
     np.testing.assert_allclose(online.intercept_, batch.intercept_, rtol=1e-12)
     assert not np.allclose(online.coef_, once.coef_)
+
+
+@pytest.mark.parametrize("Est, extra", [(SGDClassifier, {"classes": [0, 1]}), (SGDRegressor, {})])
+def test_average_is_the_mean_of_the_chosen_iterates(Est, extra):
+    """Check average="tail" (default) is the mean of the second half's iterates, True of all, False the last one.
+
+    Noise-free DP-GD is deterministic, so the fit stopped after k steps (average=False) is
+    the k-th iterate of a longer one.
+    """
+    X, y = _data(100)
+    y = y if Est is SGDClassifier else X @ [1.0, -1.0, 0.5]
+    params = dict(epsilon=math.inf, n_samples=100, batch_size="full", random_state=0, **extra)
+    iterates = [
+        np.append(np.ravel(m.coef_), m.intercept_)
+        for m in (Est(max_iter=k, average=False, **params).fit(X, y) for k in range(1, 7))
+    ]
+    for average, mean in (("tail", np.mean(iterates[3:], axis=0)), (True, np.mean(iterates, axis=0))):
+        fitted = Est(max_iter=6, average=average, **params).fit(X, y)
+        np.testing.assert_allclose(np.append(np.ravel(fitted.coef_), fitted.intercept_), mean, rtol=1e-10)
+    assert Est(**params).average == "tail"
+    assert not np.allclose(iterates[-1], np.mean(iterates[3:], axis=0))
