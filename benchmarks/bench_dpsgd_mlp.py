@@ -41,12 +41,14 @@ Usage::
 import sys
 import warnings
 
-from bench_dpsgd import measure, print_table, seeds_from_argv
+from bench_dpsgd import measure, opacus_row, print_table, seeds_from_argv
 from sklearn.neural_network import MLPClassifier as SkMLP
 
 from dpsk.datasets import load_adult
 from dpsk.linear_model import SGDClassifier
 from dpsk.neural_network import MLPClassifier
+from dpsk.neural_network._multilayer_perceptron import auto_learning_rate
+from dpsk.utils._dpsgd import plan_steps
 
 
 def run(quick=False, seeds=None):
@@ -70,9 +72,12 @@ def run(quick=False, seeds=None):
             ),
         ):
             rows.append(measure(name, eps, make, X, y, Xt, yt, seeds))
+        # Opacus with dpsk's default solver and step size for this MLP (Adam, learning_rate_init="auto").
+        lr = auto_learning_rate("adam", plan_steps(256, 15, n)[1])
+        rows.append(opacus_row("Opacus MLP (64,)", eps, X, y, Xt, yt, seeds, hidden=(64,), lr=lr, optimizer="adam"))
     make = lambda s: SkMLP((64,), batch_size=256, max_iter=15, random_state=s)  # noqa: E731
     rows.append(measure("sklearn MLPClassifier (64,)", float("inf"), make, X, y, Xt, yt, seeds))
-    return rows
+    return [r for r in rows if r is not None]
 
 
 if __name__ == "__main__":
