@@ -14,9 +14,9 @@
   (``data_norm=√13``, as in bench_accuracy.py), and the majority class.
 * **breast_cancer** (published ranges, as bench_accuracy.py; 75/25 split, the test part
   halved into public and evaluation) and **digits** (``load_digits``, 10 classes, pixels
-  in [0, 16] by construction, same split), LogisticRegression teachers, 20 of them, every
-  public row queried (``max_queries=None``: with 20 teachers the default rule would take
-  its 10-query floor, with a warning).
+  in [0, 16] by construction, same split), LogisticRegression teachers, 20 of them, with
+  the default ``max_queries="auto"`` (with 20 teachers the rule takes its 10-query floor,
+  with a warning) and with every public row queried (``max_queries=None``).
 * **SubsampleAggregate** with scikit-learn's ``HuberRegressor`` inside on
   ``make_regression(20000, 20)`` (75/25 split), ε = 1: R² next to dpsk's
   ``LinearRegression`` and scikit-learn's non-private models. Public boxes from the
@@ -154,6 +154,10 @@ def adult_rows(epsilons, seeds):
     return rows
 
 
+#: The small data sets' query settings: the default rule, and every public row queried.
+QUERY_VARIANTS = (("", {}), (", every public row queried", {"max_queries": None}))
+
+
 def small_rows(epsilons, seeds):
     rows = []
     X, X_test, y, y_test = _breast_cancer()
@@ -163,23 +167,25 @@ def small_rows(epsilons, seeds):
         _reference("breast_cancer", "scikit-learn LogisticRegression (non-private)", lr.fit(X, y).score(X_eval, y_eval))
     )
     for epsilon in epsilons:
-        rows.append(
-            _pate_row(
-                "breast_cancer",
-                "LogisticRegression",
-                lr,
-                X,
-                y,
-                X_public,
-                X_eval,
-                y_eval,
-                epsilon,
-                [0, 1],
-                seeds,
-                n_teachers=20,
-                max_queries=None,
+        for label, params in QUERY_VARIANTS:
+            rows.append(
+                _pate_row(
+                    "breast_cancer",
+                    "LogisticRegression",
+                    lr,
+                    X,
+                    y,
+                    X_public,
+                    X_eval,
+                    y_eval,
+                    epsilon,
+                    [0, 1],
+                    seeds,
+                    label,
+                    n_teachers=20,
+                    **params,
+                )
             )
-        )
     digits = load_digits()
     X, X_test, y, y_test = train_test_split(
         digits.data / 16.0, digits.target, test_size=0.25, random_state=0, stratify=digits.target
@@ -189,23 +195,25 @@ def small_rows(epsilons, seeds):
         _reference("digits", "scikit-learn LogisticRegression (non-private)", lr.fit(X, y).score(X_eval, y_eval))
     )
     for epsilon in epsilons:
-        rows.append(
-            _pate_row(
-                "digits",
-                "LogisticRegression",
-                lr,
-                X,
-                y,
-                X_public,
-                X_eval,
-                y_eval,
-                epsilon,
-                np.arange(10),
-                seeds,
-                n_teachers=20,
-                max_queries=None,
+        for label, params in QUERY_VARIANTS:
+            rows.append(
+                _pate_row(
+                    "digits",
+                    "LogisticRegression",
+                    lr,
+                    X,
+                    y,
+                    X_public,
+                    X_eval,
+                    y_eval,
+                    epsilon,
+                    np.arange(10),
+                    seeds,
+                    label,
+                    n_teachers=20,
+                    **params,
+                )
             )
-        )
     return rows
 
 
