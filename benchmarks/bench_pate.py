@@ -158,62 +158,37 @@ def adult_rows(epsilons, seeds):
 QUERY_VARIANTS = (("", {}), (", every public row queried", {"max_queries": None}))
 
 
+def _digits():
+    """digits, pixels in [0, 16] by construction scaled to [0, 1], split 75/25."""
+    digits = load_digits()
+    return train_test_split(digits.data / 16.0, digits.target, test_size=0.25, random_state=0, stratify=digits.target)
+
+
 def small_rows(epsilons, seeds):
     rows = []
-    X, X_test, y, y_test = _breast_cancer()
-    X_public, X_eval, y_eval = _halves(X_test, y_test)
     lr = SkLogisticRegression(max_iter=1000)
-    rows.append(
-        _reference("breast_cancer", "scikit-learn LogisticRegression (non-private)", lr.fit(X, y).score(X_eval, y_eval))
-    )
-    for epsilon in epsilons:
-        for label, params in QUERY_VARIANTS:
-            rows.append(
-                _pate_row(
-                    "breast_cancer",
-                    "LogisticRegression",
-                    lr,
-                    X,
-                    y,
-                    X_public,
-                    X_eval,
-                    y_eval,
-                    epsilon,
-                    [0, 1],
-                    seeds,
-                    label,
-                    n_teachers=20,
-                    **params,
+    for dataset, split, classes in (("breast_cancer", _breast_cancer(), [0, 1]), ("digits", _digits(), np.arange(10))):
+        X, X_test, y, y_test = split
+        X_public, X_eval, y_eval = _halves(X_test, y_test)
+        score = lr.fit(X, y).score(X_eval, y_eval)
+        rows.append(_reference(dataset, "scikit-learn LogisticRegression (non-private)", score))
+        data = (X, y, X_public, X_eval, y_eval)
+        for epsilon in epsilons:
+            for label, params in QUERY_VARIANTS:
+                rows.append(
+                    _pate_row(
+                        dataset,
+                        "LogisticRegression",
+                        lr,
+                        *data,
+                        epsilon,
+                        classes,
+                        seeds,
+                        label,
+                        n_teachers=20,
+                        **params,
+                    )
                 )
-            )
-    digits = load_digits()
-    X, X_test, y, y_test = train_test_split(
-        digits.data / 16.0, digits.target, test_size=0.25, random_state=0, stratify=digits.target
-    )
-    X_public, X_eval, y_eval = _halves(X_test, y_test)
-    rows.append(
-        _reference("digits", "scikit-learn LogisticRegression (non-private)", lr.fit(X, y).score(X_eval, y_eval))
-    )
-    for epsilon in epsilons:
-        for label, params in QUERY_VARIANTS:
-            rows.append(
-                _pate_row(
-                    "digits",
-                    "LogisticRegression",
-                    lr,
-                    X,
-                    y,
-                    X_public,
-                    X_eval,
-                    y_eval,
-                    epsilon,
-                    np.arange(10),
-                    seeds,
-                    label,
-                    n_teachers=20,
-                    **params,
-                )
-            )
     return rows
 
 
