@@ -256,9 +256,19 @@ N_AUDIT = 6_000
 def _audited(epsilon=1.0, **params):
     # Rows at x = 0 carry no gradient; the canary's log-loss gradient is clipped to C at
     # every step (a tiny η keeps its margin at ~0), so the coefficient sums its noisy,
-    # clipped contributions: the worst case for the sampled Gaussian.
+    # clipped contributions: the worst case for the sampled Gaussian. The last iterate
+    # (average=False) is that sum; the default average of the iterates is post-processing
+    # of it and would only blur the broken variants the audit must reject.
     return SGDClassifier(
-        epsilon=epsilon, n_samples=20, classes=[0, 1], fit_intercept=False, eta0=1e-3, alpha=0.0, max_iter=1, **params
+        epsilon=epsilon,
+        n_samples=20,
+        classes=[0, 1],
+        fit_intercept=False,
+        eta0=1e-3,
+        alpha=0.0,
+        max_iter=1,
+        average=False,
+        **params,
     )
 
 
