@@ -12,27 +12,30 @@ rows), δ = 1e-5, ``n_samples`` given (public); the MLPs have one hidden layer o
 pays σ's calibration; the fit and epoch seconds are medians over the seeds.
 
 Each row also gives the peak memory one more fit allocates (tracemalloc). Measured at
-issue 21's grid with 3 seeds instead of 5 (one run, OMP_NUM_THREADS=1, torch on one
-thread, 2 cores shared with up to eight other jobs, load average 11 to 15: the seconds
-are inflated several times; compare them within the run)::
+issue 21's grid with 5 seeds (one run, OMP_NUM_THREADS=1, torch on one thread, 2 cores
+shared with other jobs, load average falling from about 10 to 1.5 during the run: the
+seconds are inflated, the later rows less; compare them within a group)::
 
     model                          eps  accuracy   fit s  epoch s  peak MiB
-    dpsk MLPClassifier (64,)       0.5    0.8466    4.01    0.267       1.4
-    dpsk SGDClassifier             0.5    0.8471    0.91    0.061       0.8
-    Opacus MLP (64,)               0.5    0.8458   42.29    2.819       nan
-    dpsk MLPClassifier (64,)         1    0.8469    4.50    0.300       1.4
-    dpsk SGDClassifier               1    0.8484    0.90    0.060       0.8
-    Opacus MLP (64,)                 1    0.8469   45.17    3.011       nan
-    dpsk MLPClassifier (64,)         4    0.8479    4.35    0.290       1.4
-    dpsk SGDClassifier               4    0.8476    1.01    0.068       0.8
-    Opacus MLP (64,)                 4    0.8470   38.36    2.557       nan
-    sklearn MLPClassifier (64,)    inf    0.8473    3.67    0.245       1.7
+    dpsk MLPClassifier (64,)       0.5    0.8461    2.94    0.196       1.4
+    dpsk SGDClassifier             0.5    0.8471    0.45    0.030       0.8
+    Opacus MLP (64,)               0.5    0.8458   33.41    2.227       nan
+    dpsk MLPClassifier (64,)         1    0.8461    3.59    0.240       1.4
+    dpsk SGDClassifier               1    0.8480    0.44    0.029       0.8
+    Opacus MLP (64,)                 1    0.8468   14.25    0.950       nan
+    dpsk MLPClassifier (64,)         4    0.8472    1.76    0.118       1.4
+    dpsk SGDClassifier               4    0.8476    0.33    0.022       0.8
+    Opacus MLP (64,)                 4    0.8471   21.17    1.411       nan
+    sklearn MLPClassifier (64,)    inf    0.8473    2.75    0.184       1.7
 
-The MLP matches or beats Opacus in the same run and the issue's anchors (0.8457 /
-0.8464 / 0.8474 at ε = 0.5 / 1 / 4) at every ε. An epoch takes 0.09–0.11× Opacus' time
-and 1.09–1.22× scikit-learn's non-private epoch. With scikit-learn's fixed
-``learning_rate_init=0.001`` the MLP scored 0.8437 at ε = 1 (2 seeds, an earlier run),
-and its peak memory was 28 MiB (a float64 copy of X).
+Against Opacus in the same run the MLP is +0.0003 / -0.0007 / +0.0001 at ε = 0.5 / 1 / 4,
+and against the issue's anchors (0.8457 / 0.8464 / 0.8474) +0.0004 / -0.0003 / -0.0002:
+level within the seeds' spread (about 0.001; an earlier 3-seed run gave 0.8466 / 0.8469
+/ 0.8479 against Opacus' 0.8458 / 0.8469 / 0.8470). An epoch takes 0.08–0.25× Opacus'
+time (0.09–0.11× in the 3-seed run, under a steadier load) and 0.6–1.3× scikit-learn's
+non-private epoch. With scikit-learn's fixed ``learning_rate_init=0.001`` the MLP scored
+0.8437 at ε = 1 (2 seeds, an earlier run), and its peak memory was 28 MiB (a float64
+copy of X).
 
 Usage::
 
