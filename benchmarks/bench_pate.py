@@ -14,9 +14,9 @@
   (``data_norm=√13``, as in bench_accuracy.py), and the majority class.
 * **breast_cancer** (published ranges, as bench_accuracy.py; 75/25 split, the test part
   halved into public and evaluation) and **digits** (``load_digits``, 10 classes, pixels
-  in [0, 16] by construction, same split), LogisticRegression teachers, 20 of them, every
-  public row queried (``max_queries=None``: with 20 teachers the default rule would take
-  its 10-query floor, with a warning).
+  in [0, 16] by construction, same split), LogisticRegression teachers, 20 of them, with
+  the default ``max_queries="auto"`` (with 20 teachers the rule takes its 10-query floor,
+  with a warning) and with every public row queried (``max_queries=None``).
 * **SubsampleAggregate** with scikit-learn's ``HuberRegressor`` inside on
   ``make_regression(20000, 20)`` (75/25 split), ε = 1: R² next to dpsk's
   ``LinearRegression`` and scikit-learn's non-private models. Public boxes from the
@@ -154,58 +154,41 @@ def adult_rows(epsilons, seeds):
     return rows
 
 
+#: The small data sets' query settings: the default rule, and every public row queried.
+QUERY_VARIANTS = (("", {}), (", every public row queried", {"max_queries": None}))
+
+
+def _digits():
+    """digits, pixels in [0, 16] by construction scaled to [0, 1], split 75/25."""
+    digits = load_digits()
+    return train_test_split(digits.data / 16.0, digits.target, test_size=0.25, random_state=0, stratify=digits.target)
+
+
 def small_rows(epsilons, seeds):
     rows = []
-    X, X_test, y, y_test = _breast_cancer()
-    X_public, X_eval, y_eval = _halves(X_test, y_test)
     lr = SkLogisticRegression(max_iter=1000)
-    rows.append(
-        _reference("breast_cancer", "scikit-learn LogisticRegression (non-private)", lr.fit(X, y).score(X_eval, y_eval))
-    )
-    for epsilon in epsilons:
-        rows.append(
-            _pate_row(
-                "breast_cancer",
-                "LogisticRegression",
-                lr,
-                X,
-                y,
-                X_public,
-                X_eval,
-                y_eval,
-                epsilon,
-                [0, 1],
-                seeds,
-                n_teachers=20,
-                max_queries=None,
-            )
-        )
-    digits = load_digits()
-    X, X_test, y, y_test = train_test_split(
-        digits.data / 16.0, digits.target, test_size=0.25, random_state=0, stratify=digits.target
-    )
-    X_public, X_eval, y_eval = _halves(X_test, y_test)
-    rows.append(
-        _reference("digits", "scikit-learn LogisticRegression (non-private)", lr.fit(X, y).score(X_eval, y_eval))
-    )
-    for epsilon in epsilons:
-        rows.append(
-            _pate_row(
-                "digits",
-                "LogisticRegression",
-                lr,
-                X,
-                y,
-                X_public,
-                X_eval,
-                y_eval,
-                epsilon,
-                np.arange(10),
-                seeds,
-                n_teachers=20,
-                max_queries=None,
-            )
-        )
+    for dataset, split, classes in (("breast_cancer", _breast_cancer(), [0, 1]), ("digits", _digits(), np.arange(10))):
+        X, X_test, y, y_test = split
+        X_public, X_eval, y_eval = _halves(X_test, y_test)
+        score = lr.fit(X, y).score(X_eval, y_eval)
+        rows.append(_reference(dataset, "scikit-learn LogisticRegression (non-private)", score))
+        data = (X, y, X_public, X_eval, y_eval)
+        for epsilon in epsilons:
+            for label, params in QUERY_VARIANTS:
+                rows.append(
+                    _pate_row(
+                        dataset,
+                        "LogisticRegression",
+                        lr,
+                        *data,
+                        epsilon,
+                        classes,
+                        seeds,
+                        label,
+                        n_teachers=20,
+                        **params,
+                    )
+                )
     return rows
 
 

@@ -94,11 +94,24 @@ def clipped_gradient_sum(
     return total, factor
 
 
+def average_start(average, steps):
+    """Index of the first step whose iterate enters the average (``steps``: none averaged).
+
+    ``"tail"``: the iterates after the first half of the steps (suffix averaging), True:
+    every iterate (scikit-learn's ``average=True``), False: the last iterate only. A
+    function of public parameters; averaging the noisy iterates is post-processing.
+    """
+    if average is False:
+        return steps
+    return steps // 2 if average == "tail" else 0
+
+
 def run_dpsgd(X, targets, n_outputs, *, loss_grad, plan, rng, weights, params, init=None):
     """DP-SGD (Poisson batches) or DP-GD (q = 1) on X (n, d) from ``init`` (zeros); returns coef (k, p).
 
     p = d + 1 with an intercept (its coefficient last), d otherwise. X is read one batch
-    at a time (float64 per batch): no copy of the whole data.
+    at a time (float64 per batch): no copy of the whole data. With ``params["average"]``
+    the returned coefficients are the mean of the iterates from :func:`average_start` on.
     """
     n, p = X.shape[0], X.shape[1] + bool(params["fit_intercept"])
     coef = np.zeros((n_outputs, p)) if init is None else np.array(init, dtype=np.float64).reshape(n_outputs, p)
@@ -123,11 +136,18 @@ def run_dpsgd(X, targets, n_outputs, *, loss_grad, plan, rng, weights, params, i
         )
         return [total]
 
+    start = average_start(params.get("average", False), plan.steps)
+    averaged = np.zeros_like(coef)
+    step = [0]
+
     def update(grads):
         coef[...] -= eta * (grads[0] + alpha * coef * penalised)
+        step[0] += 1
+        if step[0] > start:  # running mean of the iterates after step ``start``
+            averaged[...] += (coef - averaged) / (step[0] - start)
 
     _dpsgd.run_steps(n, clipped_sum, update, plan=plan, clip_norm=params["clip_norm"], width=n_outputs + p, rng=rng)
-    return coef
+    return averaged if plan.steps > start else coef
 
 
 _SGD_DOCS = {
@@ -141,6 +161,15 @@ _SGD_DOCS = {
         Constant learning rate of the steps (on the averaged gradient). A fixed,
         data-independent default for ``clip_norm=1`` (the classifier's was chosen on the
         public Adult data among 0.5, 2 and 8); tuning it on private data costs privacy.""",
+    "average": """average : "tail" or bool, default="tail"
+        Which iterates the coefficients are: ``"tail"`` the mean of those of the second
+        half of the steps (suffix averaging), True the mean of all of them (as
+        scikit-learn's ``average=True``), False the last one. Averaging damps the
+        noise of the last steps and is post-processing of the noisy iterates: it costs
+        no privacy. The default was chosen on a validation split of Adult's training
+        rows (+0.0025 accuracy at ε = 0.5, +0.0006 at ε = 1 and 4, against the last
+        iterate; averaging all iterates was worse, dragged by the first steps).
+        With ``partial_fit``, the steps of the call.""",
     "alpha": """alpha : float, default=1e-4
         L2 penalty (the intercept is not penalised); its gradient is data-independent.""",
     "fit_intercept": """fit_intercept : bool, default=True
@@ -168,6 +197,7 @@ class _BaseDPSGD(DPSGDMixin, DPEstimatorMixin, BaseEstimator):
         "eta0": [Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
+        "average": ["boolean", StrOptions({"tail"})],
     }
 
     def _fit_linear(self, X, y, sample_weight, prepare_targets, *, partial=False):
@@ -229,6 +259,7 @@ _CLASSIFIER_PARAMS = (
     "n_samples",
     "max_iter",
     "eta0",
+    "average",
     "alpha",
     "fit_intercept",
     "classes",
@@ -296,7 +327,8 @@ class SGDClassifier(ClassifierMixin, _BaseDPSGD):
     Differences from scikit-learn: ``max_iter`` is a fixed number of epochs (no
     ``tol``, no early stopping: each step costs privacy); constant learning rate
     ``eta0``; minibatches of expected size ``batch_size``; ``sample_weight`` is clipped
-    to [0, 1]; the penalty is L2 only.
+    to [0, 1]; the penalty is L2 only; the coefficients are by default the mean of the
+    second half of the iterates (``average="tail"``).
 
     References
     ----------
@@ -335,6 +367,7 @@ class SGDClassifier(ClassifierMixin, _BaseDPSGD):
         n_samples=None,
         max_iter=15,
         eta0=2.0,
+        average="tail",
         alpha=1e-4,
         fit_intercept=True,
         classes=None,
@@ -350,6 +383,7 @@ class SGDClassifier(ClassifierMixin, _BaseDPSGD):
         self.n_samples = n_samples
         self.max_iter = max_iter
         self.eta0 = eta0
+        self.average = average
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.classes = classes
@@ -494,7 +528,9 @@ class SGDRegressor(RegressorMixin, _BaseDPSGD):
 
     Differences from scikit-learn: ``max_iter`` is a fixed number of epochs (no early
     stopping); constant learning rate ``eta0``; minibatches of expected size
-    ``batch_size``; ``sample_weight`` is clipped to [0, 1]; the penalty is L2 only.
+    ``batch_size``; ``sample_weight`` is clipped to [0, 1]; the penalty is L2 only; the
+    coefficients are by default the mean of the second half of the iterates
+    (``average="tail"``).
 
     Examples
     --------
@@ -526,6 +562,7 @@ class SGDRegressor(RegressorMixin, _BaseDPSGD):
         n_samples=None,
         max_iter=15,
         eta0=1.0,
+        average="tail",
         alpha=1e-4,
         fit_intercept=True,
         accountant=None,
@@ -541,6 +578,7 @@ class SGDRegressor(RegressorMixin, _BaseDPSGD):
         self.n_samples = n_samples
         self.max_iter = max_iter
         self.eta0 = eta0
+        self.average = average
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.accountant = accountant

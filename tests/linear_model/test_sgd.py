@@ -256,9 +256,19 @@ N_AUDIT = 6_000
 def _audited(epsilon=1.0, **params):
     # Rows at x = 0 carry no gradient; the canary's log-loss gradient is clipped to C at
     # every step (a tiny η keeps its margin at ~0), so the coefficient sums its noisy,
-    # clipped contributions: the worst case for the sampled Gaussian.
+    # clipped contributions: the worst case for the sampled Gaussian. The last iterate
+    # (average=False) is that sum; the default average of the iterates is post-processing
+    # of it and would only blur the broken variants the audit must reject.
     return SGDClassifier(
-        epsilon=epsilon, n_samples=20, classes=[0, 1], fit_intercept=False, eta0=1e-3, alpha=0.0, max_iter=1, **params
+        epsilon=epsilon,
+        n_samples=20,
+        classes=[0, 1],
+        fit_intercept=False,
+        eta0=1e-3,
+        alpha=0.0,
+        max_iter=1,
+        average=False,
+        **params,
     )
 
 
@@ -364,3 +374,24 @@ def test_partial_fit_continues_from_the_coefficients(Est, extra):
     np.testing.assert_allclose(online.coef_, batch.coef_, rtol=1e-12)
     np.testing.assert_allclose(online.intercept_, batch.intercept_, rtol=1e-12)
     assert not np.allclose(online.coef_, once.coef_)
+
+
+@pytest.mark.parametrize("Est, extra", [(SGDClassifier, {"classes": [0, 1]}), (SGDRegressor, {})])
+def test_average_is_the_mean_of_the_chosen_iterates(Est, extra):
+    """Check average="tail" (default) is the mean of the second half's iterates, True of all, False the last one.
+
+    Noise-free DP-GD is deterministic, so the fit stopped after k steps (average=False) is
+    the k-th iterate of a longer one.
+    """
+    X, y = _data(100)
+    y = y if Est is SGDClassifier else X @ [1.0, -1.0, 0.5]
+    params = dict(epsilon=math.inf, n_samples=100, batch_size="full", random_state=0, **extra)
+    iterates = [
+        np.append(np.ravel(m.coef_), m.intercept_)
+        for m in (Est(max_iter=k, average=False, **params).fit(X, y) for k in range(1, 7))
+    ]
+    for average, mean in (("tail", np.mean(iterates[3:], axis=0)), (True, np.mean(iterates, axis=0))):
+        fitted = Est(max_iter=6, average=average, **params).fit(X, y)
+        np.testing.assert_allclose(np.append(np.ravel(fitted.coef_), fitted.intercept_), mean, rtol=1e-10)
+    assert Est(**params).average == "tail"
+    assert not np.allclose(iterates[-1], np.mean(iterates[3:], axis=0))
