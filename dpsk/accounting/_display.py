@@ -13,6 +13,7 @@ Figures are rounded for reading (4 significant digits: ``0.1``, not
 
 import html
 import math
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 from typing import NamedTuple
 
 from dpsk.accounting._budget import TOLERANCE, Budget
@@ -205,14 +206,16 @@ def _number(value, rounding="nearest"):
         return "inf"
     if value == 0 or not math.isfinite(value):
         return f"{value:.4g}"
-    scale = 10.0 ** (3 - math.floor(math.log10(abs(value))))
-    nearest = round(value * scale) / scale
-    if rounding == "nearest" or abs(value - nearest) <= abs(value) * 1e-9:
+    # Decimal arithmetic is exact on a float's value and has no overflow: a power-of-ten
+    # scale overflows a float for subnormal figures (a δ of 1e-309).
+    exact = Decimal(value)
+    step = Decimal(1).scaleb(exact.adjusted() - 3)
+    nearest = exact.quantize(step, rounding=ROUND_HALF_EVEN)
+    if rounding == "nearest" or abs(exact - nearest) <= abs(exact) * Decimal("1e-9"):
         shown = nearest
-    elif rounding == "up":
-        shown = math.ceil(value * scale) / scale
     else:
-        shown = math.floor(value * scale) / scale
+        shown = exact.quantize(step, rounding=ROUND_CEILING if rounding == "up" else ROUND_FLOOR)
+    shown = float(shown)
     return f"{shown:.4g}"
 
 

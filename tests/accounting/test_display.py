@@ -219,3 +219,13 @@ def test_percentages(fraction, text):
 def test_numbers():
     assert display_module._number(math.inf) == "inf"
     assert display_module._number(19.98000000001) == "19.98"
+
+
+def test_numbers_at_the_ends_of_the_float_range():
+    # Found by hypothesis: a float power-of-ten scale overflowed for a subnormal δ.
+    tiny = 2.225073858507203e-309
+    assert display_module._number(tiny, "up") == "2.226e-309"
+    assert display_module._number(tiny, "down") == "2.225e-309"
+    assert display_module._number(1.7e308, "up") == "1.7e+308"
+    assert display_module._number(1 / 3, "up") == "0.3334"
+    assert display_module._number(1 / 3, "down") == "0.3333"
