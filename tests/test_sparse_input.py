@@ -173,6 +173,22 @@ def test_logistic_regression_many_sparse_features_uses_no_dense_hessian(monkeypa
     assert_allclose(sparse.coef_, dense.coef_, atol=1e-6)
 
 
+def test_logistic_regression_sparse_keeps_no_copy_of_the_values(monkeypatch):
+    """Check that the sparse fit solves on X's own stored values (the clip of each row is
+    recorded and replayed inside the products), not on a clipped copy of nnz floats."""
+    from dpsk.linear_model import _classifier
+
+    X, y = data()
+    M = sp.csr_matrix(X)
+    seen = []
+    original = _classifier.fit_private_linear
+    monkeypatch.setattr(
+        _classifier, "fit_private_linear", lambda rows, *a, **k: seen.append(rows) or original(rows, *a, **k)
+    )
+    LogisticRegression(epsilon=1.0, data_norm=0.5, classes=[0, 1], random_state=0).fit(M, y)
+    assert seen and all(np.shares_memory(rows.X.data, M.data) for rows in seen)
+
+
 def test_float32_sparse_keeps_float32():
     X, y = data(dtype=np.float32)
     M = sp.csr_matrix(X)

@@ -19,6 +19,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 
+from dpsk._core._sparse import csr_multinomial_table
 from dpsk.accounting._events import budget_event
 from dpsk.base import priors_from_counts
 from dpsk.dask._data import dask_fit, is_dask
@@ -236,29 +237,13 @@ def _exact_class_table(X, y_index, n_classes, k, top, units):
     Dense X is processed in blocks of rows, sparse X through its stored values (implicit
     zeros add 0), with the same integers.
     """
+    if sp.issparse(X):  # one pass over the stored values, the same integers (dpsk._core._sparse)
+        return csr_multinomial_table(X, y_index, n_classes, k, top, units, _ROW_BITS)
     n_rows, n_features = X.shape
     weights = np.ones(n_rows, dtype=np.int64) if units is None else units.astype(np.int64)
     table = np.zeros((n_classes, 1 + n_features), dtype=np.int64)
     # Exact in float64: at most 2**31 rows of at most 2**10 units (_check_exact_rows).
     table[:, 0] = np.bincount(y_index, weights=weights, minlength=n_classes).astype(np.int64) << k
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-        if not X.has_canonical_format:  # one value per cell, as in the dense matrix
-            X = X.copy()
-            X.sum_duplicates()
-        row_of = np.repeat(np.arange(n_rows), np.diff(X.indptr))
-
-        def row_sums(a):
-            return np.asarray(sp.csr_matrix((a, X.indices, X.indptr), shape=X.shape).sum(axis=1)).ravel()
-
-        values = X.data.astype(np.float64)
-        row_max = np.zeros(n_rows)  # non-negative values: the implicit zeros never win
-        stored = np.diff(X.indptr) > 0
-        row_max[stored] = np.maximum.reduceat(values, X.indptr[:-1][stored])
-        data = _row_units(values, row_max, row_of, row_sums, k, top)
-        indicator = sp.csr_matrix((weights, (y_index, np.arange(n_rows))), shape=(n_classes, n_rows))
-        table[:, 1:] = (indicator @ sp.csr_matrix((data, X.indices, X.indptr), shape=X.shape)).toarray()
-        return table
     for start in range(0, n_rows, _BLOCK_ROWS):
         block = np.asarray(X[start : start + _BLOCK_ROWS], dtype=np.float64)
         size = block.shape[0]
