@@ -265,6 +265,10 @@ class _Objective:
         self.mu = mu
         self.linear = linear  # b, shape (n_params,)
         self.n_features = X.shape[1]
+        # Terms of a margin's dot product: n_features, or the most stored values of a
+        # sparse row (the CSR product adds only those: a tighter rounding bound, which
+        # wide sparse data needs to certify at all).
+        self.row_terms = _row_terms(X)
 
     def margins(self, v):
         w = v / self.scale
@@ -358,14 +362,27 @@ class _Objective:
         bound = (
             # the dot products inside each block (rows have norm <= 1 after scaling)
             _gamma(_BLOCK + 3) * abs_s
-            # the margins (|error| <= γ_(d+3) ‖z_i‖‖v‖) through ℓ′ (Lipschitz c), and ℓ′ itself
+            # the margins (|error| <= γ_(k+3) ‖z_i‖‖v‖, k <= d the row's terms) through ℓ′ (Lipschitz c), and ℓ′ itself
             # (a weight w_i <= 1 multiplies ℓ′ with one more rounding: u more per row)
-            + n * (self.loss.curvature * _gamma(d + 4) * norm_v + (4.0 + (self.weights is not None)) * _UNIT_ROUNDOFF)
+            + n
+            * (
+                self.loss.curvature * _gamma(self.row_terms + 4) * norm_v
+                + (4.0 + (self.weights is not None)) * _UNIT_ROUNDOFF
+            )
             # the exact block sums rounded once, and the three-term sum of the gradient
             + _gamma(4) * (float(np.linalg.norm(data)) + self.mu * norm_v + float(np.linalg.norm(self.linear)))
             + (_sparse_sum_bound(n, abs_s) if _is_sparse(X) else 0.0)
         )
         return float(np.linalg.norm(grad)) * (1.0 + _gamma(d + 3)) + bound
+
+
+def _row_terms(X):
+    """The most products a margin adds: n_features for dense X, the largest number of
+    stored values of a row for sparse X (its implicit zeros are not added)."""
+    if not _is_sparse(X):
+        return X.shape[1]
+    indptr = (X.X if isinstance(X, ClippedCSR) else X.tocsr()).indptr
+    return int(np.max(np.diff(indptr), initial=0))
 
 
 def _is_sparse(X):
