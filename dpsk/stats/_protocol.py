@@ -113,7 +113,7 @@ class StatCall:
             function,
         )
 
-    def plan_bounds(self, bounds, n_outputs, per_record):
+    def plan_bounds(self, bounds, n_outputs, per_record, *, sparse=False):
         """With ``bounds="private"``: reserve ``bounds_epsilon_share`` of the release's ε
         for a private estimate of the bounds (:func:`dpsk.stats.bounds`, a noisy
         logarithmic histogram per output) and lower :attr:`release_epsilon` to the rest.
@@ -122,6 +122,11 @@ class StatCall:
 
         if not is_private(bounds):
             return
+        if sparse:  # the private bounds read dense columns (a shape/type check: no release)
+            raise ValueError(
+                f'{self.function}: bounds="private" is not supported on sparse input yet; pass public bounds '
+                "or densify the data"
+            )
         if self.user_level:
             raise ValueError(f'{self.function}: bounds="private" is item level; with `groups` pass public bounds')
         if per_record != 1:
