@@ -136,6 +136,28 @@ def test_quantiles_on_sparse_are_bitwise_the_dense_quantiles(function, args, bou
         assert same(a.value, b.value) and same(a.rank_error(0.05), b.rank_error(0.05))
 
 
+@pytest.mark.parametrize("on_invalid", ["drop", "clip"])
+@pytest.mark.parametrize(
+    "function, args",
+    [(dpsk.stats.mean, ()), (dpsk.stats.var, ()), (dpsk.stats.quantile, ([0.2, 0.7],)), (dpsk.stats.median, ())],
+    ids=["mean", "var", "quantile", "median"],
+)
+def test_stats_screening_on_sparse_is_the_dense_screening(function, args, on_invalid):
+    """on_invalid="drop"/"clip" on sparse X: rows judged by their stored values as dense rows
+    by all of theirs (NaN, ±inf; an infinity clipped to the public bounds), so with the same
+    noise the releases are bitwise the dense ones."""
+    X, _ = data()
+    X[[3, 10]] = np.nan  # whole rows, and single entries
+    X[17, 2], X[25, 0], X[40, 5] = np.nan, np.inf, -np.inf
+    M = sp.csr_matrix(X)
+    assert np.isnan(M.data).any() and np.isinf(M.data).any()
+    kwargs = dict(epsilon=1.0, bounds=(0.5, 2.0), axis=0, on_invalid=on_invalid)
+    a = function(M, *args, random_state=np.random.PCG64(0), **kwargs)
+    b = function(X, *args, random_state=np.random.PCG64(0), **kwargs)
+    assert same(a, b)
+    assert np.isnan(M.data).any()  # the input is not modified
+
+
 def test_quantiles_on_sparse_refuse_private_bounds_and_other_axes_before_spending():
     from dpsk.accounting import BudgetAccountant
 

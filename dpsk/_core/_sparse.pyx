@@ -36,7 +36,7 @@ Why the results are bitwise the dense ones
   code (``_exact_sums.pxd``); an implicit zero of column j contributes the integer
   ``q0_j``, the quantised 0, so the exact sums are completed in Python integers by
   ``(Σ W over the class's rows without an entry in column j)·q0_j`` (and ``q0_j²``).
-* *MultinomialNB's table* (``csr_multinomial_table``): the integer steps of
+* *MultinomialNB's table* (``multinomial_table``): the integer steps of
   ``naive_bayes._discrete._row_units`` (exact scaling by powers of two, floors, integer
   row sums, one float64 product and division per entry, integer clipping) in one pass
   per row; integer sums are exact and order-free.
@@ -57,7 +57,7 @@ Functions
 ``csr_clip_bounds(X, lower, upper) -> csr``: stored values clipped per column.
 ``csr_exact_moments(X, lower, upper, y_index=None, n_classes=1, sample_weight=None, *, n_threads=None)``
     ``-> ExactMoments``, equal to ``exact_moments`` on the densified X.
-``csr_multinomial_table(X, y_index, n_classes, k, top, weights, row_bits) -> int64 table``:
+``multinomial_table(X, y_index, n_classes, k, top, weights, row_bits) -> int64 table``:
     ``_exact_class_table`` of the densified X, O(nnz) work and no per-entry arrays.
 ``csr_block_sums(X, s, block) -> sums``: ``Σ_i s_i x_i`` (float64 X or a ``ClippedCSR``,
     float64 s), formed as
@@ -109,7 +109,7 @@ __all__ = [
     "csr_clip_bounds",
     "csr_clip_rows_l2",
     "csr_exact_moments",
-    "csr_multinomial_table",
+    "multinomial_table",
     "dense_row_blocks",
     "sparse_weighted_gram",
 ]
@@ -495,76 +495,105 @@ def add_exact_grams(parts):
 # MultinomialNB's exact class table
 # ---------------------------------------------------------------------------------------
 
+cdef int _multinomial_row(const floating* x, const index_t* cols, Py_ssize_t m, long long* q,
+                          long long* out, long long wi, int k, long long top, int row_bits) noexcept nogil:
+    """Add W·u of one row (stored values x, in columns cols, or columns 0..m−1 for NULL) to
+    ``out``; 1 if a value is negative or not finite (nothing added then).
+
+    Non-negative values below 2**63: the truncating conversions are floors. x·2**p is
+    exact (x <= row max < 2**(31 − p)) unless it underflows, and then below 1 (floor 0)
+    like ldexp's result: the same q either way."""
+    cdef Py_ssize_t t
+    cdef long long s = 0, u_sum = 0
+    cdef double row_max = 0.0, v, scale, limit, power   # non-negative: implicit zeros never win
+    cdef int e, p
+    for t in range(m):
+        v = x[t]
+        if not (v >= 0.0 and v <= DBL_MAX):
+            return 1
+        if v > row_max:
+            row_max = v
+    frexp(row_max, &e)
+    p = row_bits - e
+    if -1022 <= p <= 1023:
+        power = ldexp(1.0, p)
+        for t in range(m):
+            q[t] = <long long> (x[t] * power)
+            s += q[t]
+    else:
+        for t in range(m):
+            q[t] = <long long> ldexp(<double> x[t], p)
+            s += q[t]
+    limit = ldexp(1.0, k - p)
+    scale = <double> top / <double> s if s > 0 else INFINITY
+    if limit < scale:
+        scale = limit
+    for t in range(m):
+        q[t] = <long long> (<double> q[t] * scale)
+        u_sum += q[t]
+    if u_sum > top:
+        for t in range(m):
+            q[t] = q[t] * top // u_sum
+    if cols == NULL:
+        for t in range(m):
+            out[t] += wi * q[t]
+    else:
+        for t in range(m):
+            out[cols[t]] += wi * q[t]
+    return 0
+
+
 def _multinomial_chunk(const floating[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
-                       Py_ssize_t start, Py_ssize_t stop, const Py_ssize_t[::1] y_index,
-                       const long long[::1] weights, long long[:, ::1] table, int k, long long top,
-                       int row_bits, Py_ssize_t max_nnz):
-    # Non-negative values below 2**63: the truncating conversions are floors. x·2**p is
-    # exact (x <= row max < 2**(31 − p)) unless it underflows, and then below 1 (floor 0)
-    # like ldexp's result: the same q either way.
+                       const Py_ssize_t[::1] y_index, const long long[::1] weights, long long[:, ::1] table,
+                       int k, long long top, int row_bits, Py_ssize_t max_nnz):
     cdef long long[::1] q = np.empty(max(max_nnz, 1), dtype=np.int64)
     cdef const floating* x = _data_ptr(data)
     cdef const index_t* cols = _index_ptr(indices)
-    cdef long long* out
-    cdef Py_ssize_t i, a, m, t
-    cdef long long s, u_sum, wi
-    cdef double row_max, v, scale, limit, power
-    cdef int e, p
+    cdef Py_ssize_t i, a, n = y_index.shape[0]
     cdef int bad = 0
     with nogil:
-        for i in range(start, stop):
+        for i in range(n):
             a = indptr[i]
-            m = indptr[i + 1] - a
-            row_max = 0.0   # non-negative values: the implicit zeros never win
-            for t in range(m):
-                v = x[a + t]
-                if not (v >= 0.0 and v <= DBL_MAX):
-                    bad = 1
-                if v > row_max:
-                    row_max = v
-            if bad:
+            if _multinomial_row(x + a, cols + a, indptr[i + 1] - a, &q[0], &table[y_index[i], 1], weights[i],
+                                k, top, row_bits):
+                bad = 1
                 break
-            frexp(row_max, &e)
-            p = row_bits - e
-            s = 0
-            if -1022 <= p <= 1023:
-                power = ldexp(1.0, p)
-                for t in range(m):
-                    q[t] = <long long> (x[a + t] * power)
-                    s += q[t]
-            else:
-                for t in range(m):
-                    q[t] = <long long> ldexp(<double> x[a + t], p)
-                    s += q[t]
-            limit = ldexp(1.0, k - p)
-            scale = <double> top / <double> s if s > 0 else INFINITY
-            if limit < scale:
-                scale = limit
-            u_sum = 0
-            for t in range(m):
-                q[t] = <long long> (<double> q[t] * scale)
-                u_sum += q[t]
-            wi = weights[i]
-            out = &table[y_index[i], 1]
-            if u_sum > top:
-                for t in range(m):
-                    out[cols[a + t]] += wi * (q[t] * top // u_sum)
-            else:
-                for t in range(m):
-                    out[cols[a + t]] += wi * q[t]
     return bad
 
 
-def csr_multinomial_table(X, y_index, Py_ssize_t n_classes, int k, long long top, weights, int row_bits):
-    """MultinomialNB's exact table (naive_bayes._discrete._exact_class_table) of CSR X in one pass.
+def _multinomial_dense(const floating[:, ::1] X, const Py_ssize_t[::1] y_index, const long long[::1] weights,
+                       long long[:, ::1] table, int k, long long top, int row_bits):
+    cdef Py_ssize_t d = X.shape[1], i
+    cdef long long[::1] q = np.empty(max(d, 1), dtype=np.int64)
+    cdef int bad = 0
+    if d == 0:
+        return 0
+    with nogil:
+        for i in range(X.shape[0]):
+            if _multinomial_row(&X[i, 0], <const int*> NULL, d, &q[0], &table[y_index[i], 1], weights[i],
+                                k, top, row_bits):
+                bad = 1
+                break
+    return bad
+
+
+def multinomial_table(X, y_index, Py_ssize_t n_classes, int k, long long top, weights, int row_bits):
+    """MultinomialNB's exact table (naive_bayes._discrete._exact_class_table) of X in one pass.
 
     Per class, ``Σ W_i·2**k`` (column 0) and ``Σ W_i·u_i`` (the other columns) as int64, ``u_i``
     row i L1-clipped and rounded down onto the grid 2**-k by the integer steps of
     ``_row_units`` (its ``_ROW_BITS`` is ``row_bits``), bitwise; ``weights`` int64 units or None (1).
-    X non-negative and finite.
-    O(nnz) work, O(n_classes · n_features) memory (no per-entry arrays).
+    X non-negative and finite: a scipy.sparse matrix (its stored values) or a dense
+    C-contiguous float32/float64 array (every value; zeros add 0). O(n·d) or O(nnz) work,
+    O(n_classes · n_features) memory (no per-entry arrays).
     """
-    X = as_csr(X)
+    dense = not sp.issparse(X)
+    if dense:
+        X = np.ascontiguousarray(X)
+        if X.ndim != 2 or X.dtype not in (np.float32, np.float64):
+            raise TypeError("dense X must be a 2-d float32 or float64 array")
+    else:
+        X = as_csr(X)
     n, d = X.shape
     if not isinstance(y_index, np.ndarray) or y_index.dtype != np.intp:
         raise TypeError("y_index must be a numpy array of dtype intp")
@@ -575,8 +604,12 @@ def csr_multinomial_table(X, y_index, Py_ssize_t n_classes, int k, long long top
     _check_shape("weights", w, (n,))
     table = np.zeros((n_classes, 1 + d), dtype=np.int64)
     table[:, 0] = np.bincount(y_index, weights=w, minlength=n_classes).astype(np.int64) << k
-    data, indices, indptr = _parts(X)
-    if _multinomial_chunk(data, indices, indptr, 0, n, np.ascontiguousarray(y_index), w, table, k, top,
-                          row_bits, _max_row_nnz(indptr)):
+    y_index = np.ascontiguousarray(y_index)
+    if dense:
+        bad = _multinomial_dense(X, y_index, w, table, k, top, row_bits)
+    else:
+        data, indices, indptr = _parts(X)
+        bad = _multinomial_chunk(data, indices, indptr, y_index, w, table, k, top, row_bits, _max_row_nnz(indptr))
+    if bad:
         raise ValueError("X must be non-negative and finite")
     return table

@@ -19,7 +19,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 
-from dpsk._core._sparse import csr_multinomial_table
+from dpsk._core._sparse import multinomial_table
 from dpsk.accounting._events import budget_event
 from dpsk.base import priors_from_counts
 from dpsk.dask._data import dask_fit, is_dask
@@ -41,8 +41,6 @@ from dpsk.utils.validation import (
 __all__ = ["BernoulliNB", "CategoricalNB", "MultinomialNB"]
 
 _ALPHA_MIN = 1e-10
-#: Rows quantised at a time by MultinomialNB (a block of integer rows instead of a copy of X).
-_BLOCK_ROWS = 2048
 #: MultinomialNB's grid: 2**-k with data_norm·2**k in [2**19, 2**20) (step = data_norm·2**-20 at
 #: most), k clamped to [0, 21]: a value is at most 2**k·max(1, data_norm) < 2**21 units for
 #: data_norm < 2**20, so 2**31 rows with weight units (<= 2**10) sum below 2**62.
@@ -234,25 +232,12 @@ def _exact_class_table(X, y_index, n_classes, k, top, units):
     ``Σ_j q_ij <= top`` exactly; ``W_i`` is the row's weight in units
     of 1/1024 (1 without weights). Integer sums are exact and order-independent: a row
     changes the table by exactly its own contribution, at most ``(2**k + top)·W_i`` in L1.
-    Dense X is processed in blocks of rows, sparse X through its stored values (implicit
+    Dense X is read as it is (no copy), sparse X through its stored values (implicit
     zeros add 0), with the same integers.
     """
-    if sp.issparse(X):  # one pass over the stored values, the same integers (dpsk._core._sparse)
-        return csr_multinomial_table(X, y_index, n_classes, k, top, units, _ROW_BITS)
-    n_rows, n_features = X.shape
-    weights = np.ones(n_rows, dtype=np.int64) if units is None else units.astype(np.int64)
-    table = np.zeros((n_classes, 1 + n_features), dtype=np.int64)
-    # Exact in float64: at most 2**31 rows of at most 2**10 units (_check_exact_rows).
-    table[:, 0] = np.bincount(y_index, weights=weights, minlength=n_classes).astype(np.int64) << k
-    for start in range(0, n_rows, _BLOCK_ROWS):
-        block = np.asarray(X[start : start + _BLOCK_ROWS], dtype=np.float64)
-        size = block.shape[0]
-        q = _row_units(block, block.max(axis=1, initial=0.0), np.arange(size)[:, None], _dense_row_sums, k, top)
-        indicator = sp.csr_matrix(
-            (weights[start : start + size], (y_index[start : start + size], np.arange(size))), shape=(n_classes, size)
-        )
-        table[:, 1:] += indicator @ q
-    return table
+    # The steps of _row_units (the reference, in numpy) in one kernel pass per row
+    # (dpsk._core._sparse): the stored values of sparse X, every value of dense X.
+    return multinomial_table(X, y_index, n_classes, k, top, units, _ROW_BITS)
 
 
 @Substitution(

@@ -22,6 +22,7 @@ __all__ = [
     "refuse_sparse_screening",
     "row_norms_l2",
     "row_sums_max",
+    "screen_sparse_rows",
 ]
 
 #: ``accept_sparse`` of the estimators that take sparse X (CSC and COO become CSR).
@@ -38,6 +39,26 @@ def refuse_sparse_screening(X, on_invalid):
             f'on_invalid="{on_invalid}" is not supported for sparse X yet: pass on_invalid="raise" '
             "(sparse X is then validated like dense X) or dense X"
         )
+
+
+def screen_sparse_rows(on_invalid, X, keep, infinite):
+    """``screen_invalid`` for sparse X (``on_invalid`` "drop" or "clip"): ``(values, keep)``.
+
+    A row is judged by its stored values, as the dense row by all of its values (the
+    implicit zeros are finite): under "drop" (or ``infinite="drop"``) rows holding a
+    non-finite value are removed, under "clip" rows holding NaN, and with
+    ``infinite="clip"`` ±inf become the largest finite values of the dtype (a sparse
+    copy of the stored values only then). A function of each row alone.
+    """
+    X = sp.csr_matrix(X)
+    data = X.data
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    bad = ~np.isfinite(data) if on_invalid == "drop" or infinite == "drop" else np.isnan(data)
+    keep = keep & ~np.bincount(rows[bad], minlength=X.shape[0]).astype(bool)
+    if on_invalid == "clip" and infinite == "clip" and np.isinf(data).any():
+        largest = np.finfo(data.dtype).max
+        X = sp.csr_matrix((np.where(np.isinf(data), np.copysign(largest, data), data), X.indices, X.indptr), X.shape)
+    return X, keep
 
 
 def row_sums_max(X):
