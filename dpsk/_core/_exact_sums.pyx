@@ -368,9 +368,15 @@ def exact_moments(X, lower, upper, y_index=None, n_classes=1, sample_weight=None
 
 cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _Grid* g,
                           bint toward_zero, double* buf, double* block_gram, Py_ssize_t block,
-                          i128* gram, i128* total, double* flag) noexcept nogil:
+                          i128* gram, i128* total, double* flag, double* colsum) noexcept nogil:
     """Σq and Σqqᵀ (lower triangle, column-major = upper triangle row-major) exactly."""
     cdef int m = <int> d, rows
+    cdef const double* lo = g.lo
+    cdef const double* hi = g.hi
+    cdef const double* centre = g.centre
+    cdef const double* inverse = g.inverse
+    cdef const double* qmax = g.qmax
+    cdef const double* offset = g.offset
     cdef char* trans = b"N"
     cdef char* lower = b"L"
     cdef double one = 1.0, zero = 0.0, v
@@ -386,10 +392,18 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _
             for j in range(d):
                 v = x[j]
                 flag[j] += v * 0.0
-                q = _quantise(v, g.lo[j], g.hi[j], g.centre[j], g.inverse[j], g.qmax[j], g.offset[j],
-                              toward_zero)
-                total[j] += q
+                q = _quantise(v, lo[j], hi[j], centre[j], inverse[j], qmax[j], offset[j], toward_zero)
                 b[j] = <double> q
+        # Σq per column from the block's floats: integers below 2**20 over at most 2**12
+        # rows, so every partial sum is an integer below 2**32, exact in float64.
+        for j in range(d):
+            colsum[j] = 0.0
+        for r in range(rows):
+            b = buf + r * d
+            for j in range(d):
+                colsum[j] += b[j]
+        for j in range(d):
+            total[j] += <long long> colsum[j]
         # Integers below 2**20, at most 2**12 rows: every partial sum of the product is
         # an integer below 2**52, exact in float64 whatever the order or FMA use.
         if d > 0:
@@ -411,6 +425,7 @@ def _exact_gram_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t sto
     cdef double[:, ::1] buf = np.empty((max(block, 1), max(d, 1)))
     cdef double[:, ::1] bg = np.empty((max(d, 1), max(d, 1)))
     cdef double[::1] flag = np.zeros(max(d, 1))
+    cdef double[::1] colsum = np.zeros(max(d, 1))
     cdef const floating* x = _row(X, start)
     cdef i128* gram = <i128*> calloc(max(d * d, 1), sizeof(i128))
     cdef i128* total = <i128*> calloc(max(d, 1), sizeof(i128))
@@ -421,7 +436,7 @@ def _exact_gram_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t sto
             raise MemoryError()
         with nogil:
             _exact_gram_pass(x, n, d, &g, toward_zero, &buf[0, 0], &bg[0, 0],
-                             block, gram, total, &flag[0])
+                             block, gram, total, &flag[0], &colsum[0])
             bad = _sum(&flag[0], d)
             for i in range(d):   # the symmetric matrix (the pass fills the upper triangle)
                 for j in range(i):
