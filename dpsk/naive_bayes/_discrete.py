@@ -28,7 +28,7 @@ from dpsk.naive_bayes._base import DISCRETE_NB_CONSTRAINTS, BaseDPNB, check_prio
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._partial_fit import PARTIAL_FIT_NOTE, PartialFitMixin, partial_fit_classes
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
-from dpsk.utils._sparse import ACCEPT_SPARSE, row_sums_max
+from dpsk.utils._sparse import ACCEPT_SPARSE, map_values, row_sums_max, rows_all
 from dpsk.utils._threads import single_blas_thread
 from dpsk.utils.validation import (
     _weight_units,
@@ -389,8 +389,8 @@ class MultinomialNB(_BaseDiscreteNB):
             sample_weight,
             classes,
             infinite="drop",
-            row_valid=lambda X: np.all(X >= 0, axis=1),
-            clip=lambda X: np.maximum(X, 0),
+            row_valid=lambda X: rows_all(X, lambda v: v >= 0),
+            clip=lambda X: map_values(X, lambda v: np.maximum(v, 0)),
         )
         if (X.data.min(initial=0.0) if sp.issparse(X) else np.min(X, initial=0.0)) < 0:
             raise ValueError("Negative values in data passed to MultinomialNB (input X)")

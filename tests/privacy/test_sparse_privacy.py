@@ -128,3 +128,23 @@ def test_sparse_statistics_release_what_they_declare(function, args, on_invalid)
         )
     assert len(accountant.to_frame()) == 1
     assert _leaves(drawn) == _leaves([result.privacy_spent])
+
+
+@pytest.mark.parametrize("on_invalid", ["drop", "clip"])
+@pytest.mark.parametrize("name", ["MultinomialNB", "BernoulliNB"])
+def test_sparse_naive_bayes_screening_releases_what_it_declares(name, on_invalid):
+    """Check the recording harness for naive Bayes on sparse X with on_invalid="drop"/"clip"."""
+    from dpsk.naive_bayes import BernoulliNB, MultinomialNB
+
+    rng = np.random.default_rng(1)
+    X = np.round(rng.uniform(0.0, 3.0, (300, 5)))
+    X[rng.random(X.shape) < 0.6] = 0.0
+    X[4, 1], X[8, 2], X[12, 3] = np.nan, np.inf, -1.0
+    y = rng.integers(0, 2, 300)
+    cls = {"MultinomialNB": MultinomialNB, "BernoulliNB": BernoulliNB}[name]
+    est = cls(epsilon=1.0, classes=[0, 1], on_invalid=on_invalid, random_state=0)
+    if name == "MultinomialNB":
+        est.set_params(data_norm=10.0)
+    with record_releases() as drawn:
+        est.fit(sp.csr_matrix(X), y)
+    assert _leaves(drawn) == _leaves([est.privacy_spent_])
