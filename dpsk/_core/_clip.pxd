@@ -29,6 +29,7 @@ float64 (NaN passes through: callers flag non-finite input themselves).
 """
 
 from cython cimport floating
+from libc.math cimport fabs, ldexp, nextafter, nextafterf
 
 
 cdef struct NormBound:
@@ -55,6 +56,51 @@ cdef int clip_row_norm(const floating* x, floating* y, Py_ssize_t d,
                        const NormBound* b) noexcept nogil
 cdef int clip_row_norm_lanes(const floating* x, floating* y, Py_ssize_t nnz,
                              const unsigned char* lanes, const NormBound* b) noexcept nogil
+
+
+# How _clip_row changed a row, entry by entry (``clip_entry`` replays it on one entry):
+# mode 0 kept, 1 y = x·r, 2 y = x·2**-e·r (never growing), 3 the same with r halved and
+# the product doubled, 4 zeroed; then ``nudges`` steps of y·shrink (nextafter towards 0
+# when that does not move y).
+cdef struct RowClip:
+    double r
+    int e
+    int mode
+    int nudges
+
+
+cdef int clip_row_norm_plan(const floating* x, floating* y, Py_ssize_t nnz,
+                            const unsigned char* lanes, const NormBound* b,
+                            RowClip* plan) noexcept nogil
+
+
+cdef inline floating clip_entry(floating x, const RowClip* p, double shrink) noexcept nogil:
+    """The entry x of a row after the clip that ``p`` describes: bitwise what _clip_row
+    writes (the same operations on this entry; every step of the clip is entrywise)."""
+    cdef double t
+    cdef floating v
+    cdef int _step
+    if p.mode == 0:
+        return x
+    if p.mode == 4:
+        return 0
+    if p.mode == 1:
+        v = <floating> (x * p.r)
+    else:
+        t = ldexp(<double> x, -p.e) * p.r
+        if p.mode == 3:
+            t = t * 2.0
+        v = <floating> (t if fabs(t) <= fabs(<double> x) else x)
+    for _step in range(p.nudges):
+        t = v * shrink
+        if <floating> t == v and v != 0:
+            if floating is float:
+                v = nextafterf(v, 0.0)
+            else:
+                v = nextafter(v, 0.0)
+        else:
+            v = <floating> t
+    return v
 
 
 cdef inline double clip_value(double v, double lo, double hi) noexcept nogil:

@@ -357,26 +357,39 @@ cdef inline bint _verified(const floating* v, Py_ssize_t d, const NormBound* b,
 cdef int clip_row_norm(const floating* x, floating* y, Py_ssize_t d,
                        const NormBound* b) noexcept nogil:
     """y = x·min(1, C/‖x‖), verified (see the argument above); y may alias x. 1 if non-finite."""
-    return _clip_row(x, y, d, b, NULL)
+    return _clip_row(x, y, d, b, NULL, NULL)
 
 
 cdef int clip_row_norm_lanes(const floating* x, floating* y, Py_ssize_t nnz,
                              const unsigned char* lanes, const NormBound* b) noexcept nogil:
     """clip_row_norm for the nnz stored entries of a sparse row (see _clip.pxd)."""
-    return _clip_row(x, y, nnz, b, lanes)
+    return _clip_row(x, y, nnz, b, lanes, NULL)
+
+
+cdef int clip_row_norm_plan(const floating* x, floating* y, Py_ssize_t nnz,
+                            const unsigned char* lanes, const NormBound* b,
+                            RowClip* plan) noexcept nogil:
+    """clip_row_norm_lanes that also records in ``plan`` how the row changed (see _clip.pxd)."""
+    return _clip_row(x, y, nnz, b, lanes, plan)
 
 
 cdef int _clip_row(const floating* x, floating* y, Py_ssize_t d, const NormBound* b,
-                   const unsigned char* lanes) noexcept nogil:
+                   const unsigned char* lanes, RowClip* plan) noexcept nogil:
     """clip_row_norm; with ``lanes`` the entries are those of a sparse row (_scaled_sum).
 
     Every step is entrywise (a zero entry stays zero: 0·r, 0·shrink, no nudge of a
     zero), order-free (the maximum, the exact comparison, the single-accumulator sum of
     tiny rows, where a zero term adds nothing exactly) or goes through _scaled_sum, so
-    the stored entries come out bitwise as in the dense row."""
+    the stored entries come out bitwise as in the dense row. ``plan`` (or NULL) receives
+    what was done (see RowClip in _clip.pxd)."""
     cdef double total, r, t, s
     cdef int e, status, _attempt
     cdef Py_ssize_t j
+    if plan != NULL:
+        plan.mode = 0
+        plan.r = 1.0
+        plan.e = 0
+        plan.nudges = 0
     if _verified(x, d, b, &total, &e, &status, lanes):
         if y != x:
             for j in range(d):
@@ -386,6 +399,10 @@ cdef int _clip_row(const floating* x, floating* y, Py_ssize_t d, const NormBound
         return 1
     # y = x·C_t/‖x‖ = x'·(C_t/N') with x' = x·2**-e and N' = ‖x'‖ (the 2**e cancel).
     r = b.target / (sqrt(total) if b.l2 else total)
+    if plan != NULL:
+        plan.mode = 1 if e == 0 else 2
+        plan.r = r
+        plan.e = e
     if e == 0:
         s = _scaled_sum(x, y, d, r, b.l2, lanes)
     else:
@@ -398,6 +415,9 @@ cdef int _clip_row(const floating* x, floating* y, Py_ssize_t d, const NormBound
                 y[j] = <floating> (t if fabs(t) <= fabs(<double> x[j]) else x[j])
         else:                        # max_norm near DBL_MAX and N' < 1: halve, then double
             r = (0.5 * b.target) / (sqrt(total) if b.l2 else total)
+            if plan != NULL:
+                plan.mode = 3
+                plan.r = r
             for j in range(d):
                 t = ldexp(<double> x[j], -e) * r * 2.0
                 y[j] = <floating> (t if fabs(t) <= fabs(<double> x[j]) else x[j])
@@ -407,6 +427,8 @@ cdef int _clip_row(const floating* x, floating* y, Py_ssize_t d, const NormBound
         if status == _INSIDE or (
                 status == _BAND and _exact_norm_le(<const floating*> y, d, b.max_norm, b.l2)):
             return 0
+        if plan != NULL:
+            plan.nudges += 1
         for j in range(d):   # strictly towards zero, also for subnormals
             t = y[j] * b.shrink
             if <floating> t == y[j] and y[j] != 0:
@@ -417,6 +439,8 @@ cdef int _clip_row(const floating* x, floating* y, Py_ssize_t d, const NormBound
             else:
                 y[j] = <floating> t
         s = _sum_terms(<const floating*> y, d, 1.0, b.l2, lanes)
+    if plan != NULL:
+        plan.mode = 4
     for j in range(d):
         y[j] = 0
     return 0

@@ -58,7 +58,7 @@ without weights, and for every n_threads and chunking. The argument:
 3. *Sums are exact.* ``|W q| < 2**59`` and ``W q² < 2**90`` per row, so over at most 2**36
    rows every partial sum is below 2**126: 128-bit integer additions never overflow
    and are exact, in any order (chunks are combined as Python integers). For the Gram,
-   |q| < 2**20 and a dgemm over at most 4096 rows only forms integers below 2**52, which
+   |q| < 2**20 and a dsyrk over at most 4096 rows only forms integers below 2**52, which
    float64 represents exactly in any summation order (with or without FMA); block
    results are added in 128-bit integers. Hence the exact statistic E (a rational
    computed from these integers and the public grid, centre and normalisation) is a
@@ -81,13 +81,12 @@ without weights, and for every n_threads and chunking. The argument:
 
 from cython cimport floating
 from libc.stdlib cimport calloc, free
-from scipy.linalg.cython_blas cimport dgemm
+from scipy.linalg.cython_blas cimport dsyrk
 
 import numbers
 from fractions import Fraction
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from dpsk._core._common cimport _row, _row_class, _sum, _vec
 from dpsk._core._common import (
@@ -125,7 +124,7 @@ MOMENT_BITS = 31
 #: Weights are rounded down to multiples of 2**-WEIGHT_BITS (then |w_q·q| < 2**59 and
 #: Σ w_q·q² < 2**36 · 2**28 · 2**62 = 2**126 over MAX_EXACT_ROWS rows).
 WEIGHT_BITS = 28
-#: Gram: |q| < 2**GRAM_BITS, so a dgemm over at most _GRAM_BLOCK rows only sees
+#: Gram: |q| < 2**GRAM_BITS, so a dsyrk over at most _GRAM_BLOCK rows only sees
 #: integers below 2**(2*20 + 12) = 2**52 and is exact in any summation order.
 GRAM_BITS = 20
 cdef Py_ssize_t _GRAM_BLOCK = 4096
@@ -369,11 +368,17 @@ def exact_moments(X, lower, upper, y_index=None, n_classes=1, sample_weight=None
 
 cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _Grid* g,
                           bint toward_zero, double* buf, double* block_gram, Py_ssize_t block,
-                          i128* gram, i128* total, double* flag) noexcept nogil:
+                          i128* gram, i128* total, double* flag, double* colsum) noexcept nogil:
     """Σq and Σqqᵀ (lower triangle, column-major = upper triangle row-major) exactly."""
     cdef int m = <int> d, rows
+    cdef const double* lo = g.lo
+    cdef const double* hi = g.hi
+    cdef const double* centre = g.centre
+    cdef const double* inverse = g.inverse
+    cdef const double* qmax = g.qmax
+    cdef const double* offset = g.offset
     cdef char* trans = b"N"
-    cdef char* trans_t = b"T"
+    cdef char* lower = b"L"
     cdef double one = 1.0, zero = 0.0, v
     cdef Py_ssize_t start = 0, r, i, j
     cdef long long q
@@ -387,14 +392,24 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _
             for j in range(d):
                 v = x[j]
                 flag[j] += v * 0.0
-                q = _quantise(v, g.lo[j], g.hi[j], g.centre[j], g.inverse[j], g.qmax[j], g.offset[j],
-                              toward_zero)
-                total[j] += q
+                q = _quantise(v, lo[j], hi[j], centre[j], inverse[j], qmax[j], offset[j], toward_zero)
                 b[j] = <double> q
+        # Σq per column from the block's floats: integers below 2**20 over at most 2**12
+        # rows, so every partial sum is an integer below 2**32, exact in float64.
+        for j in range(d):
+            colsum[j] = 0.0
+        for r in range(rows):
+            b = buf + r * d
+            for j in range(d):
+                colsum[j] += b[j]
+        for j in range(d):
+            total[j] += <long long> colsum[j]
         # Integers below 2**20, at most 2**12 rows: every partial sum of the product is
         # an integer below 2**52, exact in float64 whatever the order or FMA use.
         if d > 0:
-            dgemm(trans, trans_t, &m, &m, &rows, &one, buf, &m, buf, &m, &zero, block_gram, &m)
+            # One triangle (dsyrk: half dgemm's work): column-major lower = the upper
+            # triangle row-major, which is all the loop below reads.
+            dsyrk(lower, trans, &m, &rows, &one, buf, &m, &zero, block_gram, &m)
         for i in range(d):
             for j in range(i, d):
                 gram[i * d + j] += <long long> block_gram[i * d + j]
@@ -405,11 +420,12 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _
 def _exact_gram_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop,
                       double[::1] lo, double[::1] hi, double[::1] centre, double[::1] inverse,
                       double[::1] qmax, double[::1] offset, bint toward_zero):
-    cdef Py_ssize_t d = X.shape[1], n = stop - start
+    cdef Py_ssize_t d = X.shape[1], n = stop - start, i, j
     cdef Py_ssize_t block = min(n, _GRAM_BLOCK)
     cdef double[:, ::1] buf = np.empty((max(block, 1), max(d, 1)))
     cdef double[:, ::1] bg = np.empty((max(d, 1), max(d, 1)))
     cdef double[::1] flag = np.zeros(max(d, 1))
+    cdef double[::1] colsum = np.zeros(max(d, 1))
     cdef const floating* x = _row(X, start)
     cdef i128* gram = <i128*> calloc(max(d * d, 1), sizeof(i128))
     cdef i128* total = <i128*> calloc(max(d, 1), sizeof(i128))
@@ -420,8 +436,11 @@ def _exact_gram_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t sto
             raise MemoryError()
         with nogil:
             _exact_gram_pass(x, n, d, &g, toward_zero, &buf[0, 0], &bg[0, 0],
-                             block, gram, total, &flag[0])
+                             block, gram, total, &flag[0], &colsum[0])
             bad = _sum(&flag[0], d)
+            for i in range(d):   # the symmetric matrix (the pass fills the upper triangle)
+                for j in range(i):
+                    gram[i * d + j] = gram[j * d + i]
         return bad, _to_ints(total, d), _to_ints(gram, d * d).reshape(d, d)
     finally:
         free(gram)
@@ -454,11 +473,12 @@ def _exact_gram_integers(X, lower, upper, centre, inverse, qmax, offset, toward_
         X.shape[0], n_threads)
     if any(part[0] != 0 for part in parts):
         _raise_nonfinite()
-    total = np.zeros(d, dtype=object)
-    gram = np.zeros((d, d), dtype=object)
-    for part in parts:   # exact
+    if not parts:
+        return np.zeros(d, dtype=object), np.zeros((d, d), dtype=object)
+    total, gram = parts[0][1], parts[0][2]
+    for part in parts[1:]:   # exact (Python integers)
         total, gram = total + part[1], gram + part[2]
-    return total, np.triu(gram) + np.triu(gram, 1).T   # the kernel fills the upper triangle
+    return total, gram
 
 
 class ExactGram:
@@ -502,7 +522,11 @@ def exact_gram_sums(X, lower, upper, centre, radius, *, sample_weight=None, towa
     def integers(rows):
         # The blocks' dgemm calls are small (4096 × d): BLAS threads inside the row
         # chunks' own threads only contend (measured 10× slower on 2 cores at 10**6 × 21).
-        with threadpool_limits(limits=1, user_api="blas"):
+        # dpsk.utils._threads: a cached controller (threadpool_limits scans the loaded
+        # libraries on every call, ~10 ms), free when nested in a fit's own limit.
+        from dpsk.utils._threads import single_blas_thread
+
+        with single_blas_thread():
             return _exact_gram_integers(rows, lower, upper, centre, inverse, qmax, offset, toward_zero, n_threads)
 
     if sample_weight is None:

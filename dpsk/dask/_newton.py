@@ -209,6 +209,7 @@ class DaskObjective:
         self.X, self.positive, self.loss = X, positive, loss
         self.norm_bound, self.scale, self.kappa, self.mu, self.linear = norm_bound, scale, kappa, mu, linear
         self.n_features = X.shape[1]
+        self.row_terms = self.n_features  # dense chunks: a margin adds every feature
         # the bound's extra rounding of a weighted ℓ′ (weights of the chunks: sample or class weights)
         self.weights = True if self.sample_weight is not None or self.problem.class_weight is not None else None
         self._certificate = (None, None)  # (point, its certificate sums) of the last evaluation

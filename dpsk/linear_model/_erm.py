@@ -118,7 +118,14 @@ import scipy.sparse as sp
 from dpsk._core._accumulate import clipped_gram
 from dpsk._core._clip import clip_bounds, clip_rows_l2
 from dpsk._core._noise import add_gaussian, gamma_norm_vector
-from dpsk._core._sparse import as_csr, csr_block_sums, csr_clip_bounds, csr_clip_rows_l2
+from dpsk._core._sparse import (
+    ClippedCSR,
+    as_csr,
+    csr_block_sums,
+    csr_clip_bounds,
+    csr_clip_rows_l2,
+    sparse_weighted_gram,
+)
 from dpsk.accounting import ApproxDPEvent, PureDPEvent, gaussian_sigma, note_release
 from dpsk.accounting._calibration import _ratio_up, _reciprocal_up, round_down, round_up
 from dpsk.accounting._events import NON_PRIVATE_EVENT
@@ -258,6 +265,10 @@ class _Objective:
         self.mu = mu
         self.linear = linear  # b, shape (n_params,)
         self.n_features = X.shape[1]
+        # Terms of a margin's dot product: n_features, or the most stored values of a
+        # sparse row (the CSR product adds only those: a tighter rounding bound, which
+        # wide sparse data needs to certify at all).
+        self.row_terms = _row_terms(X)
 
     def margins(self, v):
         w = v / self.scale
@@ -288,9 +299,9 @@ class _Objective:
 
     def hessian(self, second):
         second = self._weighted(second)
-        if sp.issparse(self.X):  # sparse XᵀDX (no dense copy of X); small d only (see _minimize)
+        if _is_sparse(self.X):  # sparse XᵀDX (no dense copy of X); small d only (see _minimize)
             count, sums = float(second.sum()), second @ self.X
-            gram = (self.X.T @ self.X.multiply(second[:, None]).tocsr()).toarray()
+            gram = sparse_weighted_gram(self.X, second)
         elif self.X.shape[0] > _GRAM_KERNEL_ROWS:
             count, sums, gram = clipped_gram(self.X, max_norm=self.norm_bound, sample_weight=second)
         else:  # one BLAS call; the kernel's threads do not pay off on small inputs
@@ -334,7 +345,7 @@ class _Objective:
 
     def _block_sums(self, s):
         """Σ_i s_i x_i (length d) as the exact sums (``math.fsum``) of :meth:`block_parts`."""
-        if sp.issparse(self.X):  # the same blocks; added by Sum2 (see _sparse_sum_bound), O(d) memory
+        if _is_sparse(self.X):  # the same blocks; added by Sum2 (see _sparse_sum_bound), O(d) memory
             return csr_block_sums(self.X, s, _BLOCK)
         parts = self.block_parts(s)
         return np.array([math.fsum(parts[:, j]) for j in range(self.n_features)])
@@ -370,15 +381,32 @@ def certified_norm(objective, data, v, *, abs_s, n):
     bound = (
         # the dot products inside each block (rows have norm <= 1 after scaling)
         _gamma(_BLOCK + 3) * abs_s
-        # the margins (|error| <= γ_(d+3) ‖z_i‖‖v‖) through ℓ′ (Lipschitz c), and ℓ′ itself
+        # the margins (|error| <= γ_(k+3) ‖z_i‖‖v‖, k <= d the row's terms) through ℓ′ (Lipschitz c), and ℓ′ itself
         # (a weight w_i <= 1 multiplies ℓ′ with one more rounding: u more per row)
         + n
-        * (objective.loss.curvature * _gamma(d + 4) * norm_v + (4.0 + (objective.weights is not None)) * _UNIT_ROUNDOFF)
+        * (
+            objective.loss.curvature * _gamma(objective.row_terms + 4) * norm_v
+            + (4.0 + (objective.weights is not None)) * _UNIT_ROUNDOFF
+        )
         # the exact block sums rounded once, and the three-term sum of the gradient
         + _gamma(4) * (float(np.linalg.norm(data)) + mu * norm_v + float(np.linalg.norm(linear)))
-        + (_sparse_sum_bound(n, abs_s) if sp.issparse(objective.X) else 0.0)
+        + (_sparse_sum_bound(n, abs_s) if _is_sparse(objective.X) else 0.0)
     )
     return float(np.linalg.norm(grad)) * (1.0 + _gamma(d + 3)) + bound
+
+
+def _row_terms(X):
+    """The most products a margin adds: n_features for dense X, the largest number of
+    stored values of a row for sparse X (its implicit zeros are not added)."""
+    if not _is_sparse(X):
+        return X.shape[1]
+    indptr = (X.X if isinstance(X, ClippedCSR) else X.tocsr()).indptr
+    return int(np.max(np.diff(indptr), initial=0))
+
+
+def _is_sparse(X):
+    """Whether the objective's rows are sparse: a CSR matrix or lazily clipped CSR rows."""
+    return sp.issparse(X) or isinstance(X, ClippedCSR)
 
 
 def _sparse_sum_bound(n, abs_s):
@@ -425,7 +453,7 @@ def _newton_step(objective, second, grad):
     products for sparse X with many features (no n_params² matrix). H >= μI is symmetric
     positive definite either way. Only the speed of the solver depends on this choice: the
     release is decided by the certified gradient norm."""
-    if not (sp.issparse(objective.X) and grad.size > _DIRECT_SOLVE_PARAMS):
+    if not (_is_sparse(objective.X) and grad.size > _DIRECT_SOLVE_PARAMS):
         return -np.linalg.solve(objective.hessian(second), grad)
     # Truncated CG (Steihaug without trust region: H is positive definite), forcing term
     # min(1/2, √‖g‖): superlinear convergence of the Newton iterations (Nocedal & Wright, §7.1).
@@ -595,8 +623,10 @@ def clip_rows(X, norm_bound, lower=None, upper=None):
     """The rows of X as float64, clipped to the bounds (if given) and to norm ``norm_bound``.
 
     Scaling a row down keeps it in the symmetric box [−a, a] (a = max(|lower|, |upper|)),
-    which is what the box-norm noise needs. X is never modified. Sparse X gives a CSR
-    matrix, bitwise the clipped dense rows (``dpsk._core._sparse``).
+    which is what the box-norm noise needs. X is never modified. Sparse X gives a
+    ``ClippedCSR``: X's values and one recorded clip per row, replayed inside the
+    products, bitwise the clipped dense rows (``dpsk._core._sparse``; no copy of the
+    values unless box bounds are given).
     """
     if sp.issparse(X):
         rows = as_csr(X).astype(np.float64, copy=False)

@@ -6,11 +6,11 @@ import textwrap
 from numbers import Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils.validation import check_consistent_length, column_or_1d
 
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, BaseJointLogLikelihoodClassifier
 from dpsk.utils._sklearn_compat import Interval, validate_data
-from dpsk.utils._sparse import refuse_sparse_screening
 from dpsk.utils.validation import (
     ON_INVALID_CONSTRAINT,
     _check_sample_weight_dp,
@@ -83,8 +83,9 @@ class BaseDPNB(BaseJointLogLikelihoodClassifier):
         if self.on_invalid == "raise":
             X, y = validate_data(self, X, y, dtype=dtype, order="C", accept_sparse=self._accept_sparse, reset=reset)
             return X, y, _check_sample_weight_dp(sample_weight, X)
-        refuse_sparse_screening(X, self.on_invalid)
-        X = validate_data(self, X, dtype=dtype, order="C", ensure_all_finite=False, reset=reset)
+        X = validate_data(
+            self, X, dtype=dtype, order="C", accept_sparse=self._accept_sparse, ensure_all_finite=False, reset=reset
+        )
         y = column_or_1d(y, warn=True)
         check_consistent_length(X, y)
         valid = labels_in(self.classes if classes is None else classes, y)
@@ -98,7 +99,7 @@ class BaseDPNB(BaseJointLogLikelihoodClassifier):
                 valid &= row_valid(X)
         X, keep = screen_invalid(self.on_invalid, X, valid=valid, infinite=infinite)
         X, y, sample_weight = take_records(keep, X, y, sample_weight)
-        X = np.ascontiguousarray(X)
+        X = X.tocsr() if sp.issparse(X) else np.ascontiguousarray(X)
         return X, y, _check_sample_weight_dp(sample_weight, X)
 
 

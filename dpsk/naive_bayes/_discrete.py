@@ -21,6 +21,7 @@ from numbers import Real
 import numpy as np
 import scipy.sparse as sp
 
+from dpsk._core._sparse import multinomial_table
 from dpsk.accounting._events import budget_event
 from dpsk.base import priors_from_counts
 from dpsk.dask._data import dask_fit, is_dask
@@ -29,7 +30,7 @@ from dpsk.naive_bayes._base import DISCRETE_NB_CONSTRAINTS, BaseDPNB, check_prio
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._partial_fit import PARTIAL_FIT_NOTE, PartialFitMixin, partial_fit_classes
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
-from dpsk.utils._sparse import ACCEPT_SPARSE, row_sums_max
+from dpsk.utils._sparse import ACCEPT_SPARSE, map_values, row_sums_max, rows_all
 from dpsk.utils._threads import single_blas_thread
 from dpsk.utils.validation import (
     _weight_units,
@@ -42,8 +43,6 @@ from dpsk.utils.validation import (
 __all__ = ["BernoulliNB", "MultinomialNB"]
 
 _ALPHA_MIN = 1e-10
-#: Rows quantised at a time by MultinomialNB (a block of integer rows instead of a copy of X).
-_BLOCK_ROWS = 2048
 #: MultinomialNB's grid: 2**-k with data_norm·2**k in [2**19, 2**20) (step = data_norm·2**-20 at
 #: most), k clamped to [0, 21]: a value is at most 2**k·max(1, data_norm) < 2**21 units for
 #: data_norm < 2**20, so 2**31 rows with weight units (<= 2**10) sum below 2**62.
@@ -222,41 +221,12 @@ def _exact_class_table(X, y_index, n_classes, k, top, units):
     ``Σ_j q_ij <= top`` exactly; ``W_i`` is the row's weight in units
     of 1/1024 (1 without weights). Integer sums are exact and order-independent: a row
     changes the table by exactly its own contribution, at most ``(2**k + top)·W_i`` in L1.
-    Dense X is processed in blocks of rows, sparse X through its stored values (implicit
+    Dense X is read as it is (no copy), sparse X through its stored values (implicit
     zeros add 0), with the same integers.
     """
-    n_rows, n_features = X.shape
-    weights = np.ones(n_rows, dtype=np.int64) if units is None else units.astype(np.int64)
-    table = np.zeros((n_classes, 1 + n_features), dtype=np.int64)
-    # Exact in float64: at most 2**31 rows of at most 2**10 units (_check_exact_rows).
-    table[:, 0] = np.bincount(y_index, weights=weights, minlength=n_classes).astype(np.int64) << k
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-        if not X.has_canonical_format:  # one value per cell, as in the dense matrix
-            X = X.copy()
-            X.sum_duplicates()
-        row_of = np.repeat(np.arange(n_rows), np.diff(X.indptr))
-
-        def row_sums(a):
-            return np.asarray(sp.csr_matrix((a, X.indices, X.indptr), shape=X.shape).sum(axis=1)).ravel()
-
-        values = X.data.astype(np.float64)
-        row_max = np.zeros(n_rows)  # non-negative values: the implicit zeros never win
-        stored = np.diff(X.indptr) > 0
-        row_max[stored] = np.maximum.reduceat(values, X.indptr[:-1][stored])
-        data = _row_units(values, row_max, row_of, row_sums, k, top)
-        indicator = sp.csr_matrix((weights, (y_index, np.arange(n_rows))), shape=(n_classes, n_rows))
-        table[:, 1:] = (indicator @ sp.csr_matrix((data, X.indices, X.indptr), shape=X.shape)).toarray()
-        return table
-    for start in range(0, n_rows, _BLOCK_ROWS):
-        block = np.asarray(X[start : start + _BLOCK_ROWS], dtype=np.float64)
-        size = block.shape[0]
-        q = _row_units(block, block.max(axis=1, initial=0.0), np.arange(size)[:, None], _dense_row_sums, k, top)
-        indicator = sp.csr_matrix(
-            (weights[start : start + size], (y_index[start : start + size], np.arange(size))), shape=(n_classes, size)
-        )
-        table[:, 1:] += indicator @ q
-    return table
+    # The steps of _row_units (the reference, in numpy) in one kernel pass per row
+    # (dpsk._core._sparse): the stored values of sparse X, every value of dense X.
+    return multinomial_table(X, y_index, n_classes, k, top, units, _ROW_BITS)
 
 
 @Substitution(
@@ -408,8 +378,8 @@ class MultinomialNB(_BaseDiscreteNB):
             sample_weight,
             classes,
             infinite="drop",
-            row_valid=lambda X: np.all(X >= 0, axis=1),
-            clip=lambda X: np.maximum(X, 0),
+            row_valid=lambda X: rows_all(X, lambda v: v >= 0),
+            clip=lambda X: map_values(X, lambda v: np.maximum(v, 0)),
         )
         if (X.data.min(initial=0.0) if sp.issparse(X) else np.min(X, initial=0.0)) < 0:
             raise ValueError("Negative values in data passed to MultinomialNB (input X)")

@@ -36,6 +36,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+import scipy.sparse as sp
 
 from dpsk._core._exact_sums import ROUNDING_MARGIN
 from dpsk.accounting._calibration import split_epsilon
@@ -357,7 +358,7 @@ def _moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_
     _, _, per_record, out_shape, _ = layout(arr, axis)
     n_outputs = int(np.prod(out_shape, dtype=np.int64))
     if kind != "count":
-        call.plan_bounds(bounds, n_outputs, per_record)
+        call.plan_bounds(bounds, n_outputs, per_record, sparse=sp.issparse(arr))
     query = moments_query(call, kind, n_outputs)
     if kind != "count":
         call.require_public(bounds, "bounds")

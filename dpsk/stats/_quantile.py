@@ -39,6 +39,7 @@ from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import compose
@@ -159,12 +160,23 @@ class QuantileQuery:
         unit, _ = self.score_unit(contribution, records.per_record)
         weights = _row_weights(contribution, records.per_record)
         out = np.empty((self.q.size, self.n_outputs))
+        column = _columns(records.X)
         for j in range(self.n_outputs):
-            groups = _bin_groups(records.X[:, j], lower[j], upper[j], self.bins, weights)
+            groups = _bin_groups(column(j), lower[j], upper[j], self.bins, weights)
             for k, level in enumerate(self.q):
                 index = _select_bin(self.mechanism, groups, level, unit)
                 out[k, j] = _bin_middle(index, lower[j], upper[j], self.bins)
         return out
+
+
+def _columns(X):
+    """``column(j)``: output j's values as a dense vector. Sparse X (records along axis 0)
+    goes through one CSC copy of its stored values and densifies one column at a time
+    (n values; its implicit zeros are the dense zeros, so the bins are the dense ones)."""
+    if not sp.issparse(X):
+        return lambda j: X[:, j]
+    columns = sp.csc_matrix(X)
+    return lambda j: columns[:, [j]].toarray().ravel()
 
 
 def _row_weights(contribution, per_record):
@@ -280,7 +292,7 @@ def _quantile_statistic(call, a, q, bounds, axis, keepdims, bins, return_error, 
     q = _check_q(q)
     _, _, per_record, out_shape, _ = layout(arr, axis)
     n_outputs = int(np.prod(out_shape, dtype=np.int64))
-    call.plan_bounds(bounds, n_outputs, per_record)
+    call.plan_bounds(bounds, n_outputs, per_record, sparse=sp.issparse(arr))
     query = QuantileQuery(q.reshape(-1), epsilon=call.release_epsilon, n_outputs=n_outputs, bins=bins, rng=call.rng)
     call.require_public(bounds, "bounds")
     call.check(query.event)

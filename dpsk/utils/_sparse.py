@@ -18,26 +18,61 @@ __all__ = [
     "ACCEPT_SPARSE",
     "column_min_max",
     "exact_moments_of",
+    "map_values",
     "refuse_sparse",
-    "refuse_sparse_screening",
     "row_norms_l2",
     "row_sums_max",
+    "rows_all",
+    "screen_sparse_rows",
 ]
 
 #: ``accept_sparse`` of the estimators that take sparse X (CSC and COO become CSR).
 ACCEPT_SPARSE = ("csr", "csc", "coo")
 
 
-def refuse_sparse_screening(X, on_invalid):
-    """Raise TypeError for sparse X under ``on_invalid="drop"``/``"clip"`` (not supported yet).
+def screen_sparse_rows(on_invalid, X, keep, infinite):
+    """``screen_invalid`` for sparse X (``on_invalid`` "drop" or "clip"): ``(values, keep)``.
 
-    Depends only on the type of X, never on its values: no release.
+    A row is judged by its stored values, as the dense row by all of its values (the
+    implicit zeros are finite): under "drop" (or ``infinite="drop"``) rows holding a
+    non-finite value are removed, under "clip" rows holding NaN, and with
+    ``infinite="clip"`` ±inf become the largest finite values of the dtype (a sparse
+    copy of the stored values only then). A function of each row alone.
     """
-    if sp.issparse(X):
-        raise TypeError(
-            f'on_invalid="{on_invalid}" is not supported for sparse X yet: pass on_invalid="raise" '
-            "(sparse X is then validated like dense X) or dense X"
-        )
+    X = sp.csr_matrix(X)
+    data = X.data
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    bad = ~np.isfinite(data) if on_invalid == "drop" or infinite == "drop" else np.isnan(data)
+    keep = keep & ~np.bincount(rows[bad], minlength=X.shape[0]).astype(bool)
+    if on_invalid == "clip" and infinite == "clip" and np.isinf(data).any():
+        largest = np.finfo(data.dtype).max
+        X = sp.csr_matrix((np.where(np.isinf(data), np.copysign(largest, data), data), X.indices, X.indptr), X.shape)
+    return X, keep
+
+
+def rows_all(X, predicate):
+    """Whether ``predicate`` holds for every value of each row of X (dense or sparse).
+
+    Sparse X: the stored values decide (``predicate(0)`` must hold: the implicit zeros).
+    """
+    if not sp.issparse(X):
+        return np.all(predicate(X), axis=1)
+    if not predicate(np.zeros(1))[0]:
+        raise ValueError("rows_all on sparse X needs a predicate that holds for 0")
+    X = sp.csr_matrix(X)
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    return ~np.bincount(rows[~predicate(X.data)], minlength=X.shape[0]).astype(bool)
+
+
+def map_values(X, func):
+    """``func`` applied to every value of X; on sparse X to the stored values (``func(0)``
+    must be 0: the implicit zeros), a sparse copy."""
+    if not sp.issparse(X):
+        return func(X)
+    if func(np.zeros(1))[0] != 0:
+        raise ValueError("map_values on sparse X needs a function that maps 0 to 0")
+    X = sp.csr_matrix(X)
+    return sp.csr_matrix((func(X.data), X.indices, X.indptr), shape=X.shape)
 
 
 def row_sums_max(X):

@@ -14,12 +14,16 @@ exit.
 """
 
 import contextlib
+import threading
 
 from threadpoolctl import ThreadpoolController
 
 __all__ = ["single_blas_thread"]
 
 _CONTROLLER = None
+# Depth of single_blas_thread per thread: a nested call changes nothing (the limit is
+# already set) and skips threadpoolctl's bookkeeping, a few milliseconds per call.
+_DEPTH = threading.local()
 
 
 def _controller():
@@ -31,8 +35,27 @@ def _controller():
     return _CONTROLLER
 
 
+def _blas_single():
+    """Whether every BLAS library already runs one thread (one cheap C call each): then
+    there is nothing to limit, and threadpoolctl's limit, which costs milliseconds
+    (several per fit in the block loops), is skipped."""
+    return all(lib.num_threads == 1 for lib in _controller().lib_controllers if lib.user_api == "blas")
+
+
 @contextlib.contextmanager
 def single_blas_thread():
-    """Context manager (and decorator): BLAS limited to one thread inside it."""
+    """Context manager (and decorator): BLAS limited to one thread inside it (nested: free)."""
+    depth = getattr(_DEPTH, "value", 0)
+    if depth or _blas_single():
+        _DEPTH.value = depth + 1
+        try:
+            yield
+        finally:
+            _DEPTH.value = depth
+        return
     with _controller().limit(limits=1, user_api="blas"):
-        yield
+        _DEPTH.value = 1
+        try:
+            yield
+        finally:
+            _DEPTH.value = 0

@@ -24,13 +24,14 @@ import warnings
 from collections.abc import Mapping
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils.multiclass import check_classification_targets
 
 from dpsk._core._common import _check_sample_weight
 from dpsk.exceptions import PrivacyLeakWarning
 from dpsk.utils._random import check_random_state, rekey_generator, release_generator
 from dpsk.utils._sklearn_compat import StrOptions, validate_parameter_constraints
-from dpsk.utils._sparse import column_min_max, row_norms_l2
+from dpsk.utils._sparse import column_min_max, row_norms_l2, screen_sparse_rows
 
 __all__ = [
     "check_bounds",
@@ -474,6 +475,11 @@ def screen_invalid(on_invalid, values, *, valid=None, infinite="clip"):
         return values, None
     if on_invalid not in ON_INVALID_OPTIONS:
         raise ValueError(f"on_invalid must be one of {ON_INVALID_OPTIONS}, got {on_invalid!r}")
+    if sp.issparse(values):  # the same rule on the stored values (dpsk.utils._sparse)
+        n = values.shape[0]
+        keep = np.ones(n, dtype=bool) if valid is None else np.array(valid, dtype=bool, copy=True).reshape(n)
+        values, keep = screen_sparse_rows(on_invalid, values, keep, infinite)
+        return values, (None if keep.all() else keep)
     values = np.asarray(values)
     n = values.shape[0]
     keep = np.ones(n, dtype=bool) if valid is None else np.array(valid, dtype=bool, copy=True).reshape(n)
@@ -495,7 +501,7 @@ def take_records(keep, *arrays):
     """``arrays`` restricted to the records ``keep`` (None entries and ``keep=None`` pass through)."""
     if keep is None:
         return arrays
-    return tuple(None if a is None else np.asarray(a)[keep] for a in arrays)
+    return tuple(None if a is None else (a[keep] if sp.issparse(a) else np.asarray(a)[keep]) for a in arrays)
 
 
 def screen_sample_weight(on_invalid, sample_weight, n_samples):

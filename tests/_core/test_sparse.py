@@ -15,13 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from dpsk._core import _accumulate as A
 from dpsk._core import _clip as K
 from dpsk._core import _exact_sums as E
 from dpsk._core import _sparse as S
 
 DTYPES = [np.float32, np.float64]
-WIDE = 1e300  # bounds that clip nothing (float sums compared with clipped_class_sums)
 
 
 def sparse_rows(dtype, max_rows=8, max_features=23):
@@ -85,29 +83,57 @@ def same_bytes(a, b):
 # --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("norm", ["l2", "l1"])
-@pytest.mark.parametrize("dtype", DTYPES, ids=["float32", "float64"])
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
-def test_clip_rows_is_bitwise_the_dense_clip(norm, dtype, data):
-    """Check that sparse norm clipping equals dense clipping of the densified rows, bit for bit."""
-    D = densified(data.draw(sparse_rows(dtype)))
+def test_clip_rows_is_bitwise_the_dense_clip(data):
+    """Check that the lazily clipped sparse rows (their recorded clips replayed entry by
+    entry) equal dense clipping of the densified rows, bit for bit, in every product."""
+    D = densified(data.draw(sparse_rows(np.float64)))
     max_norm = data.draw(st.one_of(st.floats(1e-6, 1e6), st.floats(min_value=5e-324, max_value=1.7e308)))
-    dense = (K.clip_rows_l2 if norm == "l2" else K.clip_rows_l1)(D, max_norm)
-    sparse = (S.csr_clip_rows_l2 if norm == "l2" else S.csr_clip_rows_l1)(as_sparse(D), max_norm)
-    assert same_as_dense(sparse, dense)
+    dense = K.clip_rows_l2(D, max_norm)
+    clipped = S.csr_clip_rows_l2(as_sparse(D), max_norm)
+    assert same_as_dense(clipped, dense)
+    w = np.arange(1.0, D.shape[1] + 1)
+    s = np.arange(1.0, D.shape[0] + 1)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(clipped @ w, clipped.tocsr() @ w)
+        np.testing.assert_array_equal(s @ clipped, s @ clipped.tocsr())
+        np.testing.assert_array_equal(S.csr_block_sums(clipped, s, 3), S.csr_block_sums(clipped.tocsr(), s, 3))
 
 
 @pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
-@pytest.mark.parametrize("norm", ["l2", "l1"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=["float32", "float64"])
 @pytest.mark.parametrize("max_norm", [1e-3, 1.0, 5.0, 1e4])
-def test_clip_rows_adversarial_rows(fmt, norm, dtype, max_norm):
-    """Check cancelling, tiny, at-the-bound and empty rows in every input format."""
-    D = adversarial(dtype)
-    dense = (K.clip_rows_l2 if norm == "l2" else K.clip_rows_l1)(D, max_norm)
-    sparse = (S.csr_clip_rows_l2 if norm == "l2" else S.csr_clip_rows_l1)(as_sparse(D, fmt), max_norm)
-    assert same_as_dense(sparse, dense)
+def test_clip_rows_adversarial_rows(fmt, dtype, max_norm):
+    """Check cancelling, tiny, at-the-bound and empty rows in every input format (float32
+    X is clipped as float64, as the linear models use it)."""
+    D = adversarial(dtype).astype(np.float64)
+    dense = K.clip_rows_l2(D, max_norm)
+    assert same_as_dense(S.csr_clip_rows_l2(as_sparse(D, fmt).astype(dtype), max_norm), dense)
+
+
+def test_clipped_rows_share_the_values_of_x():
+    """Check that clipping keeps no copy of the stored values: the clipped rows are X's
+    values plus one recorded clip per row (the memory of the sparse linear models)."""
+    M = as_sparse(adversarial(np.float64, n=300))
+    clipped = S.csr_clip_rows_l2(M, 1e-3)  # clips nearly every row
+    assert clipped.X.data is M.data
+    assert clipped.plans.nbytes <= 32 * M.shape[0] < M.data.nbytes
+
+
+def test_clipped_rows_in_blocks_and_products():
+    """Check rows(start, stop), the sparse weighted Gram and the products against the clipped copy."""
+    D = adversarial(np.float64, seed=9, n=500)
+    M = as_sparse(D)
+    clipped = S.csr_clip_rows_l2(M, 0.5)
+    full = clipped.tocsr()
+    assert same_as_dense(full, K.clip_rows_l2(D, 0.5))
+    part = clipped.rows(37, 401)
+    assert same_bytes(part.toarray(), full[37:401].toarray())
+    second = np.random.default_rng(9).random(500)
+    expected = (full.T @ full.multiply(second[:, None]).tocsr()).toarray()
+    np.testing.assert_allclose(S.sparse_weighted_gram(clipped, second, block=64), expected, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(S.sparse_weighted_gram(full, second, block=64), expected, rtol=1e-12, atol=0)
 
 
 def test_compact_clipping_is_not_bitwise():
@@ -142,7 +168,7 @@ def test_int64_indices():
     D = adversarial(np.float64, n=50)
     M = as_sparse(D)
     M64 = sp.csr_matrix((M.data, M.indices.astype(np.int64), M.indptr.astype(np.int64)), shape=M.shape)
-    assert same_as_dense(S.csr_clip_rows_l1(M64, 2.0), K.clip_rows_l1(D, 2.0))
+    assert same_as_dense(S.csr_clip_rows_l2(M64, 2.0), K.clip_rows_l2(D, 2.0))
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
@@ -150,12 +176,9 @@ def test_non_finite_stored_values_raise(bad):
     D = adversarial(np.float64, n=20)
     D[7, 3] = bad
     M = as_sparse(D)
-    y = np.zeros(20, dtype=np.intp)
     for call in (
         lambda: S.csr_clip_rows_l2(M, 1.0),
         lambda: S.csr_clip_bounds(M, np.full(37, -1.0), np.full(37, 1.0)),
-        lambda: S.csr_class_sums(M, y, 1, max_norm=1.0),
-        lambda: S.csr_class_sums(M, y, 1),
         lambda: S.csr_exact_moments(M, np.full(37, -1.0), np.full(37, 1.0)),
     ):
         with pytest.raises(ValueError, match="NaN or infinity"):
@@ -187,38 +210,6 @@ def test_clip_bounds_must_contain_zero():
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["float32", "float64"])
-@pytest.mark.parametrize("clip", [None, "l1", "l2"])
-@pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("n", [10, 700, 140_000])  # one block, several blocks, several chunks
-def test_class_sums_are_bitwise_the_dense_sums(dtype, clip, weighted, n):
-    """Check the fused clip + class sums against clipped_class_sums on the densified clipped rows."""
-    d = 37 if n < 100_000 else 6
-    D = adversarial(dtype, seed=n, n=n)[:, :d].copy()
-    rng = np.random.default_rng(n)
-    y = rng.integers(0, 3, n).astype(np.intp)
-    w = rng.random(n) if weighted else None
-    rows = D if clip is None else (K.clip_rows_l2 if clip == "l2" else K.clip_rows_l1)(D, 2.5)
-    count, sums, _ = A.clipped_class_sums(rows, y, 3, np.full(d, -WIDE), np.full(d, WIDE), sample_weight=w)
-    got = S.csr_class_sums(as_sparse(D), y, 3, max_norm=None if clip is None else 2.5, l2=clip == "l2", sample_weight=w)
-    assert same_bytes(got[0], count) and same_bytes(got[1], sums)
-
-
-def test_class_sums_order_matters_so_the_comparison_can_fail():
-    """Check the power of the bitwise comparison: on cancelling data, the same rows added
-    in another order (no blocks, rows reversed) give other bits than the dense kernel."""
-    rng = np.random.default_rng(5)
-    n, d = 3000, 4
-    D = rng.standard_normal((n, d)) * np.exp(rng.uniform(-20, 20, (n, 1)))
-    y = np.zeros(n, dtype=np.intp)
-    _, sums, _ = A.clipped_class_sums(D, y, 1, np.full(d, -WIDE), np.full(d, WIDE))
-    other = np.zeros(d)
-    for row in D[::-1]:
-        other += row
-    assert not same_bytes(other, sums[0])
-    assert same_bytes(S.csr_class_sums(as_sparse(D), y, 1)[1][0], sums[0])
-
-
-@pytest.mark.parametrize("dtype", DTYPES, ids=["float32", "float64"])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("bounds", ["around_zero", "offset", "excluding_zero"])
 def test_exact_moments_equal_the_dense_integers(dtype, weighted, bounds):
@@ -243,28 +234,15 @@ def test_exact_moments_equal_the_dense_integers(dtype, weighted, bounds):
     assert same_bytes(sparse.step, dense.step) and same_bytes(sparse.centre, dense.centre)
 
 
-@pytest.mark.parametrize("weighted", [False, True])
-def test_exact_gram_sums_equal_the_dense_integers(weighted, monkeypatch):
-    D = adversarial(np.float64, seed=4, n=300)[:, :9].copy()
-    rng = np.random.default_rng(4)
-    lower, upper = np.full(9, -3.0), np.full(9, 2.0)
-    w = rng.random(300) if weighted else None
-    monkeypatch.setattr(S, "_GRAM_BYTES", 8 * 9 * 64)  # several densified blocks
-    dense = E.exact_gram_sums(D, lower, upper, np.zeros(9), 3.0, sample_weight=w)
-    sparse = S.csr_exact_gram_sums(as_sparse(D), lower, upper, np.zeros(9), 3.0, sample_weight=w)
-    assert sparse.count == dense.count and sparse.weight_scale == dense.weight_scale
-    assert np.array_equal(sparse.total, dense.total) and np.array_equal(sparse.gram, dense.gram)
-
-
 def test_empty_inputs():
     M = sp.csr_matrix((0, 5))
     assert S.csr_clip_rows_l2(M, 1.0).shape == (0, 5)
-    count, sums = S.csr_class_sums(M, np.zeros(0, dtype=np.intp), 2)
-    assert same_bytes(count, np.zeros(2)) and same_bytes(sums, np.zeros((2, 5)))
+    table = S.multinomial_table(M, np.zeros(0, dtype=np.intp), 2, 3, 100, None, 31)
+    assert same_bytes(table, np.zeros((2, 6), dtype=np.int64))
     m = S.csr_exact_moments(M, np.zeros(5), np.ones(5))
     assert m.count[0] == 0
     N = sp.csr_matrix((4, 0))
-    assert S.csr_class_sums(N, np.zeros(4, dtype=np.intp), 1)[0][0] == 4.0
+    assert S.multinomial_table(N, np.zeros(4, dtype=np.intp), 1, 3, 100, None, 31)[0, 0] == 4 << 3
 
 
 def test_dense_input_is_refused():
@@ -301,3 +279,64 @@ def test_block_sums_are_within_the_sum2_bound():
         allowance = Fraction((block + 1) * u) * terms
         assert abs(Fraction(float(got[j])) - exact) <= bound + 2 * allowance
         assert abs(math.fsum(float(part[j]) for part in parts) - float(got[j])) <= float(bound + 2 * allowance)
+
+
+# --------------------------------------------------------------------------------------
+# MultinomialNB's exact table
+# --------------------------------------------------------------------------------------
+
+
+def counts(max_rows=12, max_features=9):
+    """Non-negative rows: mostly zeros and small counts, with huge, tiny and subnormal values."""
+    values = st.one_of(
+        st.just(0.0),
+        st.just(0.0),
+        st.integers(0, 50).map(float),
+        st.floats(0.0, 1e300),
+        st.floats(0.0, 1e-300),
+        st.floats(0.0, 10.0),
+    )
+    shape = st.tuples(st.integers(1, max_rows), st.integers(1, max_features))
+    return arrays(np.float64, shape, elements=values)
+
+
+def _reference_table(D, y, n_classes, k, top, units):
+    """The table from _row_units (the numpy reference of the steps) on dense rows."""
+    from dpsk.naive_bayes._discrete import _dense_row_sums, _row_units
+
+    weights = np.ones(D.shape[0], dtype=np.int64) if units is None else units
+    table = np.zeros((n_classes, 1 + D.shape[1]), dtype=np.int64)
+    q = _row_units(D, D.max(axis=1, initial=0.0), np.arange(D.shape[0])[:, None], _dense_row_sums, k, top)
+    for i in range(D.shape[0]):
+        table[y[i], 0] += weights[i] << k
+        table[y[i], 1:] += weights[i] * q[i]
+    return table
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_multinomial_table_equals_the_dense_integers(data):
+    """Check the one-pass kernel (on CSR, CSC and dense rows through MultinomialNB's table)
+    against _row_units, the numpy reference of its integer steps, on the densified rows,
+    with and without weights, for data_norm that clips some rows and none."""
+    from dpsk.naive_bayes._discrete import _ROW_BITS, _exact_class_table, _multinomial_grid
+
+    D = data.draw(counts())
+    if data.draw(st.booleans()):
+        D = np.minimum(D, 3e38).astype(np.float32).astype(np.float64)  # float32 values, finite
+    n = D.shape[0]
+    y = np.asarray(data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), dtype=np.intp)
+    units = data.draw(st.one_of(st.none(), arrays(np.int64, n, elements=st.integers(0, 1024))))
+    k, top = _multinomial_grid(data.draw(st.sampled_from([1e-3, 1.0, 7.5, 200.0, 1e6])))
+    with np.errstate(all="ignore"):
+        expected = _reference_table(D, y, 3, k, top, units)
+    fmt = data.draw(st.sampled_from(["csr", "csc"]))
+    assert same_bytes(S.multinomial_table(as_sparse(D, fmt), y, 3, k, top, units, _ROW_BITS), expected)
+    assert same_bytes(_exact_class_table(D, y, 3, k, top, units), expected)
+
+
+def test_multinomial_table_refuses_negative_and_non_finite():
+    for bad in (-1.0, np.nan, np.inf):
+        M = sp.csr_matrix(np.array([[1.0, 0.0, bad]]))
+        with pytest.raises(ValueError, match="non-negative and finite"):
+            S.multinomial_table(M, np.zeros(1, dtype=np.intp), 1, 3, 100, None, 31)

@@ -313,6 +313,31 @@ def test_on_invalid_audit(on_invalid):
     assert result.passed, str(result)
 
 
+class _SparseSumSampler(_SumSampler):
+    """``stats.sum`` over the rows of a one-column CSR matrix (sparse screening)."""
+
+    def __call__(self, data, size, rng):
+        import scipy.sparse as sp
+
+        M = sp.csr_matrix(np.asarray(data, dtype=np.float64)[:, None])
+        return np.array(
+            [
+                stats.sum(M, epsilon=1.0, bounds=(0, 1), axis=0, on_invalid=self.on_invalid, random_state=rng)[0]
+                for _ in range(size)
+            ]
+        )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("on_invalid", ["drop", "clip"])
+def test_on_invalid_audit_sparse(on_invalid):
+    """Black box on sparse X: invalid stored values in both neighbours, still ε-DP."""
+    from dpsk.audit import audit
+
+    result = audit(_SparseSumSampler(on_invalid), _neighbours(), epsilon=1.0, n_samples=4_000, random_state=0)
+    assert result.passed, str(result)
+
+
 @pytest.mark.slow
 def test_on_invalid_audit_rejects_a_screen_that_reads_other_records(monkeypatch):
     """Validity: a screen that is not a per-record map (NaN imputed with the largest valid
@@ -328,4 +353,25 @@ def test_on_invalid_audit_rejects_a_screen_that_reads_other_records(monkeypatch)
 
     monkeypatch.setattr(_protocol, "screen_invalid", imputing)
     result = audit(_SumSampler("clip"), _neighbours(), epsilon=1.0, n_samples=4_000, random_state=0)
+    assert not result.passed, str(result)
+
+
+@pytest.mark.slow
+def test_on_invalid_audit_sparse_rejects_a_screen_that_reads_other_records(monkeypatch):
+    """Validity of the sparse audit: the same imputing screen, on the stored values."""
+    import scipy.sparse as sp
+
+    from dpsk.audit import audit
+    from dpsk.stats import _protocol
+
+    honest = _protocol.screen_invalid
+
+    def imputing(on_invalid, values, **kwargs):
+        data = values.data
+        finite = data[np.isfinite(data)]
+        data = np.where(np.isnan(data), finite.max(initial=0.0), data)
+        return honest(on_invalid, sp.csr_matrix((data, values.indices, values.indptr), shape=values.shape), **kwargs)
+
+    monkeypatch.setattr(_protocol, "screen_invalid", imputing)
+    result = audit(_SparseSumSampler("clip"), _neighbours(), epsilon=1.0, n_samples=4_000, random_state=0)
     assert not result.passed, str(result)

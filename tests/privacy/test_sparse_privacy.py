@@ -95,3 +95,56 @@ def test_sparse_releases_match_declared_cost(estimator, n_features):
     with record_releases() as drawn:
         _fit_quietly(est, data)
     assert _leaves(drawn) == _leaves([est.privacy_spent_])
+
+
+@pytest.mark.parametrize("on_invalid", ["raise", "drop", "clip"])
+@pytest.mark.parametrize(
+    "function, args",
+    [("mean", ()), ("var", ()), ("quantile", ([0.2, 0.8],)), ("median", ())],
+)
+def test_sparse_statistics_release_what_they_declare(function, args, on_invalid):
+    """Check the recording harness on sparse X for dpsk.stats (axis 0, with screening):
+    the releases made are the declared cost, spent once."""
+    from dpsk import stats
+    from dpsk.accounting import BudgetAccountant
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.0, 3.0, (300, 4))
+    X[rng.random(X.shape) < 0.6] = 0.0
+    if on_invalid != "raise":
+        X[5, 1], X[9, 2] = np.nan, np.inf
+    accountant = BudgetAccountant(epsilon=5.0)
+    with record_releases() as drawn:
+        result = getattr(stats, function)(
+            sp.csr_matrix(X),
+            *args,
+            epsilon=1.0,
+            bounds=(0.0, 3.0),
+            axis=0,
+            on_invalid=on_invalid,
+            random_state=0,
+            return_error=True,
+            accountant=accountant,
+        )
+    assert len(accountant.to_frame()) == 1
+    assert _leaves(drawn) == _leaves([result.privacy_spent])
+
+
+@pytest.mark.parametrize("on_invalid", ["drop", "clip"])
+@pytest.mark.parametrize("name", ["MultinomialNB", "BernoulliNB"])
+def test_sparse_naive_bayes_screening_releases_what_it_declares(name, on_invalid):
+    """Check the recording harness for naive Bayes on sparse X with on_invalid="drop"/"clip"."""
+    from dpsk.naive_bayes import BernoulliNB, MultinomialNB
+
+    rng = np.random.default_rng(1)
+    X = np.round(rng.uniform(0.0, 3.0, (300, 5)))
+    X[rng.random(X.shape) < 0.6] = 0.0
+    X[4, 1], X[8, 2], X[12, 3] = np.nan, np.inf, -1.0
+    y = rng.integers(0, 2, 300)
+    cls = {"MultinomialNB": MultinomialNB, "BernoulliNB": BernoulliNB}[name]
+    est = cls(epsilon=1.0, classes=[0, 1], on_invalid=on_invalid, random_state=0)
+    if name == "MultinomialNB":
+        est.set_params(data_norm=10.0)
+    with record_releases() as drawn:
+        est.fit(sp.csr_matrix(X), y)
+    assert _leaves(drawn) == _leaves([est.privacy_spent_])

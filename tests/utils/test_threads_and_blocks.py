@@ -11,7 +11,6 @@ from threadpoolctl import threadpool_info
 
 from dpsk.decomposition import PCA, _pca
 from dpsk.linear_model import LogisticRegression, _erm
-from dpsk.naive_bayes import MultinomialNB, _discrete
 from dpsk.utils._threads import single_blas_thread
 
 
@@ -48,19 +47,6 @@ def test_pca_blocks_give_the_exact_sums_of_one_block(monkeypatch, weighted, boun
     whole = PCA(**kw).fit(X, sample_weight=weights)
     for attr in ("components_", "mean_", "explained_variance_", "n_samples_"):
         np.testing.assert_array_equal(getattr(blocks, attr), getattr(whole, attr), err_msg=attr)
-
-
-def test_multinomial_nb_blocks_match_one_block(monkeypatch):
-    rng = np.random.default_rng(0)
-    X = rng.poisson(2.0, size=(3000, 5)).astype(np.float64)
-    y = rng.integers(0, 2, 3000)
-    kw = dict(epsilon=math.inf, data_norm=8.0, classes=[0, 1])
-    monkeypatch.setattr(_discrete, "_BLOCK_ROWS", 700)
-    blocks = MultinomialNB(**kw).fit(X, y)
-    monkeypatch.setattr(_discrete, "_BLOCK_ROWS", 10**9)
-    whole = MultinomialNB(**kw).fit(X, y)
-    np.testing.assert_allclose(blocks.feature_count_, whole.feature_count_, rtol=1e-12)
-    np.testing.assert_array_equal(blocks.class_count_, whole.class_count_)
 
 
 def test_newton_hessian_blocks_match_one_block(monkeypatch):
