@@ -274,7 +274,7 @@ def fit_linear_classifier(estimator, X, y, sample_weight=None):
     from dpsk.accounting._calibration import round_down, split_epsilon
     from dpsk.linear_model._erm import check_certifiable, private_row_bounds
     from dpsk.utils._class_weight import class_weights
-    from dpsk.utils.validation import is_seed, release_generator
+    from dpsk.utils._random import is_seed, release_generator
 
     _refuse(estimator)
     X = as_rows(estimator, X)
