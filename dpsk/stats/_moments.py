@@ -360,7 +360,7 @@ def _moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_
         call.plan_bounds(bounds, n_outputs, per_record)
     query = moments_query(call, kind, n_outputs)
     if kind != "count":
-        call.require_public(bounds, "bounds")
+        call.require_public("private" if bounds is None else bounds, "bounds")  # left out: private
     call.check(query.event)
     arr = call.screen(arr)
     records = as_records(arr, axis, allow_empty=call.on_invalid != "raise")

@@ -118,16 +118,20 @@ class StatCall:
         for a private estimate of the bounds (:func:`dpsk.stats.bounds`, a noisy
         logarithmic histogram per output) and lower :attr:`release_epsilon` to the rest.
         Call before building the statistic's query; its cost joins :meth:`check`'s."""
-        from dpsk.utils._private_bounds import PrivateSensitivity, is_private
+        from dpsk.utils._private_bounds import PrivateSensitivity, wants_private, what_to_pass
 
-        if not is_private(bounds):
+        if not wants_private(bounds):
             return
+        left_out = bounds is None  # left out: "private" (issue 19), refused with what to pass instead
         if self.user_level:
-            raise ValueError(f'{self.function}: bounds="private" is item level; with `groups` pass public bounds')
+            raise ValueError(
+                f"{self.function}: private bounds are item level, not user level (`groups`); "
+                + what_to_pass(["bounds"], left_out)
+            )
         if per_record != 1:
             raise ValueError(
-                f'{self.function}: bounds="private" needs one value per record and output (a 2-d input '
-                "reduced over axis=0, or a 1-d input)"
+                f"{self.function}: private bounds need one value per record and output (a 2-d input "
+                "reduced over axis=0, or a 1-d input); " + what_to_pass(["bounds"], left_out)
             )
         self.bounds_query = PrivateSensitivity(
             self.function, self.release_epsilon, {"bounds": ("columns", n_outputs, None)}
@@ -146,7 +150,7 @@ class StatCall:
         Clipping maps infinities to the public bounds; without them there is nothing to
         clip to. Decided from the parameters alone.
         """
-        if self.on_invalid == "clip" and given is None:
+        if self.on_invalid == "clip" and (given is None or (isinstance(given, str) and given == "data")):
             raise ValueError(f'on_invalid="clip" clips to the public `{name}`: pass `{name}`, or use "drop"')
 
     def screen(self, arr, *, infinite="clip"):
