@@ -104,12 +104,13 @@ TREE_DOCS = {
         ``min(10, ceil(n_features / 2))``, a rule that depends on the number of features
         only (never on the data): about half the features on each path, as Jagannathan
         et al. recommend, capped where the leaves become too small for their noise.""",
-    "bounds": """bounds : tuple (lower, upper), "private" or None, default=None
+    "bounds": """bounds : tuple (lower, upper), "private", "data" or None, default=None
         Public bounds on each feature, as scalars or arrays of shape (n_features,). The
         thresholds are drawn inside them; values outside are routed as if clipped to
         them. ``"private"``: estimated inside the fit (:func:`dpsk.stats.bounds`, a noisy
         logarithmic histogram per column) with ``bounds_epsilon_share`` of ε, before the
-        trees are drawn (:ref:`bounds`). ``None`` derives them from the data with a
+        trees are drawn (:ref:`bounds`). ``None`` (left out) means ``"private"``.
+        ``"data"`` derives them from the data with a
         :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``bounds_``), which
         breaks the guarantee: the structure then depends on the data.""",
 }
@@ -604,13 +605,13 @@ class DecisionTreeClassifier(SingleTreeMixin, BaseRandomTrees):
 
 
 REGRESSOR_DOCS = {
-    "bounds_y": """bounds_y : tuple (lower, upper), "private" or None, default=None
+    "bounds_y": """bounds_y : tuple (lower, upper), "private", "data" or None, default=None
         Public bounds on the target; values outside are clipped (never trusted). The
         noise on the leaf sums is proportional to ``(upper - lower) / 2``: choose the
         narrowest range known without looking at the data. ``"private"``: estimated
-        inside the fit, as ``bounds``. ``None`` derives them from
-        the data with a :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in
-        ``bounds_y_``), which breaks the guarantee.""",
+        inside the fit, as ``bounds``; ``None`` (left out) means the same. ``"data"``
+        derives them from the data with a :class:`~dpsk.exceptions.PrivacyLeakWarning`
+        (stored in ``bounds_y_``), which breaks the guarantee.""",
     "common_attributes": """totals_ : ndarray of shape (2,)
         Noisy number of training rows and noisy sum of ``y - m`` (``m`` the middle of
         ``bounds_y_``, y clipped), released with 5% of ε: the prior every tree falls back on.

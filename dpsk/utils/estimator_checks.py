@@ -72,7 +72,8 @@ __all__ = [
     "parametrize_with_dp_checks",
 ]
 
-#: Sensitivity hyper-parameters that, left to None, are derived from the data with a warning.
+#: Sensitivity hyper-parameters: left to None, estimated privately, refused, or (``classes``, and
+#: estimators without private bounds) derived from the data with a warning.
 SENSITIVITY_PARAMS = ("bounds", "bounds_X", "bounds_y", "data_norm", "classes", "n_categories")
 
 # Categories of the check data of estimators tagged ``categorical``.

@@ -275,7 +275,7 @@ def test_naive_bayes_on_invalid_parameter_errors():
         with pytest.raises(InvalidParameterError, match="on_invalid"):
             est.set_params(on_invalid="ignore", accountant=acc).fit(_X, _Y)
     with pytest.raises(ValueError, match="public `bounds`"):
-        GaussianNB(on_invalid="clip", accountant=acc).fit(_X, _Y)
+        GaussianNB(on_invalid="clip", bounds="data", accountant=acc).fit(_X, _Y)
     assert len(acc) == 0
 
 
