@@ -549,7 +549,8 @@ def private_row_bounds(estimator, X, *, groups=None):
     """
     if not private_data_norm(estimator):
         return PrivateSensitivity(estimator, estimator.epsilon, {}), row_bounds(estimator, X)
-    refuse_sparse_private(estimator, X, "data_norm")
+    if estimator.bounds is not None:  # the norms of box-clipped rows: dense rows
+        refuse_sparse_private(estimator, X, "data_norm")
     if estimator.method == "output" and estimator.delta > 0 and estimator.C is not None:
         # The Gaussian's event depends on its sensitivity 1/λ, hence (with a given C) on
         # data_norm, which is released after the cost is declared.
@@ -569,9 +570,9 @@ def private_row_bounds(estimator, X, *, groups=None):
 
 def release_row_norm(plan, X, lower=None, upper=None):
     """The private ``data_norm``: an upper quantile of the (box-clipped) rows' norms (after the spend)."""
-    rows = np.asarray(X, dtype=np.float64)
-    if lower is not None:
-        rows = clip_bounds(rows, lower, upper)
+    if lower is None:  # sparse X too: the norms of its rows
+        return plan.release("data_norm", row_norms(X))
+    rows = clip_bounds(np.asarray(X, dtype=np.float64), lower, upper)
     return plan.release("data_norm", row_norms(rows))
 
 

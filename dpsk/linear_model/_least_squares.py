@@ -274,7 +274,7 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
         """
         private = {"bounds_X": self._private_bounds_X(), "bounds_y": wants_private(self.bounds_y)}
         private["row_norm"] = is_private(self.row_norm)
-        refuse_sparse_private(self, X, *[param for param, asked in private.items() if asked])
+        refuse_sparse_private(self, X, *(["row_norm"] if private["row_norm"] else []))  # it clips dense rows
         requests = {}
         if private["bounds_X"]:
             requests["bounds_X"] = ("columns", X.shape[1], None)

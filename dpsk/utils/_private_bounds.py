@@ -235,9 +235,12 @@ class PrivateSensitivity:
         :meth:`BoundsQuery.release`; with ε = ∞, the data's own (exact) values.
         """
         which = self.requests[name][0]
-        values = np.asarray(values, dtype=np.float64)
+        if not sp.issparse(values):  # sparse columns: their histograms count the implicit zeros
+            values = np.asarray(values, dtype=np.float64)
         if self.queries is None:  # ε = ∞
-            if which == "columns":
+            if which == "columns" and sp.issparse(values):
+                value = tuple(np.asarray(m.todense(), dtype=np.float64).ravel() for m in (values.min(0), values.max(0)))
+            elif which == "columns":
                 value = (values.min(axis=0), values.max(axis=0))
             else:
                 value = float(values.max()) if values.size and values.max() > 0 else 1.0
@@ -272,8 +275,7 @@ def private_boxes(estimator, data):
     for param, (values, attribute) in data.items():
         value = getattr(estimator, param)
         k = values.shape[1]
-        refuse_sparse_private(estimator, values, param)
-        if wants_private(value):
+        if wants_private(value):  # sparse X too: the columns' histograms count its implicit zeros
             requests[param] = ("columns", k, None)
             boxes[param] = (np.full(k, -1.0), np.full(k, 1.0))
         else:

@@ -180,13 +180,30 @@ def _refused(fit, match):
     return str(error.value)
 
 
-def test_left_out_bound_on_sparse_x_says_what_to_pass():
-    X, y = _classification(n=200)
+def test_left_out_bound_on_sparse_x_is_estimated_privately():
+    """Check sparse X: the columns' histograms and the rows' norms are those of the dense X
+    (implicit zeros counted), so left-out bounds are estimated on it too, without densifying."""
+    from dpsk.stats._bounds import _log_histograms, row_norms
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 5)) * (rng.random((300, 5)) < 0.3)
     Xs = sp.csr_matrix(X)
-    message = _refused(lambda acc: LogisticRegression(classes=[0, 1], accountant=acc).fit(Xs, y), "sparse X.*left out")
-    assert "`data_norm`" in message
-    # A public alternative covers it: the box's corner, nothing estimated.
-    LogisticRegression(classes=[0, 1], bounds=(-2, 2), random_state=0).fit(Xs, y)
+    np.testing.assert_array_equal(_log_histograms(Xs), _log_histograms(X))
+    np.testing.assert_allclose(row_norms(Xs), row_norms(X), rtol=1e-15)  # each from its own row only
+    y = (X[:, 0] > 0).astype(int)
+    for est, params in (
+        (LogisticRegression(epsilon=1.0, classes=[0, 1]), ["data_norm"]),
+        (LinearRegression(epsilon=1.0), ["bounds_X", "bounds_y"]),
+        (StandardScaler(epsilon=1.0, with_mean=False), ["bounds"]),
+    ):
+        labels, drawn, leaks = _fit(est, Xs, y)
+        assert not leaks and len(labels) == 1 and all(p in labels[0] for p in params), labels
+        assert _leaves(drawn) == _leaves([est.privacy_spent_])
+    # Refused where the estimate needs dense rows (box-clipped norms): before any spend.
+    acc = BudgetAccountant(epsilon=5.0)
+    with record_releases() as drawn, pytest.raises(ValueError, match="sparse X"):
+        LogisticRegression(data_norm="private", bounds=(-2, 2), classes=[0, 1], accountant=acc).fit(Xs, y)
+    assert not drawn and len(acc.to_frame()) == 0
 
 
 def test_left_out_bound_with_groups_says_what_to_pass():
