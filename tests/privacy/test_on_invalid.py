@@ -166,7 +166,7 @@ def test_stats_on_invalid_parameter_errors():
     with pytest.raises(InvalidParameterError, match="on_invalid"):
         stats.mean(_VALID, bounds=(0, 1), on_invalid="ignore", accountant=acc)
     with pytest.raises(ValueError, match="public `bounds`"):
-        stats.mean(_VALID, on_invalid="clip", accountant=acc)
+        stats.mean(_VALID, bounds="data", on_invalid="clip", accountant=acc)
     with pytest.raises(ValueError, match="public `range`"):
         stats.histogram(_VALID, bins=3, on_invalid="clip", accountant=acc)
     with pytest.raises(ValueError, match="public_user_counts"):
