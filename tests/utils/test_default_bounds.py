@@ -31,22 +31,14 @@ from dpsk.svm import LinearSVC
 from dpsk.tree import DecisionTreeRegressor
 from dpsk.utils import _private_bounds
 from dpsk.utils import validation as dpsk_validation
+from dpsk.utils._testing.bounds import classification_data, regression_data
 
 
 def _leaves(events):
     return Counter(leaf for event in events for leaf in event.flatten())
 
 
-def _regression(n=1_000, d=4, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    return X, X @ rng.normal(size=d) + 0.1 * rng.normal(size=n)
-
-
-def _classification(n=1_000, d=4, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d)) * 0.5
-    return X, (X[:, 0] + 0.2 * rng.normal(size=n) > 0).astype(int)
+_regression, _classification = regression_data, classification_data
 
 
 #: name: (estimator with the bounds left out, its left-out parameters, data, fitted attributes).
