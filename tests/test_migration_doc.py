@@ -93,7 +93,7 @@ def test_legacy_random_state_rejected():
 
 
 def test_missing_classes_warns_and_missing_bounds_are_private():
-    """"Bounds left out": estimated privately (no warning, the parameter stays None); "data" warns."""
+    """ "Bounds left out": estimated privately (no warning, the parameter stays None); "data" warns."""
     X, y = _data()
     with pytest.warns(PrivacyLeakWarning, match="classes"):
         clf = GaussianNB(bounds=(0, 10)).fit(X, y)

@@ -370,7 +370,8 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     def _sensitivity(self, X):
         """``(plan, (lower, upper, data_norm))``: the public bounds (None when not given;
         ``"data"``: derived from the data with a warning) and the plan of the private
-        ones (``"private"``, or ``data_norm`` when neither is given), with placeholders ([−1, 1]^d, norm 1) until their release."""
+        ones (``"private"``, or ``data_norm`` when neither is given), with placeholders
+        ([−1, 1]^d, norm 1) until their release."""
         n_features = X.shape[1]
         requests = {}
         lower = upper = data_norm = None
