@@ -21,7 +21,7 @@ from dpsk import stats
 from dpsk.accounting import BudgetAccountant, record_releases
 from dpsk.cluster import KMeans
 from dpsk.decomposition import PCA
-from dpsk.ensemble import RandomForestClassifier, SubsampleAggregate
+from dpsk.ensemble import RandomForestClassifier, RandomForestRegressor, SubsampleAggregate
 from dpsk.exceptions import PrivacyLeakWarning
 from dpsk.feature_selection import SelectKBest
 from dpsk.linear_model import LinearRegression, LogisticRegression, Ridge, _erm, _least_squares
@@ -73,6 +73,12 @@ DEFAULT_FITS = {
         ["bounds"],
         _classification,
         ["bounds_"],
+    ),
+    "RandomForestRegressor": (
+        lambda: RandomForestRegressor(epsilon=1.0, max_depth=3, n_estimators=3),
+        ["bounds", "bounds_y"],
+        _regression,
+        ["bounds_", "bounds_y_"],
     ),
     "SelectKBest": (lambda: SelectKBest(k=2, epsilon=1.0), ["bounds"], _classification, ["bounds_"]),
 }
