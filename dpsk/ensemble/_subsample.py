@@ -12,7 +12,7 @@ from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.ensemble._parts import fit_parts, seed_estimators
 from dpsk.stats._subsample import SubsampleQuery, part_outputs
 from dpsk.utils._docstring import Substitution, _shared_docs
-from dpsk.utils._private_bounds import DATA_CONSTRAINT, is_data, require_given
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, is_data, require_given
 from dpsk.utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from dpsk.utils._units import random_parts
 from dpsk.utils.validation import release_generator, resolve_bounds
@@ -56,8 +56,8 @@ class SubsampleAggregate(DPEstimatorMixin, MetaEstimatorMixin, RegressorMixin, B
     bounds : tuple (lower, upper), "data" or None, default=None
         Public box of the vector ``(coef_..., intercept_)``: scalars or arrays of shape
         (n_features + 1,). Parts' coefficients outside are clipped (``"mean"``).
-        Required: left out (None), the fit raises a ``ValueError`` before anything is
-        spent (no private estimate: one row moves one part's whole output, a
+        Required: left out (None) or ``"private"``, the fit raises a ``ValueError``
+        before anything is spent (no private estimate: one row moves one part's whole output, a
         replacement that the private bounds, made for one added or removed row, do not
         cover). ``"data"``: the parts' extreme values, with a
         :class:`~dpsk.exceptions.PrivacyLeakWarning` (this breaks the guarantee).
@@ -129,7 +129,7 @@ class SubsampleAggregate(DPEstimatorMixin, MetaEstimatorMixin, RegressorMixin, B
         **DP_PARAMETER_CONSTRAINTS,
         "estimator": [HasMethods(["fit", "predict"])],
         "n_parts": [Interval(Integral, 1, None, closed="left")],
-        "bounds": [tuple, DATA_CONSTRAINT, None],
+        "bounds": [tuple, PRIVATE_CONSTRAINT, None],
         "aggregate": [StrOptions({"mean", "median"})],
         "bins": [Interval(Integral, 1, None, closed="left"), None],
         "n_jobs": [Integral, None],
@@ -190,9 +190,7 @@ class SubsampleAggregate(DPEstimatorMixin, MetaEstimatorMixin, RegressorMixin, B
         n_features = X.shape[1]
         rng = release_generator(self.random_state, context=self, data=(X, y))
         query = self._query(n_features + 1, rng)
-        if self.bounds is None:  # issue 19: never derived from the data unasked
-            require_given(self, "bounds", "one row moves one part's output as a whole")
-        if not is_data(self.bounds):
+        if not is_data(require_given(self, "bounds", "one row moves one part's output as a whole")):
             lower, upper = resolve_bounds(self, self.bounds, np.zeros((0, n_features + 1)))
         self._spend_privacy_budget(query.event)
 

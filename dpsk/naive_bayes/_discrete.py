@@ -26,7 +26,7 @@ from dpsk.mechanisms import DiscreteLaplace
 from dpsk.naive_bayes._base import DISCRETE_NB_CONSTRAINTS, BaseDPNB, check_priors, on_invalid_doc
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._partial_fit import PARTIAL_FIT_NOTE, PartialFitMixin, partial_fit_classes
-from dpsk.utils._private_bounds import DATA_CONSTRAINT, is_data, require_given
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, is_data, require_given
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
 from dpsk.utils._sparse import ACCEPT_SPARSE, row_sums_max
 from dpsk.utils._threads import single_blas_thread
@@ -299,8 +299,8 @@ class MultinomialNB(_BaseDiscreteNB):
     data_norm : float, "data" or None, default=None
         Public bound on the **L1 norm** of each row of X (its total count, e.g. the
         length of a document). Rows with a larger sum are scaled down to it. Required:
-        left out (None), the fit raises a ``ValueError`` before anything is spent (no
-        private estimate yet: the exact integer noise's cost would depend on it).
+        left out (None) or ``"private"``, the fit raises a ``ValueError`` before anything
+        is spent (no private estimate yet: the exact integer noise's cost would depend on it).
         ``"data"`` derives it from the data with a
         :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``data_norm_``), which
         breaks the guarantee.
@@ -376,7 +376,7 @@ class MultinomialNB(_BaseDiscreteNB):
 
     _parameter_constraints = {
         **DISCRETE_NB_CONSTRAINTS,
-        "data_norm": [Interval(Real, 0, None, closed="neither"), DATA_CONSTRAINT, None],
+        "data_norm": [Interval(Real, 0, None, closed="neither"), PRIVATE_CONSTRAINT, None],
     }
     _accept_sparse = ACCEPT_SPARSE
 
@@ -439,9 +439,7 @@ class MultinomialNB(_BaseDiscreteNB):
         alpha = self._check_alpha(n_features)
         if not first:  # fixed at the first call (public)
             data_norm = self.data_norm_
-        elif self.data_norm is None:  # issue 19: never derived from the data unasked
-            require_given(self, "data_norm", _NO_PRIVATE_DATA_NORM)
-        elif is_data(self.data_norm):
+        elif is_data(require_given(self, "data_norm", _NO_PRIVATE_DATA_NORM)):  # never derived unasked
             warn_data_derived(self, "data_norm", "data_norm_")
             data_norm = row_sums_max(X) or 1.0
         else:
@@ -703,8 +701,8 @@ class CategoricalNB(_BaseDiscreteNB):
     n_categories : int, array-like of shape (n_features,), "data" or None, default=None
         The public number of categories of each feature (part of the schema, as
         ``classes``). Codes at or above it are ignored (the row counts for its class but
-        for no category of that feature). Required: left out (None), the fit raises a
-        ``ValueError`` before anything is spent. ``"data"`` derives it from the data
+        for no category of that feature). Required: left out (None) or ``"private"``, the
+        fit raises a ``ValueError`` before anything is spent. ``"data"`` derives it from the data
         (largest code + 1) with a :class:`~dpsk.exceptions.PrivacyLeakWarning`, stored in
         ``n_categories_``.
 
@@ -769,7 +767,7 @@ class CategoricalNB(_BaseDiscreteNB):
 
     _parameter_constraints = {
         **DISCRETE_NB_CONSTRAINTS,
-        "n_categories": [Interval(Integral, 1, None, closed="left"), "array-like", DATA_CONSTRAINT, None],
+        "n_categories": [Interval(Integral, 1, None, closed="left"), "array-like", PRIVATE_CONSTRAINT, None],
     }
 
     def __init__(
@@ -799,9 +797,7 @@ class CategoricalNB(_BaseDiscreteNB):
 
     def _resolve_n_categories(self, X):
         n_features = X.shape[1]
-        if self.n_categories is None:  # issue 19: never derived from the data unasked
-            require_given(self, "n_categories", _NO_PRIVATE_N_CATEGORIES)
-        if is_data(self.n_categories):
+        if is_data(require_given(self, "n_categories", _NO_PRIVATE_N_CATEGORIES)):  # never derived unasked
             warn_data_derived(self, "n_categories", "n_categories_")
             return (np.max(X, axis=0, initial=0).astype(np.int64) + 1) if X.size else np.ones(n_features, np.int64)
         n_categories = np.asarray(self.n_categories)

@@ -45,7 +45,6 @@ from dpsk.utils.validation import is_non_private, resolve_bounds
 
 __all__ = [
     "DATA",
-    "DATA_CONSTRAINT",
     "PRIVATE",
     "PRIVATE_CONSTRAINT",
     "PRIVATE_ONLY_CONSTRAINT",
@@ -65,8 +64,6 @@ PRIVATE = "private"
 DATA = "data"
 #: Their ``_parameter_constraints`` entry (appended to a bound's constraints).
 PRIVATE_CONSTRAINT = StrOptions({PRIVATE, DATA})
-#: The constraint of a parameter without a private estimate: the explicit ``"data"`` only.
-DATA_CONSTRAINT = StrOptions({DATA})
 #: The constraint of an optional clip (None: no clip, not a data-derived value): ``"private"`` only.
 PRIVATE_ONLY_CONSTRAINT = StrOptions({PRIVATE})
 
@@ -105,14 +102,19 @@ def what_to_pass(names, left_out):
 
 
 def require_given(estimator, param, why):
-    """Refuse a left-out sensitivity parameter that has no private estimate (before any spend).
+    """Refuse a sensitivity parameter without a private estimate when it is left out (None) or
+    ``"private"`` (before any spend); return its value otherwise.
 
     ``why``: why dpsk does not estimate it privately (public text for the error).
     """
-    raise ValueError(
-        f"{type(estimator).__name__}: `{param}` was left out and is not estimated privately ({why}). "
-        + what_to_pass([param], left_out=False)
-    )
+    value = getattr(estimator, param)
+    if wants_private(value):
+        how = " was left out" if value is None else '="private" was asked for'
+        raise ValueError(
+            f"{type(estimator).__name__}: `{param}`{how}, but it is not estimated privately ({why}). "
+            + what_to_pass([param], left_out=False)
+        )
+    return value
 
 
 def refuse_sparse_private(estimator, X, *params):

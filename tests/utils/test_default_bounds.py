@@ -227,8 +227,9 @@ def test_stats_left_out_bounds_of_several_values_per_record_say_what_to_pass():
 def test_parameters_without_a_private_estimate_are_required(make, param):
     X = np.random.default_rng(0).integers(0, 3, size=(100, 3))
     y = np.arange(100) % 2
-    message = _refused(lambda acc: make(acc).fit(X, y), f"`{param}` was left out and is not estimated privately")
+    message = _refused(lambda acc: make(acc).fit(X, y), f"`{param}` was left out, but it is not estimated privately")
     assert "public" in message
+    _refused(lambda acc: make(acc).set_params(**{param: "private"}).fit(X, y), "not estimated privately")
     with pytest.warns(PrivacyLeakWarning, match=param):
         make(None).set_params(**{param: "data"}).fit(X, y)
 
@@ -239,6 +240,7 @@ def test_subsample_aggregate_requires_its_output_box():
     X, y = _regression(n=200)
     make = lambda acc, **kw: SubsampleAggregate(SkLinearRegression(), n_parts=2, accountant=acc, **kw)  # noqa: E731
     _refused(lambda acc: make(acc).fit(X, y), "`bounds` was left out")
+    _refused(lambda acc: make(acc, bounds="private").fit(X, y), '`bounds`="private" was asked for')
     with pytest.warns(PrivacyLeakWarning, match="bounds"):
         make(None, bounds="data", random_state=0).fit(X, y)
 
