@@ -7,7 +7,8 @@
   stated ``data_norm = 8``: the generator draws unit-variance Gaussian features, whose
   row norms stay below 8 with overwhelming probability) and on Adult (``load_adult``: the
   public bound √13 on row norms). dpsk's Analyze Gauss (δ = 1e-5) and symmetric Laplace
-  (pure ε), and diffprivlib's PCA (pure ε, same ``data_norm``, ``bounds`` of the box
+  (pure ε; calibrated to a private L1 clip of the rows, ``l1_norm="auto"``, since issue 19),
+  and diffprivlib's PCA (pure ε, same ``data_norm``, ``bounds`` of the box
   [-8, 8] or [0, 1]) in the same run, 10 seeds. diffprivlib's PCA samples with a
   rejection sampler whose time grows with n·ε; it gets ``dpl_timeout`` seconds (300, or
   20 with ``--quick``, start-up included) per dataset and is reported as not finished

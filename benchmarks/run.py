@@ -8,6 +8,7 @@ Usage, from the repository root with dpsk installed::
     python benchmarks/run.py --quick --out /tmp/b   # smoke test: small n, 2 seeds (minutes)
     python benchmarks/run.py --only accuracy,fit_time
     python benchmarks/run.py --no-diffprivlib       # dpsk and scikit-learn only
+    python benchmarks/run.py --quick --progress     # a progress bar over the benchmarks
 
 Every ``benchmarks/bench_*.py`` with a ``run(quick)`` function is found and run in this
 process (see ``_family_common`` for the protocol). diffprivlib 0.6.6 does not import with
@@ -213,6 +214,28 @@ def run_one(name, module, quick, out):
             record["error"] = traceback.format_exc()
     record["seconds"] = time.perf_counter() - start
     return record
+
+
+def run_all(benchmarks, quick, out, show_progress=False):
+    """Run ``benchmarks`` (from :func:`discover`) in order: ``{name: record}``.
+
+    With ``show_progress``, dpsk's progress bar (tqdm when installed, a few plain lines on
+    standard error otherwise) counts the finished benchmarks.
+    """
+    items = enumerate(benchmarks, 1)
+    if show_progress:
+        from dpsk.utils._progress import progress
+
+        items = progress(items, len(benchmarks), "benchmarks", unit="benchmark")
+    results = {}
+    for i, (name, module) in items:
+        print(f"[{i}/{len(benchmarks)}] {name} ...", flush=True)
+        results[name] = record = run_one(name, module, quick, out)
+        status = "FAILED" if "error" in record else "done"
+        print(f"[{i}/{len(benchmarks)}] {name} {status} in {_duration(record['seconds'])}", flush=True)
+        if "error" in record:
+            print(record["error"], file=sys.stderr)
+    return results
 
 
 # --- headline tables and plots -------------------------------------------------------------
@@ -441,6 +464,12 @@ def main(argv=None):
     parser.add_argument("--out", type=Path, default=common.RESULTS, help="output folder (default benchmarks/results)")
     parser.add_argument("--no-diffprivlib", action="store_true", help="skip diffprivlib (no environment is created)")
     parser.add_argument(
+        "--progress",
+        "--verbose",
+        action="store_true",
+        help="a progress bar over the benchmarks (tqdm when installed, plain lines otherwise)",
+    )
+    parser.add_argument(
         "--diffprivlib-python",
         default=common.DPL_PYTHON,
         help="interpreter of diffprivlib's environment (default $DPSK_DIFFPRIVLIB_PYTHON or "
@@ -472,14 +501,7 @@ def main(argv=None):
 
     meta = machine(command)
     load_start = os.getloadavg() if hasattr(os, "getloadavg") else None
-    results = {}
-    for i, (name, module) in enumerate(benchmarks, 1):
-        print(f"[{i}/{len(benchmarks)}] {name} ...", flush=True)
-        results[name] = record = run_one(name, module, args.quick, args.out)
-        status = "FAILED" if "error" in record else "done"
-        print(f"[{i}/{len(benchmarks)}] {name} {status} in {_duration(record['seconds'])}", flush=True)
-        if "error" in record:
-            print(record["error"], file=sys.stderr)
+    results = run_all(benchmarks, args.quick, args.out, show_progress=args.progress)
     if load_start is not None:
         end = os.getloadavg()
         meta["load average (1, 5, 15 min)"] = (

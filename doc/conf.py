@@ -35,7 +35,7 @@ extensions = [
 ]
 
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "_templates", "Thumbs.db", ".DS_Store"]
+exclude_patterns = ["_build", "_templates", "Thumbs.db", ".DS_Store", "user_guide/_*.rst"]  # _*.rst: included parts
 root_doc = "index"
 language = "en"
 default_role = "literal"

@@ -127,3 +127,52 @@ def test_document_headline_and_plots(runner, tmp_path):
     assert "| Model | 0.5 | unavailable | 0.5 | unavailable |" in text  # the ratios at both n
     assert "| Model | dpsk | 0.810 ± 0.010 | 0.900 |" in text and "majority class: 0.600" in text
     assert "## bench_broken" in text and "**Failed:**" in text
+
+
+def _fake_benchmarks():
+    fakes = []
+    for name in ("bench_a", "bench_b", "bench_c"):
+        fake = type(sys)(name)
+        fake.run = lambda quick: []
+        fakes.append((name, fake))
+    return fakes
+
+
+def test_progress_prints_plain_lines_without_tqdm(runner, tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    results = runner.run_all(_fake_benchmarks(), True, tmp_path, show_progress=True)
+    assert list(results) == ["bench_a", "bench_b", "bench_c"]
+    err = capsys.readouterr().err
+    assert "benchmarks: 1/3 benchmarks done" in err and "benchmarks: 3/3 benchmarks done" in err
+    runner.run_all(_fake_benchmarks(), True, tmp_path)  # without --progress: no bar
+    assert "benchmarks done" not in capsys.readouterr().err
+
+
+def test_progress_uses_tqdm_when_installed(runner, tmp_path, monkeypatch):
+    seen = {}
+
+    def fake_tqdm(iterable, total, desc, unit, file):
+        seen.update(total=total, desc=desc, unit=unit)
+        return iterable
+
+    module = type(sys)("tqdm.auto")
+    module.tqdm = fake_tqdm
+    monkeypatch.setitem(sys.modules, "tqdm", type(sys)("tqdm"))
+    monkeypatch.setitem(sys.modules, "tqdm.auto", module)
+    runner.run_all(_fake_benchmarks(), True, tmp_path, show_progress=True)
+    assert seen == {"total": 3, "desc": "benchmarks", "unit": "benchmark"}
+
+
+def test_progress_flag_reaches_the_runner(runner, tmp_path, monkeypatch):
+    seen = {}
+
+    def fake_run_all(benchmarks, quick, out, show_progress=False):
+        seen["show_progress"] = show_progress
+        return {}
+
+    monkeypatch.setattr(runner, "run_all", fake_run_all)
+    monkeypatch.setattr(runner, "discover", lambda only=None: [])
+    monkeypatch.setattr(runner, "machine", lambda command: {"command": command})
+    assert runner.main(["--no-diffprivlib", "--progress", "--out", str(tmp_path)]) == 0
+    assert seen == {"show_progress": True}

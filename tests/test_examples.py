@@ -27,6 +27,7 @@ EXPECTED = {
             "BudgetAccountant(epsilon=30.0): 24 spends",
             "composition: basic composition",
             "refused before reading the data",
+            "Gradient boosting on the category codes",
         ],
         [],
     ),
@@ -90,6 +91,10 @@ EXPECTED = {
             "by model",
         ],
         ["dpsgd_accuracy_vs_epsilon.png"],
+    ),
+    "plot_boosting_vs_epsilon.py": (
+        ["HistGradientBoosting", "LogisticRegression", "RandomForest", "DP-EBM (defaults, eps=1):", "15 spends"],
+        ["boosting_vs_epsilon.png"],
     ),
     "plot_online_learning.py": (
         ["a stream of 32561 rows in 32 chunks", "progressive accuracy", "3 spends"],

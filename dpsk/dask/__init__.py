@@ -14,7 +14,8 @@ Pass a ``dask.array.Array`` or a ``dask.dataframe.DataFrame`` (``y`` and
 statistics are computed where the chunk lives, by the in-memory kernels; the integer
 statistics are summed exactly by a tree reduction, so they do not depend on the
 chunking; the noise is drawn once, on the client. ``predict``/``transform`` on Dask input
-are lazy.
+are lazy. :class:`~dpsk.linear_model.LogisticRegression` and :class:`~dpsk.svm.LinearSVC`
+minimise their perturbed objective by a distributed Newton method (``dpsk.dask._newton``).
 
 Requires the optional extra ``dpsk[dask]``; Dask is imported only when a Dask collection
 is passed. See the user guide (doc/user_guide/dask.rst).

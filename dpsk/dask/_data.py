@@ -229,6 +229,7 @@ def dask_apply(estimator, method, X, *, n_outputs=None, dtype=None):
 SUPPORTED = (
     "StandardScaler, MinMaxScaler, GaussianNB, BernoulliNB, CategoricalNB, LinearRegression, Ridge, KMeans, PCA "
     "(fit); "
+    "LogisticRegression, LinearSVC (fit by a distributed Newton, lazy predict); "
     "their predict/transform and those of the naive Bayes classifiers and random trees (lazy); "
     "dpsk.stats count, sum, mean, var, std, histogram, histogramdd"
 )

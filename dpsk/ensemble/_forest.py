@@ -9,21 +9,19 @@ from joblib import effective_n_jobs
 
 from dpsk.base import TARGET_BOUNDS_CONSTRAINT
 from dpsk.tree._classes import (
-    REGRESSOR_DOCS,
     TREE_CONSTRAINTS,
     TREE_DOCS,
     BaseRandomTrees,
-    BaseRandomTreesRegressor,
     DecisionTreeClassifier,
-    DecisionTreeRegressor,
     RandomTree,
 )
+from dpsk.tree._regressor import REGRESSOR_DOCS, BaseRandomTreesRegressor, DecisionTreeRegressor
 from dpsk.utils._class_weight import CLASS_WEIGHT_CONSTRAINT, class_weights
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT
 from dpsk.utils._progress import progress
+from dpsk.utils._random import is_seed
 from dpsk.utils._sklearn_compat import Interval
-from dpsk.utils.validation import is_seed
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor"]
 

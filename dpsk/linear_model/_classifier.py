@@ -11,7 +11,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from dpsk.accounting import ComposedEvent
 from dpsk.accounting._calibration import round_down, round_up, split_epsilon
 from dpsk.accounting._events import budget_event
-from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
+from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DaskScoreMixin, DPEstimatorMixin
+from dpsk.dask._data import dask_apply, is_dask
 from dpsk.linear_model._erm import (
     box_half_widths,
     check_certifiable,
@@ -211,7 +212,7 @@ CLASSIFIER_DOCS["parameters"] = "\n\n    ".join(
 )
 
 
-class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
+class BasePrivateLinearClassifier(DaskScoreMixin, DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Linear classifier trained by private ERM (see ``dpsk.linear_model._erm``).
 
     Subclasses set ``_make_loss()`` and write the public docstring.
@@ -289,6 +290,8 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         self : object
             The fitted estimator.
         """
+        if groups is not None and is_dask(X, y, groups, sample_weight):
+            raise ValueError("groups= is not supported with Dask input yet: fit the user-level model in memory")
         if groups is not None:
             if self.class_weight is not None:
                 raise ValueError("class_weight is not supported with groups (user-level privacy)")
@@ -298,6 +301,10 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
     def _fit_rows(self, X, y, sample_weight=None):
         """Item-level fit: every row is a privacy unit (the add/remove relation)."""
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
+        if is_dask(X, y, sample_weight):  # the same release, solved by a distributed Newton (dpsk.dask)
+            from dpsk.dask._newton import fit_linear_classifier
+
+            return fit_linear_classifier(self, X, y, sample_weight)
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", accept_sparse=ACCEPT_SPARSE)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         classes, y_index = resolve_classes(self, self.classes, y)
@@ -313,26 +320,7 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         loss = self._make_loss()
 
         def perturbation(data_norm):
-            # S >= sqrt(R² + κ²) in exact arithmetic (rounded up), so scaled rows have norm <= 1.
-            scale = round_up(math.hypot(data_norm, kappa)) if kappa is not None else data_norm
-            box = None if lower is None else box_half_widths(lower, upper, kappa, scale)
-            if self.C is None:
-                lam = default_regularization(
-                    method=self.method, epsilon=epsilon, delta=delta, n_params=n_params, box=box
-                )
-            else:
-                lam = 1.0 / (float(self.C) * scale * scale)
-            plan = plan_perturbation(
-                method=self.method,
-                epsilon=epsilon,
-                delta=delta,
-                lam=lam,
-                curvature=loss.curvature,
-                n_params=n_params,
-                tol=self.tol,
-                box=box,
-            )
-            return scale, lam, plan
+            return self._perturbation(data_norm, kappa, lower, upper, epsilon, delta, n_params, loss)
 
         # A private data_norm is released after the spend: the events of the plan do not
         # depend on it (only its noise scales do), so the cost is known now.
@@ -353,14 +341,30 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
             data_norm = release_row_norm(plan_bounds, X, lower, upper)
             scale, lam, plan = perturbation(data_norm)
         rows = self._clip_rows(X, data_norm, lower, upper)
+        return self._fit_problems(
+            n_problems,
+            lambda positive: (rows, np.where(y_index == positive, 1.0, -1.0)),
+            loss,
+            plan,
+            (data_norm, lam, scale, kappa),
+            rng,
+            (classes, X.dtype),
+            weights=sample_weight,
+        )
 
+    def _fit_problems(self, n_problems, problem, loss, plan, geometry, rng, output, **options):
+        """Solve and release the binary problems (one-vs-rest), then set the fitted attributes.
+
+        ``problem(positive)`` gives the rows and labels of the problem of class index
+        ``positive`` (as ``fit_private_linear`` takes them); ``geometry`` is
+        ``(data_norm, Λ, S, κ)``; ``output`` is ``(classes, dtype)``; ``options`` go to
+        ``fit_private_linear``.
+        """
+        (data_norm, lam, scale, kappa), (classes, dtype) = geometry, output
         coefs, n_iters = [], []
         for k in range(n_problems):
-            positive = 1 if n_problems == 1 else k
-            labels = np.where(y_index == positive, 1.0, -1.0)
             w, n_iter = fit_private_linear(
-                rows,
-                labels,
+                *problem(1 if n_problems == 1 else k),
                 loss,
                 plan,
                 norm_bound=data_norm,
@@ -369,7 +373,7 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
                 tol=self.tol,
                 max_iter=self.max_iter,
                 rng=rng,
-                weights=sample_weight,
+                **options,
             )
             coefs.append(w)
             n_iters.append(n_iter)
@@ -377,11 +381,32 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         self.classes_ = classes
         self.data_norm_ = data_norm
         self.C_ = 1.0 / (lam * scale * scale)
-        self.coef_ = coefs[:, : X.shape[1]].astype(X.dtype)
-        intercept = coefs[:, -1] * kappa if kappa is not None else np.zeros(n_problems)
-        self.intercept_ = intercept.astype(X.dtype)
+        self.coef_ = coefs[:, : self.n_features_in_].astype(dtype)
+        intercept = coefs[:, -1] * kappa if kappa is not None else np.zeros(len(coefs))
+        self.intercept_ = intercept.astype(dtype)
         self.n_iter_ = np.array(n_iters, dtype=np.int32)
         return self
+
+    def _perturbation(self, data_norm, kappa, lower, upper, epsilon, delta, n_params, loss):
+        """(S, Λ, plan) of one binary problem with row norm bound ``data_norm`` (public inputs only)."""
+        # S >= sqrt(R² + κ²) in exact arithmetic (rounded up), so scaled rows have norm <= 1.
+        scale = round_up(math.hypot(data_norm, kappa)) if kappa is not None else data_norm
+        box = None if lower is None else box_half_widths(lower, upper, kappa, scale)
+        if self.C is None:
+            lam = default_regularization(method=self.method, epsilon=epsilon, delta=delta, n_params=n_params, box=box)
+        else:
+            lam = 1.0 / (float(self.C) * scale * scale)
+        plan = plan_perturbation(
+            method=self.method,
+            epsilon=epsilon,
+            delta=delta,
+            lam=lam,
+            curvature=loss.curvature,
+            n_params=n_params,
+            tol=self.tol,
+            box=box,
+        )
+        return scale, lam, plan
 
     def _class_weight_split(self, epsilon):
         """(ε of the model, ε of the noisy class counts) of the fit's ``epsilon``: the counts
@@ -411,6 +436,8 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
         check_is_fitted(self)
+        if is_dask(X):  # lazily, chunk by chunk
+            return dask_apply(self, "decision_function", X, n_outputs=None if len(self.coef_) == 1 else len(self.coef_))
         X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False, accept_sparse=ACCEPT_SPARSE)
         scores = np.asarray(X @ self.coef_.T) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
@@ -426,6 +453,9 @@ class BasePrivateLinearClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimat
         -------
         y_pred : ndarray of shape (n_samples,)
         """
+        if is_dask(X):  # lazily, chunk by chunk
+            check_is_fitted(self)
+            return dask_apply(self, "predict", X, dtype=self.classes_.dtype)
         scores = self.decision_function(X)
         index = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
         return self.classes_[index]

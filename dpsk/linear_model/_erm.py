@@ -324,41 +324,61 @@ class _Objective:
             out = np.append(out, self.kappa * t.sum() / self.scale)
         return out + self.mu * p
 
-    def _block_sums(self, s):
-        """Σ_i s_i x_i (length d) as the exact sums (``math.fsum``) of blocks of _BLOCK rows,
-        each block's dot products formed in float64 (a rounding of at most γ_(_BLOCK) each)."""
+    def block_parts(self, s):
+        """Σ_i s_i x_i over each block of _BLOCK rows (dense X), formed in float64 (a rounding
+        of at most γ_(_BLOCK) each): shape (n_blocks + 1, d), the last row the partial block."""
         X, n, d = self.X, self.X.shape[0], self.n_features
-        if sp.issparse(X):  # the same blocks; added by Sum2 (see _sparse_sum_bound), O(d) memory
-            return csr_block_sums(X, s, _BLOCK)
         full = n - n % _BLOCK
         parts = np.matmul(s[:full].reshape(-1, 1, _BLOCK), X[:full].reshape(-1, _BLOCK, d))[:, 0, :]
-        rest = s[full:] @ X[full:]
-        return np.array([math.fsum([*parts[:, j], rest[j]]) for j in range(d)])
+        return np.vstack([parts, (s[full:] @ X[full:])[None, :]])
+
+    def _block_sums(self, s):
+        """Σ_i s_i x_i (length d) as the exact sums (``math.fsum``) of :meth:`block_parts`."""
+        if sp.issparse(self.X):  # the same blocks; added by Sum2 (see _sparse_sum_bound), O(d) memory
+            return csr_block_sums(self.X, s, _BLOCK)
+        parts = self.block_parts(s)
+        return np.array([math.fsum(parts[:, j]) for j in range(self.n_features)])
+
+    def signed_first(self, v):
+        """s_i = w_i y_i ℓ′(y_i z_iᵀv): the per-row coefficients of the gradient's data part."""
+        first = self.loss.first_derivative(self.margins(v))
+        first *= self.y
+        return self._weighted(first)
 
     def certified_gradient_norm(self, v):
         """An upper bound on the exact ‖∇F(v)‖ for the stored data, rounding included."""
-        X, n, d = self.X, self.X.shape[0], self.n_features
-        first = self.loss.first_derivative(self.margins(v))
-        first *= self.y
-        s = self._weighted(first)
+        s = self.signed_first(v)
         data = self._block_sums(s)
         if self.kappa is not None:
             data = np.append(data, self.kappa * math.fsum(s))
         data /= self.scale
-        grad = data + self.mu * v + self.linear
-        norm_v = float(np.linalg.norm(v))
-        abs_s = float(np.sum(np.abs(s))) * (1.0 + _gamma(n))
-        bound = (
-            # the dot products inside each block (rows have norm <= 1 after scaling)
-            _gamma(_BLOCK + 3) * abs_s
-            # the margins (|error| <= γ_(d+3) ‖z_i‖‖v‖) through ℓ′ (Lipschitz c), and ℓ′ itself
-            # (a weight w_i <= 1 multiplies ℓ′ with one more rounding: u more per row)
-            + n * (self.loss.curvature * _gamma(d + 4) * norm_v + (4.0 + (self.weights is not None)) * _UNIT_ROUNDOFF)
-            # the exact block sums rounded once, and the three-term sum of the gradient
-            + _gamma(4) * (float(np.linalg.norm(data)) + self.mu * norm_v + float(np.linalg.norm(self.linear)))
-            + (_sparse_sum_bound(n, abs_s) if sp.issparse(X) else 0.0)
-        )
-        return float(np.linalg.norm(grad)) * (1.0 + _gamma(d + 3)) + bound
+        return certified_norm(self, data, v, abs_s=float(np.sum(np.abs(s))), n=self.X.shape[0])
+
+
+def certified_norm(objective, data, v, *, abs_s, n):
+    """The certified ‖∇F(v)‖ from ``data`` = (Σ_i s_i z_i rounded once from exact sums of
+    blocks of at most _BLOCK rows), ``abs_s`` (Σ|s_i| with a relative error below γ_n) and
+    the number of rows n: ‖∇F(v)‖ as computed plus every rounding error, bounded.
+
+    ``objective`` gives μ, b, ℓ's curvature, d and whether rows are weighted or sparse
+    (the in-memory :class:`_Objective` or the Dask one, ``dpsk.dask._newton``).
+    """
+    d, mu, linear = objective.n_features, objective.mu, objective.linear
+    grad = data + mu * v + linear
+    norm_v = float(np.linalg.norm(v))
+    abs_s = abs_s * (1.0 + _gamma(n))
+    bound = (
+        # the dot products inside each block (rows have norm <= 1 after scaling)
+        _gamma(_BLOCK + 3) * abs_s
+        # the margins (|error| <= γ_(d+3) ‖z_i‖‖v‖) through ℓ′ (Lipschitz c), and ℓ′ itself
+        # (a weight w_i <= 1 multiplies ℓ′ with one more rounding: u more per row)
+        + n
+        * (objective.loss.curvature * _gamma(d + 4) * norm_v + (4.0 + (objective.weights is not None)) * _UNIT_ROUNDOFF)
+        # the exact block sums rounded once, and the three-term sum of the gradient
+        + _gamma(4) * (float(np.linalg.norm(data)) + mu * norm_v + float(np.linalg.norm(linear)))
+        + (_sparse_sum_bound(n, abs_s) if sp.issparse(objective.X) else 0.0)
+    )
+    return float(np.linalg.norm(grad)) * (1.0 + _gamma(d + 3)) + bound
 
 
 def _sparse_sum_bound(n, abs_s):
@@ -703,7 +723,9 @@ def _box_norm(box, scale, rng, plan_event):
     return noise
 
 
-def fit_private_linear(X, y, loss, plan, *, norm_bound, scale, kappa, tol, max_iter, rng, weights=None):
+def fit_private_linear(
+    X, y, loss, plan, *, norm_bound, scale, kappa, tol, max_iter, rng, weights=None, objective_type=None
+):
     """Solve one perturbed binary problem and release its noisy solution.
 
     Parameters
@@ -725,6 +747,10 @@ def fit_private_linear(X, y, loss, plan, *, norm_bound, scale, kappa, tol, max_i
     weights : ndarray of shape (n_samples,) or None
         Weights in [0, 1] of the loss terms (user-level fits; the plan must account for
         them, see ``dpsk.linear_model._user_level``).
+    objective_type : callable or None
+        Builds the objective from these arguments (``_Objective``'s signature); None for
+        the in-memory ``_Objective``. The Dask fit passes its distributed objective
+        (``dpsk.dask._newton``): the noise, the solver and the release stay these.
 
     Returns
     -------
@@ -742,7 +768,7 @@ def fit_private_linear(X, y, loss, plan, *, norm_bound, scale, kappa, tol, max_i
             linear = _box_norm(plan.objective_box, plan.objective_scale, rng, plan.events[0])
         else:
             linear = _gamma_norm(n_params, plan.objective_scale, rng, plan.events[0])
-    objective = _Objective(
+    objective = (objective_type or _Objective)(
         X, y, loss, norm_bound=norm_bound, scale=scale, kappa=kappa, mu=plan.mu, linear=linear, weights=weights
     )
     v, n_iter = _minimize(objective, n_params, tol=tol, max_iter=max_iter)

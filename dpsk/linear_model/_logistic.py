@@ -5,9 +5,11 @@
 import numpy as np
 from scipy.special import expit
 
+from dpsk.dask._data import dask_apply, is_dask
 from dpsk.linear_model._classifier import CLASSIFIER_DOCS, BasePrivateLinearClassifier
 from dpsk.linear_model._erm import LogisticLoss
 from dpsk.utils._docstring import Substitution
+from dpsk.utils._sklearn_compat import check_is_fitted
 
 __all__ = ["LogisticRegression"]
 
@@ -83,6 +85,9 @@ class LogisticRegression(BasePrivateLinearClassifier):
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
+        if is_dask(X):  # lazily, chunk by chunk
+            check_is_fitted(self)
+            return dask_apply(self, "predict_proba", X, n_outputs=self.classes_.size)
         scores = self.decision_function(X)
         if scores.ndim == 1:
             positive = expit(scores)

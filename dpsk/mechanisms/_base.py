@@ -32,13 +32,8 @@ import numpy as np
 
 from dpsk.accounting import CalibratedEvent, PureDPEvent, note_release
 from dpsk.accounting._events import NON_PRIVATE_EVENT
-from dpsk.utils.validation import (
-    check_privacy_params,
-    check_random_state,
-    is_non_private,
-    is_seed,
-    release_generator,
-)
+from dpsk.utils._random import check_random_state, is_seed, release_generator
+from dpsk.utils.validation import check_privacy_params, is_non_private
 
 __all__ = ["DPMechanism", "ImmutableMechanism"]
 

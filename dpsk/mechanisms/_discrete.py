@@ -9,7 +9,13 @@ import numpy as np
 
 from dpsk._core._exact import MAX_T_DEN, MAX_T_NUM, discrete_gaussian, discrete_laplace, round_up_sigma2
 from dpsk.accounting import DiscreteGaussianEvent, DiscreteLaplaceEvent, PureDPEvent, ZCDPEvent
-from dpsk.accounting._calibration import discrete_gaussian_sigma, discrete_laplace_epsilon, round_up, zcdp_rho
+from dpsk.accounting._calibration import (
+    discrete_gaussian_sigma,
+    discrete_laplace_epsilon,
+    discrete_laplace_scale,
+    round_up,
+    zcdp_rho,
+)
 from dpsk.mechanisms._base import MECHANISM_DOCS, Calibration, DPMechanism, exact_rational
 from dpsk.utils._docstring import Substitution
 
@@ -66,10 +72,22 @@ class DiscreteLaplace(_IntegerNoise):
     def _calibrate(self, size):
         steps = int(self.sensitivity)
         num, den = exact_rational(Fraction(steps) / Fraction(self.epsilon), MAX_T_NUM, MAX_T_DEN, rounding="up")
+        # The event states a float scale, and num/den = Δ/ε exactly (the usual case) has
+        # none: rounded down, its ε re-derived would exceed the requested one (0.7 became
+        # 0.7000000000000001). So draw with the smallest float scale >= Δ/ε when it is
+        # representable (at most one ulp more noise), and state that scale.
+        need = discrete_laplace_scale(self.epsilon, steps)
+        if Fraction(need) > Fraction(num, den):
+            num, den = exact_rational(Fraction(need), MAX_T_NUM, MAX_T_DEN, rounding="up")
         scale = float(Fraction(num, den))
         if Fraction(scale) > Fraction(num, den):
             scale = math.nextafter(scale, 0.0)  # the event never states more noise than drawn
-        event = DiscreteLaplaceEvent(scale, steps) if size <= 1 else PureDPEvent(discrete_laplace_epsilon(scale, steps))
+        if size <= 1:
+            event = DiscreteLaplaceEvent(scale, steps)
+        elif Fraction(scale) * Fraction(self.epsilon) >= steps:  # steps / scale <= ε exactly
+            event = PureDPEvent(self.epsilon)
+        else:
+            event = PureDPEvent(discrete_laplace_epsilon(scale, steps))
         return Calibration(event, (num, den))
 
     def _draw(self, noise, params):

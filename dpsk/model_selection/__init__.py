@@ -21,7 +21,8 @@ not private: use these instead on private data.
 """
 
 from dpsk.model_selection._curve import privacy_utility_curve
-from dpsk.model_selection._search import GridSearchCV, RandomizedSearchCV
+from dpsk.model_selection._random_search import RandomizedSearchCV
+from dpsk.model_selection._search import GridSearchCV
 from dpsk.model_selection._validation import cross_val_score
 
 __all__ = ["GridSearchCV", "RandomizedSearchCV", "cross_val_score", "privacy_utility_curve"]

@@ -24,7 +24,7 @@ from dpsk.accounting._context import SpendLabel, spending_as
 from dpsk.model_selection._estimators import candidate_cost, check_private, inner_seed, prepare, search_accountant
 from dpsk.model_selection._search import budget_report, print_charged, print_plan
 from dpsk.model_selection._splits import run_fits
-from dpsk.utils.validation import release_generator
+from dpsk.utils._random import release_generator
 
 __all__ = ["privacy_utility_curve"]
 

@@ -21,7 +21,8 @@ from dpsk.model_selection._splits import (
     run_fits,
     shared_classes,
 )
-from dpsk.utils.validation import check_privacy_params, rekey_generator, release_generator
+from dpsk.utils._random import rekey_generator, release_generator
+from dpsk.utils.validation import check_privacy_params
 
 __all__ = ["cross_val_score"]
 

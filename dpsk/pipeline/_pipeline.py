@@ -10,14 +10,8 @@ from sklearn.utils.validation import has_fit_parameter
 
 from dpsk.accounting._context import labelled_fit
 from dpsk.accounting._display import budget_text
-from dpsk.accounting._preflight import (
-    budget_check,
-    named_dp_steps,
-    validate_classes,
-    validate_input,
-    validate_sparsity,
-    validate_steps,
-)
+from dpsk.accounting._preflight import budget_check, named_dp_steps
+from dpsk.pipeline._validation import validate_classes, validate_input, validate_sparsity, validate_steps
 
 __all__ = ["Pipeline", "make_pipeline"]
 
@@ -92,7 +86,7 @@ def _preflight(pipeline, X, y):
     matrices reaching a step that cannot take them (as far as public parameters tell);
     the input validation of the first step (dtype, sparsity, number of features against
     its ``bounds``), run up to its spend on a clone (see
-    :func:`~dpsk.accounting._preflight.validate_input`).
+    ``dpsk.pipeline._validation.validate_input``).
     """
     validate_steps(pipeline)
     steps = [step for _, step in pipeline.steps if step is not None and step != "passthrough"]

@@ -15,7 +15,7 @@ from dpsk.accounting import record_releases
 from dpsk.cluster import KMeans
 from dpsk.decomposition import PCA
 from dpsk.exceptions import BudgetExceededError
-from dpsk.linear_model import LinearRegression, LogisticRegression, Ridge
+from dpsk.linear_model import LinearRegression, Ridge, SGDClassifier
 from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
 from dpsk.utils.estimator_checks import _leaves, _RecordingAccountant
@@ -174,7 +174,7 @@ def test_estimators_without_a_dask_fit_refuse_clearly(computes):
     X, _, labels = _data()
     accountant = _RecordingAccountant()
     with pytest.raises(TypeError, match=r"X.compute\(\)"):
-        LogisticRegression(bounds=BOUNDS, accountant=accountant).fit(_dask(X), _dask(labels))
+        SGDClassifier(classes=[0, 1], accountant=accountant).fit(_dask(X), _dask(labels))
     assert computes.computes == 0
     assert [call for call, _ in accountant.calls] == ["check"]
 

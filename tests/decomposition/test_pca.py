@@ -16,7 +16,7 @@ from dpsk.audit import audit, estimator_sampler
 from dpsk.decomposition import PCA
 from dpsk.decomposition._pca import _Geometry
 from dpsk.exceptions import PrivacyLeakWarning
-from dpsk.utils._testing.family import AUDITS, PCAEpsilonX2
+from dpsk.utils._testing.family import AUDITS, PCA_L1_AUDIT, PCAEpsilonX2, PCAL1NoClipping
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,8 @@ def _subspace_match(A, B):
 )
 @pytest.mark.parametrize("delta", [0.0, 1e-6])
 def test_huge_epsilon_matches_scikit_learn(data, params, delta):
-    ours = PCA(3, epsilon=1e9, delta=delta, random_state=0, **params).fit(data)
+    # l1_norm=None: the private L1 clip of the pure-ε default clips some rows on purpose.
+    ours = PCA(3, epsilon=1e9, delta=delta, l1_norm=None, random_state=0, **params).fit(data)
     reference = SkPCA(3).fit(data)
     np.testing.assert_allclose(np.abs(np.sum(ours.components_ * reference.components_, axis=1)), 1.0, atol=1e-6)
     np.testing.assert_allclose(ours.explained_variance_, reference.explained_variance_, rtol=1e-5)
@@ -55,7 +56,7 @@ def test_huge_epsilon_matches_scikit_learn(data, params, delta):
 @pytest.mark.parametrize("delta, event_type", [(0.0, PureDPEvent), (1e-6, CalibratedEvent)])
 def test_private_subspace_is_close_at_epsilon_one(data, delta, event_type):
     with record_releases() as drawn:
-        ours = PCA(2, epsilon=1.0, delta=delta, data_norm=15.0, random_state=0).fit(data)
+        ours = PCA(2, epsilon=1.0, delta=delta, data_norm=15.0, l1_norm=None, random_state=0).fit(data)
     assert drawn == [ours.privacy_spent_] and isinstance(drawn[0], event_type)
     if delta:  # zCDP noise, calibrated for the δ asked for
         assert isinstance(drawn[0].event, ZCDPEvent)
@@ -65,7 +66,7 @@ def test_private_subspace_is_close_at_epsilon_one(data, delta, event_type):
 def test_centered_uses_the_origin_and_releases_no_sum(data):
     X = data - data.mean(axis=0)
     with record_releases() as drawn:
-        ours = PCA(2, epsilon=1e9, centered=True, bounds=(-20, 20), random_state=0).fit(X)
+        ours = PCA(2, epsilon=1e9, centered=True, bounds=(-20, 20), l1_norm=None, random_state=0).fit(X)
     assert len(drawn) == 1
     np.testing.assert_array_equal(ours.mean_, 0.0)
     np.testing.assert_allclose(np.abs(np.sum(ours.components_ * SkPCA(2).fit(X).components_, axis=1)), 1, atol=1e-6)
@@ -108,10 +109,10 @@ def test_rows_are_clipped_to_the_ball():
 
 
 def test_whiten_inverse_transform_and_feature_names(data):
-    pca = PCA(2, epsilon=1e9, whiten=True, bounds=(-20, 20), random_state=0).fit(data)
+    pca = PCA(2, epsilon=1e9, whiten=True, bounds=(-20, 20), l1_norm=None, random_state=0).fit(data)
     Z = pca.transform(data)
     np.testing.assert_allclose(Z.var(axis=0, ddof=1), 1.0, rtol=1e-3)
-    full = PCA(4, epsilon=1e9, bounds=(-20, 20), random_state=0).fit(data)
+    full = PCA(4, epsilon=1e9, bounds=(-20, 20), l1_norm=None, random_state=0).fit(data)
     np.testing.assert_allclose(full.inverse_transform(full.transform(data)), data, atol=1e-6)
     assert list(pca.get_feature_names_out()) == ["pca0", "pca1"]
 
@@ -204,3 +205,124 @@ def test_probabilistic_pca_is_consistent_on_a_noisy_model(n_components):
     assert np.all(np.isfinite(pca.score_samples(X)))
     assert pca.score(X) == pytest.approx(pca.score_samples(X).mean())
     assert len(acc) == spends
+
+
+def _one_hot_rows(n, groups=6, levels=6, seed=0):
+    """Rows of ``groups`` one-hot blocks (‖x‖₁ = groups, ‖x‖₂ = √groups), with correlated levels."""
+    rng = np.random.default_rng(seed)
+    latent = rng.integers(0, levels, size=n)
+    X = np.zeros((n, groups * levels))
+    for g in range(groups):
+        level = np.where(rng.random(n) < 0.6, latent, rng.integers(0, levels, size=n))
+        X[np.arange(n), g * levels + level] = 1.0
+    return X
+
+
+def test_auto_l1_norm_rule_uses_public_parameters_only(data):
+    """ "auto": a private L1 clip for pure ε from 4 features on, none with δ > 0 or fewer features."""
+    acc = BudgetAccountant(epsilon=5.0)
+    pure = PCA(2, epsilon=1.0, data_norm=15.0, accountant=acc, random_state=0).fit(data)
+    assert pure.l1_norm_ is not None and pure.l1_norm_ < 2 * 15.0  # tighter than √d · data_norm
+    frame = acc.to_frame()
+    assert len(frame) == 1 and "private l1_norm: 10% of ε" in str(frame["label"].iloc[0])
+    assert sum(e.epsilon for e in pure.privacy_spent_.events) == pytest.approx(1.0)
+    gauss = PCA(2, epsilon=1.0, delta=1e-6, data_norm=15.0, random_state=0).fit(data)
+    assert gauss.l1_norm_ is None
+    three = PCA(2, epsilon=1.0, data_norm=15.0, random_state=0).fit(data[:, :3])
+    assert three.l1_norm_ is None and isinstance(three.privacy_spent_, PureDPEvent)
+
+
+def test_l1_norm_private_records_one_event(data):
+    with record_releases() as drawn:
+        pca = PCA(2, epsilon=1.0, bounds=(-20, 20), l1_norm="private", random_state=0).fit(data)
+    assert drawn == list(pca.privacy_spent_.events)  # the L1 quantile, then the fit: one composed spend
+    again = PCA(2, epsilon=1.0, bounds=(-20, 20), l1_norm="private", random_state=0).fit(data)
+    np.testing.assert_array_equal(again.components_, pca.components_)  # reproducible from the seed
+
+
+@pytest.mark.parametrize("data_norm, bounds", [(1.0, None), (None, (-1.0, 1.0)), (1.0, (-1.0, 3.0))])
+def test_l1_clip_holds_for_the_computed_statistics(data_norm, bounds):
+    """One row's computed contribution stays within the declared B₁ (grid rounding included)."""
+    lower = upper = None
+    if bounds is not None:
+        lower, upper = np.full(5, bounds[0]), np.full(5, bounds[1])
+    geometry = _Geometry(lower, upper, data_norm, 5, l1_norm=0.3)
+    assert geometry.l1 == 0.3
+    rng = np.random.default_rng(0)
+    for row in [np.full(5, 7.0), -np.full(5, 1 / 3), rng.normal(size=5), np.array([0.3, 0.1, -0.2, 0.05, 1e-9])]:
+        _, total, gram = geometry.statistics(row[None, :])
+        assert np.abs(total).sum() <= 0.3
+        triangle = gram[np.triu_indices(5)]
+        assert np.abs(triangle).sum() <= (0.3**2 + geometry.l2**2) / 2
+        assert np.linalg.norm(triangle) <= geometry.l2**2
+
+
+def test_pure_epsilon_on_one_hot_data_captures_the_top_subspace():
+    """Regression (issue 19): one-hot rows have ‖x‖₁ far below √d ‖x‖₂; the L1-calibrated
+    Laplace release keeps the top-3 subspace where the L2-only one (l1_norm=None) loses it."""
+    X = _one_hot_rows(20_000, groups=8, levels=8)  # d = 64
+    cov = np.cov(X.T)
+    best = np.sort(np.linalg.eigvalsh(cov))[::-1][:3].sum()
+
+    def captured(**params):
+        values = [
+            np.trace(
+                (p := PCA(3, epsilon=0.5, data_norm=8**0.5, random_state=s, **params).fit(X)).components_
+                @ cov
+                @ p.components_.T
+            )
+            / best
+            for s in range(3)
+        ]
+        return min(values)
+
+    assert captured() > 0.9
+    assert captured(l1_norm=8.0) > 0.9  # the public bound of the schema
+    assert captured(l1_norm=None) < 0.7  # B₁ = √64 · √8 from data_norm: 0.59-0.63 on these seeds
+
+
+def _l1_audit(cls, seed):
+    from dpsk.audit import audit_estimator
+
+    config = PCA_L1_AUDIT
+    return audit_estimator(
+        cls(**config.params), config.neighbours(), config.projection, n_samples=config.n_samples, random_state=seed
+    )
+
+
+@pytest.mark.audit
+def test_l1_clip_privacy_audit():
+    """The L1-calibrated release on worst-case neighbours: a canary spread over every
+    feature, clipped by the L1 ball (lower bound 0 on audit seeds 0 and 1000, claimed 2)."""
+    result = _l1_audit(PCA, 0)
+    assert result.passed, str(result)
+
+
+@pytest.mark.slow
+def test_l1_clip_audit_rejects_the_unclipped_sum():
+    """The same audit rejects a release calibrated to the L1 clip that sums unclipped rows
+    (lower bounds 2.01 and 2.20 on audit seeds 0 and 1000, claimed 2)."""
+    result = _l1_audit(PCAL1NoClipping, 0)
+    assert not result.passed, str(result)
+
+
+def test_auto_l1_norm_leaves_private_bounds_their_share(data):
+    """Next to private bounds "auto" spends nothing on the L1 norm (it would halve their ε)."""
+    pca = PCA(2, epsilon=1.0, bounds="private", random_state=0).fit(data)
+    assert pca.l1_norm_ is None
+    without = PCA(2, epsilon=1.0, bounds="private", l1_norm=None, random_state=0).fit(data)
+    assert pca.privacy_spent_ == without.privacy_spent_  # the bounds' histogram (10 % of ε), then the fit
+
+
+@pytest.mark.slow
+def test_pure_epsilon_pca_on_adult_meets_issue_19_target():
+    """Issue 19: the pure-ε top-5 subspace of Adult (data_norm = √13, ε = 1) captures at
+    least 0.9 of the non-private top-5 variance (0.45-0.55 before the L1 clip)."""
+    from dpsk.datasets import load_adult
+
+    X = load_adult().data
+    cov = np.cov(X.T)
+    best = np.sort(np.linalg.eigvalsh(cov))[::-1][:5].sum()
+    for seed in range(3):
+        pca = PCA(5, epsilon=1.0, data_norm=math.sqrt(13), random_state=seed).fit(X)
+        assert np.trace(pca.components_ @ cov @ pca.components_.T) / best >= 0.9

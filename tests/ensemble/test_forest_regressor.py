@@ -15,7 +15,7 @@ from dpsk.accounting import get_epsilon, record_releases
 from dpsk.ensemble import RandomForestRegressor
 from dpsk.exceptions import PrivacyLeakWarning
 from dpsk.tree import DecisionTreeRegressor
-from dpsk.tree._classes import smoothed_leaf_means
+from dpsk.tree._regressor import smoothed_leaf_means
 
 # Friedman #1: X uniform on [0, 1]^d; y = 10 sin(π x0 x1) + 20 (x2 − ½)² + 10 x3 + 5 x4 + noise
 # lies in [0, 30] without noise; (−5, 35) leaves room for the noise of standard deviation 1.

@@ -12,8 +12,10 @@ from threadpoolctl import threadpool_limits
 from dpsk import BudgetAccountant
 from dpsk._core._hist_boost import bin_features, node_histograms, raw_predictions, route
 from dpsk.accounting import PureDPEvent, ZCDPEvent, get_epsilon, zcdp_rho
+from dpsk.accounting._events import DiscreteLaplaceEvent
 from dpsk.audit import audit_estimator, canary_neighbours
 from dpsk.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from dpsk.ensemble._boosting_plan import auto_schedule
 from dpsk.ensemble._gradient_boosting import _Noise, _quantise
 from dpsk.exceptions import BudgetExceededError
 from dpsk.utils._testing.registry import ESTIMATOR_AUDITS
@@ -78,6 +80,39 @@ def test_quantise_keeps_every_row_within_the_grid_norm():
     assert np.abs(steps).max() <= 2**12
 
 
+def test_one_feature_nodes_histograms_are_the_roots_restricted():
+    """Check what the cyclic trees rely on: when every node splits one feature, a node's exact
+    histogram of that feature is the root's restricted to the bins the node holds."""
+    rng = np.random.default_rng(8)
+    n, n_bins = 3000, 6
+    binned = rng.integers(0, n_bins, (n, 2)).astype(np.uint8)
+    grad = rng.integers(-50, 50, (n, 1)).astype(np.int64)
+    hess = rng.integers(0, 50, (n, 1)).astype(np.int64)
+    node = np.zeros(n, dtype=np.intp)
+    root = node_histograms(binned, node, np.zeros((1, 1), dtype=np.intp), grad, hess, n_bins)
+    node_bins = np.ones((1, n_bins), dtype=bool)
+    for level in range(3):
+        n_nodes = 2**level
+        masks = rng.integers(0, 2, (n_nodes, n_bins)).astype(np.uint8)
+        route(binned, node, np.zeros(n_nodes, dtype=np.intp), masks)
+        node_bins = np.stack([node_bins & masks.astype(bool), node_bins & ~masks.astype(bool)], 1).reshape(-1, n_bins)
+        exact = node_histograms(binned, node, np.zeros((2 * n_nodes, 1), dtype=np.intp), grad, hess, n_bins)
+        for got, whole in zip(exact, root):
+            np.testing.assert_array_equal(got, whole[0][None] * node_bins[:, None, :, None])
+
+
+def test_cyclic_trees_release_once_per_level_zero():
+    """Check the releases per tree: 2 under the cyclic schedule (root histogram, leaves), depth + 1
+    with features drawn per node."""
+    X, y = _easy(2000)
+    params = dict(max_iter=4, max_depth=3, bounds=(0, 1), classes=[0, 1], random_state=0)
+    cyclic = HistGradientBoostingClassifier(**params).fit(X, y)
+    drawn = HistGradientBoostingClassifier(max_features=1, **params).fit(X, y)
+    assert len(cyclic._released) == 1 + 4 * 2
+    assert len(drawn._released) == 1 + 4 * 4
+    assert len(cyclic.privacy_spent_.flatten()) == 2 * (1 + 4 * 2)
+
+
 # -- privacy plan ------------------------------------------------------------------------
 
 
@@ -94,6 +129,34 @@ def test_one_event_within_the_budget():
     assert all(isinstance(leaf, PureDPEvent) for leaf in laplace)
     assert sum(leaf.epsilon for leaf in laplace) <= 1.0 * (1 + 1e-9)
     assert math.isinf(get_epsilon(_Noise(math.inf, 0.0, 10, 2, 3, 1).event, 0.5))
+
+
+def test_auto_schedule_is_a_public_rule():
+    """Check the "auto" rounds: more with ε and n, within [max(10, min(d, 50)), 200], 200 at ε = ∞,
+    and a learning rate of 2 d / T (at most 1)."""
+    rounds = [auto_schedule(e, 1e-6, 32561, 13, 3)[0] for e in (0.1, 0.5, 1.0, 2.0, 5.0)]
+    assert rounds == sorted(rounds) and rounds[0] == 13 and rounds[-1] == 200 and 13 < rounds[2] < 200
+    assert auto_schedule(1.0, 1e-6, 5000, 13, 3)[0] < rounds[2]
+    assert auto_schedule(0.1, 0.0, 1000, 3, 3) == (10, 0.6)
+    assert auto_schedule(math.inf, 0.0, 10, 100, 3)[0] == 200
+    n_iter, lr = auto_schedule(1.0, 1e-6, 32561, 13, 3)
+    assert lr == pytest.approx(min(1.0, 26 / n_iter))
+
+
+def test_auto_rounds_count_rows_inside_the_one_event():
+    """Check max_iter="auto": a noisy row count (discrete Laplace event) composed into the one spend,
+    the fit within ε; explicit max_iter (and ε = ∞) release no count."""
+    X, y = _easy(3000)
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
+    clf = HistGradientBoostingClassifier(bounds=(0, 1), classes=[0, 1], accountant=acc, random_state=0).fit(X, y)
+    leaves = clf.privacy_spent_.flatten()
+    assert sum(isinstance(leaf, DiscreteLaplaceEvent) for leaf in leaves) == 1
+    assert len(acc.spent_budget) == 1 and get_epsilon(clf.privacy_spent_, 1e-6) <= 1.0
+    assert clf.n_rows_ != 3000 and abs(clf.n_rows_ - 3000) < 3000
+    assert clf.n_iter_ == auto_schedule(0.99, 1e-6, clf.n_rows_, 3, 3)[0]
+    fixed = HistGradientBoostingClassifier(max_iter=7, bounds=(0, 1), classes=[0, 1], random_state=0).fit(X, y)
+    assert fixed.n_rows_ == 3000 and fixed.n_iter_ == 7 and fixed.learning_rate_ == pytest.approx(6 / 7)
+    assert not any(isinstance(leaf, DiscreteLaplaceEvent) for leaf in fixed.privacy_spent_.flatten())
 
 
 # -- estimators --------------------------------------------------------------------------
@@ -219,6 +282,77 @@ class _NoiseFreeSplits(HistGradientBoostingClassifier):
 
     def _split_inputs(self, noisy, exact):
         return exact
+
+
+class _NoiseFreeCount(HistGradientBoostingClassifier):
+    """Releases the row count of max_iter="auto" without noise (declaring its cost)."""
+
+    def _row_count(self, epsilon, n_rows, rng, *, needed):
+        count = super()._row_count(epsilon, n_rows, rng, needed=needed)
+        count.value = float(n_rows)
+        return count
+
+
+def _count_neighbours(estimator=None, n=50):
+    return canary_neighbours(np.zeros((n, 1)), np.repeat([0, 1], n // 2), canary_X=[0.0], canary_y=0)
+
+
+@pytest.mark.audit
+def test_audit_auto_rounds_count():
+    """Check the count behind max_iter="auto" against its claim; rejected when released noise-free."""
+    params = dict(max_depth=1, max_bins=2, epsilon=2.0, delta=0.0, bounds=(-1.0, 1.0), classes=[0, 1])
+    params["learning_rate"] = 1.0
+
+    def project(est):
+        return np.array([est.n_rows_])
+
+    good = _audit(HistGradientBoostingClassifier(**params), _count_neighbours(), project, 3000)
+    assert good.passed, str(good)
+    bad = _audit(_NoiseFreeCount(**params), _count_neighbours(), project, 3000)
+    assert not bad.passed, str(bad)
+
+
+class _NoiseFreeBox(HistGradientBoostingClassifier):
+    """bounds="private" declared, but the numeric columns' exact range used as the box."""
+
+    def _released_box(self, plan, X):
+        super()._released_box(plan, X)
+        return X.min(axis=0), X.max(axis=0)
+
+
+def test_private_bounds_box_inside_the_one_event():
+    """Check bounds="private": the numeric columns' box released inside the one spend (its pure-ε
+    share composed with the trees'), categorical columns untouched, the fit within ε."""
+    rng = np.random.default_rng(7)
+    X = np.column_stack([rng.random(4000) * 50.0, rng.integers(0, 4, 4000)]).astype(float)
+    y = (X[:, 0] > 25).astype(int)
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
+    clf = HistGradientBoostingClassifier(
+        bounds="private", categorical_features=[1], classes=[0, 1], accountant=acc, random_state=0
+    ).fit(X, y)
+    assert len(acc.spent_budget) == 1 and get_epsilon(clf.privacy_spent_, 1e-6) <= 1.0
+    assert any(isinstance(leaf, PureDPEvent) for leaf in clf.privacy_spent_.flatten())
+    lower, upper = clf.bounds_
+    assert lower[0] < 25 < upper[0] and (lower[1], upper[1]) == (0.0, 32.0)
+    assert clf.score(X, y) > 0.9
+
+
+def _box_neighbours(estimator=None, n=60):
+    return canary_neighbours(np.full((n, 1), 0.5), np.repeat([0, 1], n // 2), canary_X=[1000.0], canary_y=0)
+
+
+@pytest.mark.audit
+def test_audit_private_bounds():
+    """Check the private box against the fit's claim; rejected when the exact range is used."""
+    params = dict(max_iter=1, max_depth=1, max_bins=2, epsilon=2.0, delta=0.0, bounds="private", classes=[0, 1])
+
+    def project(est):
+        return np.array([est.bounds_[1][0]])
+
+    good = _audit(HistGradientBoostingClassifier(**params), _box_neighbours(), project, 3000)
+    assert good.passed, str(good)
+    bad = _audit(_NoiseFreeBox(**params), _box_neighbours(), project, 3000)
+    assert not bad.passed, str(bad)
 
 
 def _split_neighbours(estimator=None, n=200):

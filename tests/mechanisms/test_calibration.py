@@ -3,6 +3,7 @@
 """Noise calibration of the mechanisms against independent computations."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -10,11 +11,12 @@ from scipy import optimize, stats
 
 from dpsk.accounting import (
     BudgetAccountant,
+    PureDPEvent,
     SelfComposedEvent,
     discrete_gaussian_delta,
     get_epsilon,
 )
-from dpsk.mechanisms import DiscreteGaussian, Gaussian, Laplace, UnsafeGaussian, UnsafeLaplace
+from dpsk.mechanisms import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, UnsafeGaussian, UnsafeLaplace
 
 
 def _analytic_sigma(epsilon, delta, sensitivity=1.0):
@@ -157,3 +159,20 @@ def test_every_valid_gaussian_calibration_releases(calibration):
                 for shape in ((), (4,)):
                     out = mech.randomise(np.ones(shape) if shape else 1.0)
                     assert np.all(np.isfinite(out)), (epsilon, delta, sensitivity, shape)
+
+
+@pytest.mark.parametrize("epsilon", [0.7, 0.1, 0.3, 0.123, 1.0, 2.5, 1e-3])
+@pytest.mark.parametrize("sensitivity", [1, 3, 7])
+def test_discrete_laplace_records_the_requested_epsilon(epsilon, sensitivity):
+    """A vector release records ε as asked (not 0.7000000000000001, re-derived from a float
+    scale), which holds because the drawn rational scale is at least Δ/ε exactly; the scalar
+    event states a float scale no larger than the drawn one, so its ε is at most ε."""
+    mech = DiscreteLaplace(epsilon=epsilon, sensitivity=sensitivity)
+    num, den = mech._calibration(3).params
+    assert Fraction(num, den) * Fraction(epsilon) >= sensitivity
+    assert mech.privacy_event((3,)) == PureDPEvent(epsilon)
+    scalar = mech.privacy_event()
+    assert Fraction(scalar.scale) <= Fraction(num, den)
+    assert get_epsilon(scalar, 0.0) <= epsilon
+    if epsilon in (0.7, 0.1):
+        assert get_epsilon(scalar, 0.0) == epsilon

@@ -19,6 +19,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
+import dpsk.model_selection._random_search as random_search_module
 import dpsk.model_selection._search as search_module
 from dpsk.accounting import (
     BudgetAccountant,
@@ -31,7 +32,7 @@ from dpsk.accounting import (
 from dpsk.accounting._repeat_and_select import stopping_gamma
 from dpsk.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpsk.model_selection import GridSearchCV, RandomizedSearchCV
-from dpsk.model_selection._search import _draw_trials, _sample_candidate
+from dpsk.model_selection._random_search import _draw_trials, _sample_candidate
 from dpsk.utils._testing import ALPHA, chisquare_pvalue
 from dpsk.utils._testing.accounting import ToyDPCenterer
 from dpsk.utils._testing.selection import ToyShiftedMeanClassifier
@@ -462,8 +463,10 @@ def test_estimators_that_read_data_before_the_budget_check_are_refused(data):
         GridSearchCV(Careless(bounds=(-1.0, 1.0), classes=[0, 1]), GRID).fit(X, y)
 
 
-def test_docstring_examples():
-    assert doctest.testmod(search_module, optionflags=doctest.ELLIPSIS).failed == 0
+@pytest.mark.parametrize("module", [search_module, random_search_module])
+def test_docstring_examples(module):
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
 
 
 # ------------------------------------------------------------------------------ verbose

@@ -301,7 +301,7 @@ def test_audit_rejects_a_bound_estimated_without_noise(name, monkeypatch):
 def test_linear_regression_utility_with_private_row_norm():
     """Check issue 19's targets on make_regression(20000, 20, noise=10) at ε = 1 (pure ε):
     median R² >= 0.9 with box bounds and a private row norm, >= 0.85 with every bound
-    private, no fit below 0 (5 seeds, as benchmarks/bench_bounds.py)."""
+    private, no fit below 0 (seeds 0-4 of the 20 of benchmarks/bench_bounds.py)."""
     from sklearn.datasets import make_regression
     from sklearn.metrics import r2_score
 

@@ -19,11 +19,14 @@ Broken variants still *declare* the correct cost; only their noise or clipping i
 * ``RandomForestEveryRowInEveryTree``: every row feeds every tree while the noise and the
   declared cost are those of disjoint parts (parallel composition claimed, sequential
   composition done);
+* ``PCAL1NoClipping``: declares (and calibrates to) the L1 clip ``l1_norm`` of the
+  pure-ε PCA but sums the rows without it;
 * ``RandomForestRegressorNoCentring``: sums the clipped target divided by the half-width
   of ``bounds_y`` without centring it first, so a row moves a sum by up to 2 while 1 is
   declared.
 """
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -40,7 +43,7 @@ from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB, Multinomial
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
 from dpsk.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-__all__ = ["AUDITS", "BROKEN_VARIANTS", "FamilyAudit"]
+__all__ = ["AUDITS", "BROKEN_VARIANTS", "PCA_L1_AUDIT", "FamilyAudit", "PCAL1NoClipping"]
 
 HUGE = 1e6  # "bounds" of a variant that does not clip
 
@@ -76,6 +79,37 @@ def project_moments(est):
     n = est.n_samples_
     mean = float(est.mean_[0])
     return np.array([n, mean * n, (est.explained_variance_[0] * (n - 1) / n + mean**2) * n])
+
+
+class project_l1_triangle_loss:
+    """Log-likelihood ratio of the noisy second-moment triangle of a pure-ε PCA.
+
+    The rows (``rows``, repeated) have a well-conditioned second moment, so that every noisy
+    eigenvalue stays positive and the noisy matrix ``Σ y yᵀ`` is recovered exactly from
+    ``components_``, ``explained_variance_``, ``mean_`` and ``n_samples_`` (about the
+    origin: ``data_norm`` only). A canary whose clipped row is ``c`` moves the triangle
+    by ``Δ = triu(c cᵀ)``; with Laplace noise of scale ``b`` on each entry the privacy
+    loss of the triangle is ``Σ (|x − μ| − |x − μ − Δ|) / b``: one number carrying the
+    loss that ten coordinates each carry a tenth of. Any projection is valid for the
+    audit; this one, with ``c`` the canary clipped to the ball only, is the most
+    powerful test against a release that forgets the L1 clip.
+    """
+
+    def __init__(self, rows, n, canary_clipped, scale):
+        rows = np.asarray(rows, dtype=np.float64)
+        index = np.triu_indices(rows.shape[1])
+        self.index = index
+        self.mu = (n // len(rows)) * (rows.T @ rows)[index]
+        self.delta = np.outer(canary_clipped, canary_clipped)[index]
+        self.scale = scale
+
+    def __call__(self, est):
+        n = est.n_samples_
+        V, ev = est.components_.astype(np.float64), est.explained_variance_.astype(np.float64)
+        mean = est.mean_.astype(np.float64)
+        gram = n * ((V.T * (ev * (n - 1) / n)) @ V + np.outer(mean, mean))
+        x = gram[self.index] - self.mu
+        return np.array([np.sum(np.abs(x) - np.abs(x - self.delta)) / self.scale])
 
 
 def project_cluster_sum(est):
@@ -129,7 +163,7 @@ class project_regression_loss:
         self.n = n
 
     def __call__(self, est):
-        from dpsk.tree._classes import REGRESSION_SHARES
+        from dpsk.tree._regressor import REGRESSION_SHARES
 
         trees = getattr(est, "estimators_", [est])
         leaves = np.array([tree.tree_.value[tree.apply(self.canary)[0]] for tree in trees])
@@ -261,6 +295,24 @@ AUDITS = {
 }
 
 
+# The L1 clip of the pure-ε PCA: rows ±½ on each axis of two; the canary (4, 4) is
+# clipped to the ball (½√2, ½√2) and then to the L1 ball ½: (¼, ¼), whose triangle
+# moves by 3/16 of the declared (¼ + 1)/2; without the L1 clip it would move by 3/2,
+# 2.4 times the declared sensitivity. Laplace scale of the triangle: (5/8) / (0.8 · 2).
+# Two features: three triangle entries, whose likelihood ratios often all saturate.
+PCA_L1_AUDIT = FamilyAudit(
+    PCA,
+    dict(epsilon=2.0, data_norm=1.0, l1_norm=0.5),
+    project_l1_triangle_loss(
+        [[0.5, 0], [-0.5, 0], [0, 0.5], [0, -0.5]],
+        96,
+        np.full(2, 0.5**0.5),  # the move of a row that escapes the L1 clip: the test's alternative
+        0.625 / (0.8 * 2.0),
+    ),
+    _Neighbours([[0.5, 0], [-0.5, 0], [0, 0.5], [0, -0.5]], [4.0, 4.0], False, n=96),
+)
+
+
 # -- broken variants ----------------------------------------------------------------------
 
 
@@ -355,6 +407,13 @@ class PCANoClipping(PCA):
         count, total, gram = clipped_gram(X, max_norm=HUGE)
         centred = total - count * geometry.centre
         return count, centred, gram - np.outer(geometry.centre, total) - np.outer(centred, geometry.centre)
+
+
+class PCAL1NoClipping(PCA):
+    def _statistics(self, geometry, X, sample_weight=None):
+        unclipped = copy.copy(geometry)
+        unclipped.l1_norm = None  # the sensitivity still says l1_norm
+        return unclipped.statistics(X, sample_weight)
 
 
 class KMeansEpsilonX2(KMeans):

@@ -1,0 +1,280 @@
+# Authors: The dpsk developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The budget plan and the releases of histogram gradient boosting (see ``_gradient_boosting``).
+
+One home for what decides the noise and what is computed from the noisy sums: the
+fixed-point grid (``_quantise``), the plan of the fit's releases and their one event
+(``_Noise``), the data-independent default of the rounds and the learning rate
+(``auto_schedule``), and the post-processing of the noisy histograms (``_best_split``,
+``_newton``). The estimators in ``_gradient_boosting`` read the data and call these.
+"""
+
+import math
+from numbers import Integral
+
+import numpy as np
+
+from dpsk._core._noise import add_gaussian_lattice, add_laplace_lattice
+from dpsk.accounting import ComposedEvent, PureDPEvent, SelfComposedEvent, ZCDPEvent, note_release
+from dpsk.accounting._calibration import round_down, round_up, split_epsilon, zcdp_rho
+from dpsk.accounting._events import budget_event
+from dpsk.mechanisms import DiscreteLaplace
+from dpsk.utils._dpsgd import COUNT_SHARE
+
+#: Largest fixed-point grid: a clipped gradient is at most 2**12 integer steps.
+MAX_GRID = 2**12
+#: Largest noise standard deviation in integer steps (the exact samplers' comfortable range).
+MAX_NOISE_STEPS = 2.0**22
+#: Share of each release's budget that goes to the gradient sums (the rest to the hessians).
+GRADIENT_SHARE = 0.6
+#: Budget of a leaf release relative to a level's histograms (see ``_Noise``).
+LEAF_WEIGHT = 1.0
+#: A split is a candidate when both sides' noisy hessian sums exceed this many noise std.
+MIN_SNR = 2.0
+#: Added to every Newton denominator (0/0 without noise and regularisation).
+_TINY = 1e-12
+#: Largest number of released histogram cells per level (memory guard).
+MAX_CELLS = 2**26
+
+
+def _n_features_per_node(max_features, n_features):
+    """k: features drawn per node, from the public ``max_features`` and number of features (None: 1)."""
+    if max_features is None:
+        return 1
+    if isinstance(max_features, Integral):
+        return int(min(max(max_features, 1), n_features))
+    return int(min(n_features, max(1, math.ceil(float(max_features) * n_features))))
+
+
+def _categorical_mask(categorical_features, n_features, feature_names):
+    """Boolean mask of the categorical features from sklearn's ``categorical_features`` forms."""
+    mask = np.zeros(n_features, dtype=bool)
+    if categorical_features is None:
+        return mask
+    cats = np.asarray(categorical_features)
+    if cats.size == 0:
+        return mask
+    if cats.dtype.kind == "b":
+        if cats.shape != (n_features,):
+            raise ValueError(f"categorical_features as a boolean mask must have shape ({n_features},)")
+        return cats.astype(bool)
+    if cats.dtype.kind in "US O":
+        if feature_names is None:
+            raise ValueError("categorical_features given by name needs X with feature names")
+        names = list(feature_names)
+        for name in cats:
+            if name not in names:
+                raise ValueError(f"categorical feature {name!r} is not a feature of X")
+            mask[names.index(name)] = True
+        return mask
+    idx = cats.astype(np.intp)
+    if idx.min() < 0 or idx.max() >= n_features:
+        raise ValueError(f"categorical_features indices must be in [0, {n_features})")
+    mask[idx] = True
+    return mask
+
+
+class _Noise:
+    """The budget plan of one fit: the noise of each release and the fit's one event.
+
+    Every release is a pair of noisy sums: gradients (integer L2 sensitivity ``√k Q``
+    for a level's histograms, ``Q`` for leaves; L1 ``k √K Q`` and ``√K Q``) and hessians
+    (the same with ``Q_h``). A level release has weight 1, a leaf release (and the
+    baseline) weight ``LEAF_WEIGHT``; a release of weight ``w`` gets ``w / W`` of the
+    budget (ρ = zcdp_rho(ε, δ) with discrete Gaussian noise, or ε with discrete Laplace
+    noise), ``W`` the total weight of the fit, and its gradient sums ``GRADIENT_SHARE``
+    of that. σ (or the Laplace scale) is rounded up, so each release costs at most its
+    share and the composition at most the budget. ``event`` composes the exact cost of
+    every release, known before the data is read; each release notes its own.
+    """
+
+    def __init__(self, epsilon, delta, n_iter, n_levels, k, n_outputs):
+        self.exact = math.isinf(epsilon)
+        self.gaussian = delta > 0
+        self.grid = MAX_GRID
+        self.weight = {"level": 1.0, "leaf": LEAF_WEIGHT}
+        self.spread = {"level": math.sqrt(k) if self.gaussian else float(k), "leaf": 1.0}
+        if self.exact:
+            self.event = budget_event(epsilon)
+            return
+        total_weight = LEAF_WEIGHT + n_iter * (n_levels + LEAF_WEIGHT)  # the baseline counts as a leaf release
+        shares = {"g": GRADIENT_SHARE, "h": 1.0 - GRADIENT_SHARE}
+        if self.gaussian:
+            rho = zcdp_rho(epsilon, delta) / total_weight
+            # σ per unit of L2 sensitivity and weight: Δ²/(2σ²) = share · w · ρ / W.
+            self.unit = {part: 1.0 / math.sqrt(2.0 * share * rho) for part, share in shares.items()}
+        else:
+            # Laplace scale per unit of L2 sensitivity and weight: the L1 norm of K entries
+            # is at most √K times their L2 norm, and Δ₁/b = share · w · ε / W.
+            self.unit = {
+                part: math.sqrt(n_outputs) * total_weight / (share * epsilon) for part, share in shares.items()
+            }
+        self.root_k = math.sqrt(n_outputs)
+        largest = max(self.unit.values()) * self.spread["level"] / self._per_weight(min(1.0, LEAF_WEIGHT))
+        # The grid: as fine as MAX_GRID allows while the noise stays in the exact samplers' range.
+        self.grid = int(min(MAX_GRID, 2 ** max(0, math.floor(math.log2(MAX_NOISE_STEPS / largest)))))
+        level = (self.event_of("g", "level"), self.event_of("h", "level"))
+        leaf = (self.event_of("g", "leaf"), self.event_of("h", "leaf"))
+        tree = ComposedEvent(level * n_levels + leaf)
+        self.event = ComposedEvent((*leaf, SelfComposedEvent(tree, n_iter)))
+
+    def _per_weight(self, weight):
+        return math.sqrt(weight) if self.gaussian else weight
+
+    def sigma(self, part, kind):
+        """Noise std (Gaussian) or scale (Laplace) in grid steps of one release."""
+        return round_up(self.unit[part] * self.spread[kind] * self.grid / self._per_weight(self.weight[kind]))
+
+    def event_of(self, part, kind):
+        """The exact cost of one release of ``part`` ("g" or "h") sums of this kind ("level" or "leaf")."""
+        sigma = self.sigma(part, kind)
+        if self.gaussian:
+            sensitivity = self.spread[kind] * self.grid  # L2, in grid steps
+            return ZCDPEvent(round_up(sensitivity**2 / (2.0 * sigma**2)))
+        return PureDPEvent(round_up(self.spread[kind] * self.root_k * self.grid / sigma))
+
+    def std(self, part, kind):
+        """Noise standard deviation of one sum, in grid steps."""
+        if self.exact:
+            return 0.0
+        sigma = self.sigma(part, kind)
+        return sigma if self.gaussian else math.sqrt(2.0) * sigma
+
+    def release(self, values, part, kind, rng):
+        """Noisy float copy of the integer sums ``values`` (grid steps): one release, noted."""
+        out = np.array(values, dtype=np.float64).ravel()
+        if self.exact:
+            return out.reshape(np.shape(values))
+        if self.gaussian:
+            add_gaussian_lattice(out, self.sigma(part, kind), 1.0, rng)
+        else:
+            add_laplace_lattice(out, self.sigma(part, kind), 1.0, rng)
+        note_release(self.event_of(part, kind))
+        return out.reshape(np.shape(values))
+
+
+def _quantise(values, norm_bound, grid):
+    """Integer steps of row vectors: clipped to L2 norm ``norm_bound``, then ``grid`` steps per bound.
+
+    Truncation towards zero after a scale just below ``grid / norm_bound`` keeps every
+    row's integer vector within L2 norm ``grid`` (and each entry within ``grid``), float
+    rounding of the scale included.
+    """
+    norms = np.sqrt(np.einsum("ij,ij->i", values, values))
+    factor = np.minimum(1.0, norm_bound / np.maximum(norms, np.finfo(np.float64).tiny))
+    scaled = values * (factor * (grid * (1.0 - 2.0**-20) / norm_bound))[:, None]
+    return np.ascontiguousarray(np.trunc(scaled), dtype=np.int64)
+
+
+def _newton(G, H, lam, std_h):
+    """Newton step ``-G / (H⁺ + λ + σ_H)`` of noisy sums (post-processing): the hessian's noise
+    std is added to the regularisation, so that a sum below its noise cannot blow the step up."""
+    return -G / (np.maximum(H, 0.0) + lam + std_h + _TINY)
+
+
+def _best_split(G, H, categorical, lam, std_h):
+    """Feature (index among the node's k) and left mask of the best split by noisy gain (post-processing).
+
+    ``G``, ``H``: noisy histograms of shape ``(k, n_bins, K)``. The gain of a split is
+    ``Σ_c G_L²/(H_L + λ') + G_R²/(H_R + λ') - G²/(H + λ')`` with ``λ' = λ + σ`` (``σ`` the
+    noise std of a cumulated hessian), hessians clamped at 0, over the cut points of the
+    bins in order (numeric) or sorted by ``G / (H + λ')`` (categorical). A split whose
+    sides' hessians are not above their noise is not a candidate; without candidates the
+    node sends every row left.
+    """
+    k, n_bins, _ = G.shape
+    best_gain, best = 0.0, (0, np.ones(n_bins, dtype=np.uint8))
+    for j in range(k):
+        g, h = G[j], H[j]
+        order = np.arange(n_bins)
+        if categorical[j]:
+            order = np.argsort(g.sum(axis=1) / (np.maximum(h.sum(axis=1), 0.0) + lam + std_h + _TINY), kind="stable")
+        g, h = g[order], h[order]
+        cg, ch = np.cumsum(g, axis=0)[:-1], np.cumsum(h, axis=0)[:-1]
+        tg, th = g.sum(axis=0), h.sum(axis=0)
+        steps = np.arange(1, n_bins)[:, None]
+        noise_left = std_h * np.sqrt(steps)
+        noise_right = std_h * np.sqrt(n_bins - steps)
+        hl, hr = np.maximum(ch, 0.0), np.maximum(th - ch, 0.0)
+        gain = (
+            (cg**2 / (hl + lam + noise_left + _TINY)).sum(axis=1)
+            + ((tg - cg) ** 2 / (hr + lam + noise_right + _TINY)).sum(axis=1)
+            - (tg**2 / (np.maximum(th, 0.0) + lam + std_h * math.sqrt(n_bins) + _TINY)).sum()
+        )
+        valid = (ch.min(axis=1) > MIN_SNR * noise_left[:, 0]) & ((th - ch).min(axis=1) > MIN_SNR * noise_right[:, 0])
+        gain = np.where(valid, gain, -np.inf)
+        if gain.size and gain.max() > best_gain:
+            cut = int(np.argmax(gain))
+            left = np.zeros(n_bins, dtype=np.uint8)
+            left[order[: cut + 1]] = 1
+            best_gain, best = float(gain.max()), (j, left)
+    return best
+
+
+#: ``max_iter="auto"``: each noisy sum's noise std at most ``NOISE_TO_SPREAD`` times √n clips
+#: (the spread of a sum of n clipped terms; see ``auto_schedule``).
+NOISE_TO_SPREAD = 0.5
+#: ``max_iter="auto"``: bounds on the rounds (the lower one also at least one per feature).
+AUTO_MIN_ITER, AUTO_MAX_ITER = 10, 200
+#: ``learning_rate="auto"``: total shrinkage per feature, ``learning_rate · max_iter / d``.
+STEPS_PER_FEATURE = 2.0
+#: ``learning_rate="auto"``: its largest value.
+AUTO_MAX_LEARNING_RATE = 1.0
+
+
+def auto_schedule(epsilon, delta, n_rows, n_features, n_levels, n_outputs=1):
+    """``(max_iter, learning_rate)`` from the public budget, features, (noisy) row count and the
+    number of histogram releases per tree ``n_levels`` (1 with the cyclic schedule, else the depth).
+
+    The rounds: as many as keep the noise std of every released gradient sum (in clips)
+    at most ``NOISE_TO_SPREAD · √n``, the spread of a sum of n clipped gradients: with
+    ``W = 1 + T (n_levels + 1)`` releases and discrete Gaussian noise, a sum's std is
+    ``√(W / (2 s ρ))`` (``s = GRADIENT_SHARE``, ρ = zcdp_rho(ε, δ)), so ``W = 2 s ρ c² n``
+    (ρ: the budget's zCDP; with Laplace noise ``√2 √K W / (s ε)``, so ``W = s ε c √n /
+    (√2 √K)``). T is clipped to ``[max(10, min(d, 50)), 200]`` (every feature gets a
+    round under the cyclic schedule; 200 at ε = ∞). The learning rate makes the total
+    shrinkage per feature ``lr · T / d`` equal to ``STEPS_PER_FEATURE`` (capped at 1): a
+    feature's residual then shrinks by ``(1 - lr)^(T/d)`` whatever T, while the noise a
+    leaf value carries stays proportional to ``lr · T``. Derived on synthetic additive
+    logistic data (doc/user_guide/boosting.rst); depends on public values only.
+    """
+    low = max(AUTO_MIN_ITER, min(int(n_features), 50))
+    if math.isinf(epsilon):
+        n_iter = AUTO_MAX_ITER
+    else:
+        if delta > 0:
+            releases = 2.0 * GRADIENT_SHARE * zcdp_rho(epsilon, delta) * NOISE_TO_SPREAD**2 * n_rows
+        else:
+            releases = GRADIENT_SHARE * epsilon * NOISE_TO_SPREAD * math.sqrt(n_rows / (2.0 * n_outputs))
+        n_iter = int(min(AUTO_MAX_ITER, max(low, math.floor((releases - 1.0) / (n_levels + 1)))))
+    return n_iter, auto_learning_rate(n_iter, n_features)
+
+
+def auto_learning_rate(n_iter, n_features):
+    """``learning_rate="auto"``: ``min(1, STEPS_PER_FEATURE · d / T)`` (see ``auto_schedule``)."""
+    return min(AUTO_MAX_LEARNING_RATE, STEPS_PER_FEATURE * n_features / n_iter)
+
+
+class RowCount:
+    """The number of rows for ``max_iter="auto"``: private under add/remove, so released first.
+
+    As DP-SGD's count (``dpsk.utils._dpsgd``): the geometric mechanism with ``COUNT_SHARE``
+    of ε, composed into the fit's one event (:meth:`compose`); the fit's releases get the
+    rest (``fit_epsilon``). Not ``needed`` (explicit ``max_iter``) or ε = ∞: no release,
+    the whole ε for the fit, and ``value`` is the data's count.
+    """
+
+    def __init__(self, epsilon, n_rows, rng, *, needed):
+        self.event = None
+        self.fit_epsilon, self.value = epsilon, float(n_rows)
+        if not needed or math.isinf(epsilon):
+            return
+        count_epsilon = split_epsilon(epsilon * COUNT_SHARE, 1)
+        counter = DiscreteLaplace(epsilon=count_epsilon, random_state=rng)
+        self.event = counter.privacy_event()
+        self.fit_epsilon = round_down(epsilon - count_epsilon)
+        self.value = max(1.0, float(counter.randomise(float(n_rows))))
+
+    def compose(self, fit_event):
+        """The fit's one event: the count's release (if any), then the fit's."""
+        return fit_event if self.event is None else ComposedEvent((self.event, fit_event))
