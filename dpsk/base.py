@@ -126,6 +126,15 @@ class DPEstimatorMixin:
         name = type(self).__name__ + (f" ({label})" if label else "")
         return _VisualBlock("single", self, names=name, name_details=str(self))
 
+    def _validate_params(self):
+        """scikit-learn's parameter validation, after the clear error of ``classes="private"``
+        (a private label set is not possible; the constraints' message would not say why)."""
+        if "classes" in getattr(self, "_parameter_constraints", {}):
+            from dpsk.utils.validation import refuse_private_classes
+
+            refuse_private_classes(self, getattr(self, "classes", None))
+        super()._validate_params()
+
     def __sklearn_clone__(self):
         """Clone as scikit-learn does, remembering the accountant active at clone time.
 

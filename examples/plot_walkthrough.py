@@ -42,12 +42,13 @@ print("first features:", adult.feature_names[:6])
 #
 # Differential privacy bounds how much one person can change the result, and that
 # needs bounds on the data. A DP estimator takes them as parameters; if you leave them
-# out, it derives them from the data and warns: the bounds themselves then leak (the
-# largest row norm is one person's data).
+# out, it estimates them privately with 10 % of its ε. Asking for them to be derived
+# from the data (``"data"``) warns: the bounds themselves then leak (the largest row
+# norm is one person's data).
 
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    leaky = LogisticRegression(epsilon=1.0, classes=[0, 1]).fit(adult.data, adult.target)
+    leaky = LogisticRegression(epsilon=1.0, data_norm="data", classes=[0, 1]).fit(adult.data, adult.target)
 for warning in caught:
     if issubclass(warning.category, PrivacyLeakWarning):
         print("PrivacyLeakWarning:", str(warning.message)[:120], "...")

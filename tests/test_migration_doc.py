@@ -92,14 +92,20 @@ def test_legacy_random_state_rejected():
         GaussianNB(bounds=(0, 10), classes=[0, 1], random_state=np.random.RandomState(0)).fit(X, y)
 
 
-def test_missing_classes_warns_and_bounds_stay_none():
+def test_missing_classes_warns_and_missing_bounds_are_private():
+    """ "Bounds left out": estimated privately (no warning, the parameter stays None); "data" warns."""
     X, y = _data()
     with pytest.warns(PrivacyLeakWarning, match="classes"):
         clf = GaussianNB(bounds=(0, 10)).fit(X, y)
-    with pytest.warns(PrivacyLeakWarning, match="bounds"):
-        clf = GaussianNB(classes=[0, 1]).fit(X, y)
+    acc = BudgetAccountant(epsilon=2.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        clf = GaussianNB(classes=[0, 1], accountant=acc).fit(X, y)
     assert clf.bounds is None and clf.get_params()["bounds"] is None
-    assert hasattr(clf, "bounds_")
+    assert hasattr(clf, "bounds_") and "private bounds: 10% of ε" in str(acc.to_frame()["label"].iloc[0])
+    with pytest.warns(PrivacyLeakWarning, match="bounds"):
+        clf = GaussianNB(bounds="data", classes=[0, 1]).fit(X, y)
+    assert clf.get_params()["bounds"] == "data"
 
 
 def test_var_smoothing_is_relative_to_the_bounds():

@@ -158,10 +158,12 @@ def require_public(value, name, what="Dask fits"):
     ``"private"`` one is estimated in memory only (not yet on a cluster)."""
     from dpsk.utils._private_bounds import is_private  # here: dpsk.base imports this module
 
-    if value is None or is_private(value):
+    if value is None or is_private(value) or (isinstance(value, str) and value == "data"):
+        left_out = ' (left out, it means "private")' if value is None else ""
         raise ValueError(
-            f'{what} need the public `{name}`: data-derived and privately estimated ({name}="private") '
-            f"values are not computed on a cluster yet. Pass `{name}`."
+            f'{what} need the public `{name}`{left_out}: data-derived ({name}="data") and privately estimated '
+            f'({name}="private") values are not computed on a cluster yet. Pass the public `{name}` (from the '
+            "schema, not from this data), or fit in memory."
         )
     return value
 

@@ -307,10 +307,10 @@ def _fits():
 
 def fit(estimator, X, y=None, **fit_params):
     """Fit ``estimator`` (its budget already checked) on Dask ``X`` (and ``y``, weights)."""
-    from dpsk.utils._private_bounds import is_private
+    from dpsk.utils._private_bounds import is_data, is_private
 
     for name, value in estimator.get_params(deep=False).items():
-        if is_private(value):
+        if is_private(value) or is_data(value):
             require_public(value, name)
     started = getattr(estimator, "_partial_fit_started", None)
     if started is not None and started():  # fit() resets first; only a later partial_fit gets here

@@ -21,9 +21,8 @@ from dpsk.utils._sparse import refuse_sparse
 from dpsk.utils._threads import single_blas_thread
 from dpsk.utils.validation import (
     _check_sample_weight_dp,
-    check_bounds,
-    check_data_norm,
     release_generator,
+    resolve_bounds,
     resolve_data_norm,
 )
 
@@ -179,27 +178,27 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     {delta}
 
-    data_norm : float, "private" or None, default=None
+    data_norm : float, "private", "data" or None, default=None
         Public bound on the L2 norm of each row of X (rows are scaled down to it).
         ``"private"``: the 0.9-quantile of the (box-clipped) row norms, estimated inside
         the fit (:func:`dpsk.stats.bounds`), stored in ``data_norm_`` (:ref:`bounds`).
+        ``"data"``: the largest row norm, with a :class:`~dpsk.exceptions.PrivacyLeakWarning`.
 
     centered : bool, default=False
         If True, the data are assumed to be centred already: the mean is taken as 0 and
         only the count and the second-moment matrix about the origin are released.
 
-    bounds : tuple (lower, upper), "private" or None, default=None
+    bounds : tuple (lower, upper), "private", "data" or None, default=None
         Public bounds on each feature, as scalars or arrays of shape (n_features,);
         values outside are clipped. ``"private"``: estimated inside the fit (a noisy
         logarithmic histogram per column), stored in ``bounds_``. Private parameters
         take ``bounds_epsilon_share`` of ε (:func:`dpsk.set_config`, 10 %), recorded in
         the fit's one event.
 
-        At least one of ``bounds`` and ``data_norm`` must be given for a guarantee: with
-        both, rows are clipped to the box and then to the ball. If both are None,
-        ``data_norm`` is derived from the data with a
-        :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``data_norm_``), which
-        breaks the guarantee.
+        With both, rows are clipped to the box and then to the ball. If both are left
+        out (None), ``data_norm`` is ``"private"``; ``"data"`` (either) derives it from
+        the data with a :class:`~dpsk.exceptions.PrivacyLeakWarning`, which breaks the
+        guarantee.
 
     l1_norm : float, "private", "auto" or None, default="auto"
         Public bound on the L1 norm of each centred row (``‖c(x) − t‖₁``, see the
@@ -443,25 +442,25 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         return geometry.statistics(X, sample_weight)
 
     def _sensitivity(self, X):
-        """``(plan, (lower, upper, data_norm, l1_norm))``: the public bounds (None when not given,
-        derived from the data with a warning when neither is given) and the plan of the
-        ``"private"`` ones, with placeholders ([−1, 1]^d, norm 1) until their release."""
+        """``(plan, (lower, upper, data_norm, l1_norm))``: the public bounds (None when not
+        given; ``"data"``: derived from the data with a warning) and the plan of the private
+        ones (``"private"``, or ``data_norm`` when neither is given), with placeholders
+        ([−1, 1]^d, norm 1) until their release."""
         n_features = X.shape[1]
         requests = {}
         lower = upper = data_norm = None
         if is_private(self.bounds):
             requests["bounds"] = ("columns", n_features, None)
             lower, upper = np.full(n_features, -1.0), np.full(n_features, 1.0)
-        elif self.bounds is not None:
-            lower, upper = check_bounds(self.bounds, n_features, feature_names=getattr(self, "feature_names_in_", None))
-        if is_private(self.data_norm):
+        elif self.bounds is not None:  # public, or "data" (with its leak warning)
+            lower, upper = resolve_bounds(self, self.bounds, X)
+        # Left out with no public box either: a private data_norm (issue 19).
+        if is_private(self.data_norm) or (self.data_norm is None and self.bounds is None):
             corner = None if lower is None or "bounds" in requests else float(np.linalg.norm(np.maximum(-lower, upper)))
             requests["data_norm"] = ("row_norm", 1, corner or None)
             data_norm = 1.0
-        elif self.data_norm is not None:
-            data_norm = check_data_norm(self.data_norm)
-        elif self.bounds is None:
-            data_norm = resolve_data_norm(self, None, X)
+        elif self.data_norm is not None:  # public, or "data" (with its leak warning)
+            data_norm = resolve_data_norm(self, self.data_norm, X)
         l1_norm = self.l1_norm
         if isinstance(l1_norm, str) and l1_norm == "auto":  # public parameters only
             # Not next to private bounds: it would halve their share of ε.

@@ -18,6 +18,7 @@ from dpsk.tree._classes import (
 from dpsk.tree._regressor import REGRESSOR_DOCS, BaseRandomTreesRegressor, DecisionTreeRegressor
 from dpsk.utils._class_weight import CLASS_WEIGHT_CONSTRAINT, class_weights
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT
 from dpsk.utils._progress import progress
 from dpsk.utils._random import is_seed
 from dpsk.utils._sklearn_compat import Interval
@@ -373,7 +374,7 @@ class RandomForestRegressor(_ForestMixin, BaseRandomTreesRegressor):
 
     _parameter_constraints = {
         **{k: v for k, v in TREE_CONSTRAINTS.items() if k != "classes"},
-        "bounds_y": TARGET_BOUNDS_CONSTRAINT,
+        "bounds_y": [*TARGET_BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],

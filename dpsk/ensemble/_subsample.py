@@ -12,6 +12,7 @@ from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.ensemble._parts import fit_parts, seed_estimators
 from dpsk.stats._subsample import SubsampleQuery, part_outputs
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, is_data, require_given
 from dpsk.utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from dpsk.utils._units import random_parts
 from dpsk.utils.validation import release_generator, resolve_bounds
@@ -52,11 +53,14 @@ class SubsampleAggregate(DPEstimatorMixin, MetaEstimatorMixin, RegressorMixin, B
         has n_samples/n_parts rows: choose it so that a part still has several times
         more rows than coefficients.
 
-    bounds : tuple (lower, upper) or None, default=None
+    bounds : tuple (lower, upper), "data" or None, default=None
         Public box of the vector ``(coef_..., intercept_)``: scalars or arrays of shape
-        (n_features + 1,). Parts' coefficients outside are clipped (``"mean"``). None:
-        the parts' extreme values, with a :class:`~dpsk.exceptions.PrivacyLeakWarning`
-        (this breaks the guarantee).
+        (n_features + 1,). Parts' coefficients outside are clipped (``"mean"``).
+        Required: left out (None) or ``"private"``, the fit raises a ``ValueError``
+        before anything is spent (no private estimate: one row moves one part's whole output, a
+        replacement that the private bounds, made for one added or removed row, do not
+        cover). ``"data"``: the parts' extreme values, with a
+        :class:`~dpsk.exceptions.PrivacyLeakWarning` (this breaks the guarantee).
 
     aggregate : {{"mean", "median"}}, default="mean"
         The winsorised mean (one Laplace or Gaussian release of the whole vector) or the
@@ -125,7 +129,7 @@ class SubsampleAggregate(DPEstimatorMixin, MetaEstimatorMixin, RegressorMixin, B
         **DP_PARAMETER_CONSTRAINTS,
         "estimator": [HasMethods(["fit", "predict"])],
         "n_parts": [Interval(Integral, 1, None, closed="left")],
-        "bounds": [tuple, None],
+        "bounds": [tuple, PRIVATE_CONSTRAINT, None],
         "aggregate": [StrOptions({"mean", "median"})],
         "bins": [Interval(Integral, 1, None, closed="left"), None],
         "n_jobs": [Integral, None],
@@ -186,7 +190,7 @@ class SubsampleAggregate(DPEstimatorMixin, MetaEstimatorMixin, RegressorMixin, B
         n_features = X.shape[1]
         rng = release_generator(self.random_state, context=self, data=(X, y))
         query = self._query(n_features + 1, rng)
-        if self.bounds is not None:
+        if not is_data(require_given(self, "bounds", "one row moves one part's output as a whole")):
             lower, upper = resolve_bounds(self, self.bounds, np.zeros((0, n_features + 1)))
         self._spend_privacy_budget(query.event)
 
@@ -194,9 +198,9 @@ class SubsampleAggregate(DPEstimatorMixin, MetaEstimatorMixin, RegressorMixin, B
         parts = random_parts(rng, int(self.n_parts), X.shape[0], None).astype(np.intp)
         results = fit_parts(estimators, X, y, parts, _coefficients, self.n_jobs)
         outputs = part_outputs(results, n_features + 1)
-        if self.bounds is None:
+        if is_data(self.bounds):
             usable = outputs[np.all(np.isfinite(outputs), axis=1)]
-            lower, upper = resolve_bounds(self, None, usable if usable.size else np.zeros((1, n_features + 1)))
+            lower, upper = resolve_bounds(self, "data", usable if usable.size else np.zeros((1, n_features + 1)))
         values = query.release(outputs, lower, upper)
         self.coef_ = values[:-1].astype(X.dtype)
         self.intercept_ = float(values[-1])

@@ -38,8 +38,9 @@ from dpsk.accounting._events import budget_event
 from dpsk.base import DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.mechanisms import ExponentialMechanism, ReportNoisyMax
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, private_box
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
-from dpsk.utils.validation import release_generator, resolve_bounds
+from dpsk.utils.validation import release_generator
 
 __all__ = ["SelectKBest", "SelectPercentile", "class_deviation_scores"]
 
@@ -96,7 +97,7 @@ def class_deviation_scores(X, y, lower, upper):
 
 _DOCS = dict(
     epsilon=_shared_docs["epsilon"],
-    bounds=_shared_docs["bounds"],
+    bounds=_shared_docs["bounds_private"],
     accountant=_shared_docs["accountant"],
     random_state=_shared_docs["random_state"],
     privacy_spent_=_shared_docs["privacy_spent_"],
@@ -132,13 +133,14 @@ class _BaseDPSelector(DPEstimatorMixin, SelectorMixin, BaseEstimator):
     _parameter_constraints = {
         **{k: v for k, v in DP_PARAMETER_CONSTRAINTS.items() if k != "delta"},
         "score_func": [StrOptions(set(SCORE_SENSITIVITY))],
-        "bounds": [tuple, None],
+        "bounds": [tuple, PRIVATE_CONSTRAINT, None],
         "selection": [StrOptions(set(_SELECTIONS))],
     }
 
-    def _selection_event(self, k):
-        """The cost of selecting k features by peeling (k rounds at ε/k)."""
-        share = split_epsilon(self.epsilon, k)
+    def _selection_event(self, k, epsilon=None):
+        """The cost of selecting k features by peeling (k rounds at ε/k; ``epsilon``: the
+        selection's budget, ε less the private bounds' share)."""
+        share = split_epsilon(self.epsilon if epsilon is None else epsilon, k)
         return SelfComposedEvent(_SELECTIONS[self.selection](epsilon=share, sensitivity=1.0).privacy_event(), k)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -163,13 +165,15 @@ class _BaseDPSelector(DPEstimatorMixin, SelectorMixin, BaseEstimator):
             self._spend_privacy_budget(ComposedEvent(()))
             self.support_ = np.full(d, k >= d)
             return self
-        lower, upper = resolve_bounds(self, self.bounds, X)
-        self.bounds_ = (lower, upper)
+        plan, box = private_box(self, X)  # "private" or left out: released in the fit's one event
         rng = release_generator(self.random_state, context=self, data=(X, y))
-        self._spend_privacy_budget(self._selection_event(k))
+        plan.spend(self, self._selection_event(k, plan.fit_epsilon), rng)
+        lower, upper = self.bounds_ = plan.box("bounds", X, box)
         scores = class_deviation_scores(X, y, lower, upper)
         mechanism = _SELECTIONS[self.selection](
-            epsilon=split_epsilon(self.epsilon, k), sensitivity=SCORE_SENSITIVITY[self.score_func], random_state=rng
+            epsilon=split_epsilon(plan.fit_epsilon, k),
+            sensitivity=SCORE_SENSITIVITY[self.score_func],
+            random_state=rng,
         )
         remaining = list(range(d))
         support = np.zeros(d, dtype=bool)

@@ -47,17 +47,18 @@ CLASSIFIER_DOCS = {
         (ε, δ)-DP with Gaussian noise (objective perturbation: Kifer, Smith & Thakurta
         2012; output perturbation: the Gaussian mechanism), far less noise in high
         dimension. Choose δ well below 1/n_samples.""",
-    "data_norm": """data_norm : float, "private" or None, default=None
+    "data_norm": """data_norm : float, "private", "data" or None, default=None
         Public bound R on the L2 norm of each row of X (the features, without the
         intercept constant). Rows with a larger norm are scaled down to it, so the
         guarantee holds whatever the data. ``"private"``: estimated inside the fit as
         the 0.9-quantile of the row norms (:func:`dpsk.stats.bounds`), with
         ``bounds_epsilon_share`` of ε (:func:`dpsk.set_config`, 10 %), part of the fit's
-        one privacy event (stored in ``data_norm_``; :ref:`bounds`). ``None`` derives it
-        from the data with a :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in
-        ``data_norm_``), which breaks the guarantee, unless ``bounds`` is given: then it
-        is the norm of the bounds' corner (public, no warning; a larger ``data_norm`` is
-        lowered to it).""",
+        one privacy event (stored in ``data_norm_``; :ref:`bounds`). ``None`` (left out)
+        is ``"private"``, unless ``bounds`` is given: then it is the norm of the bounds'
+        corner (public, nothing spent; a larger ``data_norm`` is lowered to it).
+        ``"data"`` derives it from the data with a
+        :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``data_norm_``), which
+        breaks the guarantee.""",
     "bounds": """bounds : tuple (lower, upper) or None, default=None
         Optional public bounds on each feature (scalars or arrays of shape
         (n_features,)), e.g. the documented ranges of min–max scaled features. Values

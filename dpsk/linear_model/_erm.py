@@ -131,9 +131,9 @@ from dpsk.accounting._calibration import _ratio_up, _reciprocal_up, round_down, 
 from dpsk.accounting._events import NON_PRIVATE_EVENT
 from dpsk.mechanisms import Gaussian
 from dpsk.stats._bounds import row_norms
-from dpsk.utils._private_bounds import PrivateSensitivity, is_private, refuse_sparse_private
+from dpsk.utils._private_bounds import PrivateSensitivity, is_private, refuse_sparse_private, what_to_pass
 from dpsk.utils._threads import single_blas_thread
-from dpsk.utils.validation import check_bounds, check_data_norm, is_non_private, resolve_data_norm
+from dpsk.utils.validation import is_non_private, resolve_bounds, resolve_data_norm
 
 __all__ = [
     "AMP_SHARE",
@@ -562,24 +562,29 @@ class PerturbationPlan:
 def row_bounds(estimator, X):
     """(R, lower, upper): the row norm bound and the public feature bounds of a fit.
 
-    Without ``bounds``: ``data_norm`` (or the data-derived value, with a warning) and
+    Without ``bounds``: ``data_norm`` (``"data"``: the data-derived value, with a warning) and
     None, None. With ``bounds``: R is the norm of the box's corner max(|lower|, |upper|)
-    (public, no warning), or ``data_norm`` if that is smaller. ``data_norm="private"``
-    is for :func:`private_row_bounds` (item level): refused here (the user-level fit).
+    (public, no warning), or ``data_norm`` if that is smaller. A private ``data_norm``
+    (``"private"``, or both left out: :func:`private_data_norm`) is for
+    :func:`private_row_bounds` (item level): refused here (the user-level fit).
     """
-    if is_private(estimator.data_norm):
+    if private_data_norm(estimator):
         PrivateSensitivity(estimator, estimator.epsilon, {"data_norm": ("row_norm", 1, None)}, groups=True)
     if estimator.bounds is None:
         return resolve_data_norm(estimator, estimator.data_norm, X), None, None
-    lower, upper = check_bounds(
-        estimator.bounds, X.shape[1], feature_names=getattr(estimator, "feature_names_in_", None)
-    )
+    lower, upper = resolve_bounds(estimator, estimator.bounds, X)  # public, or "data" with its warning
     corner = round_up(float(np.linalg.norm(np.maximum(np.abs(lower), np.abs(upper)))))
     if corner == 0.0:
         raise ValueError("bounds must not be all zero: no row could carry information")
     if estimator.data_norm is None:
         return corner, lower, upper
-    return min(check_data_norm(estimator.data_norm), corner), lower, upper
+    return min(resolve_data_norm(estimator, estimator.data_norm, X), corner), lower, upper
+
+
+def private_data_norm(estimator):
+    """Whether the fit estimates ``data_norm`` privately: ``"private"``, or left out (None)
+    with no public ``bounds`` either (issue 19; with ``bounds``, R is the box's corner)."""
+    return is_private(estimator.data_norm) or (estimator.data_norm is None and estimator.bounds is None)
 
 
 def private_row_bounds(estimator, X, *, groups=None):
@@ -590,22 +595,22 @@ def private_row_bounds(estimator, X, *, groups=None):
     (in [0, corner] when ``bounds`` is given, else without a domain), released by
     :func:`release_row_norm` after the spend.
     """
-    refuse_sparse_private(estimator, X, "data_norm")
-    if not is_private(estimator.data_norm):
+    if not private_data_norm(estimator):
         return PrivateSensitivity(estimator, estimator.epsilon, {}), row_bounds(estimator, X)
+    if estimator.bounds is not None:  # the norms of box-clipped rows: dense rows
+        refuse_sparse_private(estimator, X, "data_norm")
     if estimator.method == "output" and estimator.delta > 0 and estimator.C is not None:
         # The Gaussian's event depends on its sensitivity 1/λ, hence (with a given C) on
         # data_norm, which is released after the cost is declared.
         raise ValueError(
-            f'{type(estimator).__name__}: data_norm="private" with method="output", delta > 0 and a given C '
-            "is not supported (the cost would depend on the released norm): leave C=None, or pass data_norm"
+            f'{type(estimator).__name__}: a private data_norm with method="output", delta > 0 and a given C '
+            "is not supported (the cost would depend on the released norm): leave C=None; "
+            + what_to_pass(["data_norm"], left_out=estimator.data_norm is None)
         )
     lower = upper = None
     corner = None
     if estimator.bounds is not None:
-        lower, upper = check_bounds(
-            estimator.bounds, X.shape[1], feature_names=getattr(estimator, "feature_names_in_", None)
-        )
+        lower, upper = resolve_bounds(estimator, estimator.bounds, X)  # public, or "data" with its warning
         corner = round_up(float(np.linalg.norm(np.maximum(np.abs(lower), np.abs(upper))))) or None
     plan = PrivateSensitivity(estimator, estimator.epsilon, {"data_norm": ("row_norm", 1, corner)}, groups=groups)
     return plan, (1.0, lower, upper)
@@ -613,9 +618,9 @@ def private_row_bounds(estimator, X, *, groups=None):
 
 def release_row_norm(plan, X, lower=None, upper=None):
     """The private ``data_norm``: an upper quantile of the (box-clipped) rows' norms (after the spend)."""
-    rows = np.asarray(X, dtype=np.float64)
-    if lower is not None:
-        rows = clip_bounds(rows, lower, upper)
+    if lower is None:  # sparse X too: the norms of its rows
+        return plan.release("data_norm", row_norms(X))
+    rows = clip_bounds(np.asarray(X, dtype=np.float64), lower, upper)
     return plan.release("data_norm", row_norms(rows))
 
 

@@ -84,7 +84,14 @@ from dpsk.linear_model._user_level import USER_LEVEL_NOTES, user_plan
 from dpsk.mechanisms import Gaussian, Laplace
 from dpsk.stats._bounds import row_norms
 from dpsk.utils._docstring import Substitution, _shared_docs
-from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, PrivateSensitivity, is_private, refuse_sparse_private
+from dpsk.utils._private_bounds import (
+    PRIVATE_CONSTRAINT,
+    PRIVATE_ONLY_CONSTRAINT,
+    PrivateSensitivity,
+    is_private,
+    refuse_sparse_private,
+    wants_private,
+)
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
 from dpsk.utils._sparse import ACCEPT_SPARSE
 from dpsk.utils.validation import _check_sample_weight_dp, _combine_weights, release_generator, resolve_bounds
@@ -97,18 +104,19 @@ LEAST_SQUARES_DOCS = {
     "delta": """delta : float, default=0.0
         Privacy parameter δ in [0, 1). ``0``: ε-DP with Laplace noise. ``> 0``: (ε, δ)-DP
         with Gaussian noise, usually much more accurate. Choose δ well below 1/n_samples.""",
-    "bounds_X": """bounds_X : tuple (lower, upper), "private" or None, default=None
+    "bounds_X": """bounds_X : tuple (lower, upper), "private", "data" or None, default=None
         Public bounds on each feature (scalars or arrays of shape (n_features,)); values
         outside are clipped. ``"private"``: estimated inside the fit by a noisy
         logarithmic histogram of each column (:func:`dpsk.stats.bounds`; powers of two)
-        with a share of ε (:ref:`bounds`). ``None`` derives them from the data with a
-        :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``bounds_X_``), unless
-        ``row_norm`` is given (then the box is [−row_norm, row_norm] per feature).""",
-    "bounds_y": """bounds_y : tuple (lower, upper), "private" or None, default=None
+        with a share of ε (:ref:`bounds`). ``None`` (left out) is ``"private"``, unless
+        a public ``row_norm`` is given (then the box is [−row_norm, row_norm] per
+        feature). ``"data"`` derives them from the data with a
+        :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``bounds_X_``).""",
+    "bounds_y": """bounds_y : tuple (lower, upper), "private", "data" or None, default=None
         Public bounds on the target; values outside are clipped. With several targets
         (2-d ``y``), scalars apply to every target and arrays of shape (n_targets,) give
-        each its own. ``"private"``: estimated inside the fit as ``bounds_X`` is.
-        ``None`` derives them from the data with a
+        each its own. ``"private"`` (or ``None``, left out): estimated inside the fit as
+        ``bounds_X`` is. ``"data"`` derives them from the data with a
         :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``bounds_y_``).""",
     "row_norm": """row_norm : float, "private" or None, default=None
         Optional public bound on the L2 norm of each row after centring at the middle of
@@ -123,7 +131,7 @@ LEAST_SQUARES_DOCS = {
         Private parameters share ``bounds_epsilon_share`` of ε (:func:`dpsk.set_config`,
         10 % by default) equally; the rest is the fit's, and the fit records one event
         composing all of them (the ledger's label names them). Item level only: with
-        ``groups`` pass public bounds.""",
+        ``groups`` pass public bounds (or ``"data"``), also for left-out ones.""",
     "fit_intercept": """fit_intercept : bool, default=True
         Fit an intercept (not penalised). Features and target are then centred at the
         middle of their public bounds before the statistics are computed.""",
@@ -232,7 +240,7 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
         **DP_PARAMETER_CONSTRAINTS,
         "bounds_X": [*BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
         "bounds_y": [*TARGET_BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
-        "row_norm": [Interval(Real, 0, None, closed="neither"), PRIVATE_CONSTRAINT, None],
+        "row_norm": [Interval(Real, 0, None, closed="neither"), PRIVATE_ONLY_CONSTRAINT, None],
         "fit_intercept": ["boolean"],
     }
 
@@ -264,11 +272,13 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
         ``bounds_X`` it lies in [0, ‖h‖] (h the half-widths); else it has no domain (a
         logarithmic histogram of the norms finds their scale first).
         """
-        refuse_sparse_private(self, X, "bounds_X", "bounds_y", "row_norm")
+        private = {"bounds_X": self._private_bounds_X(), "bounds_y": wants_private(self.bounds_y)}
+        private["row_norm"] = is_private(self.row_norm)
+        refuse_sparse_private(self, X, *(["row_norm"] if private["row_norm"] else []))  # it clips dense rows
         requests = {}
-        if is_private(self.bounds_X):
+        if private["bounds_X"]:
             requests["bounds_X"] = ("columns", X.shape[1], None)
-        if is_private(self.bounds_y):
+        if private["bounds_y"]:
             requests["bounds_y"] = ("columns", Y.shape[1], None)
         if is_private(self.row_norm):
             domain = None
@@ -277,6 +287,11 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
                 domain = float(np.linalg.norm(np.where(upper > lower, half, 0.0))) or None
             requests["row_norm"] = ("row_norm", 1, domain)
         return requests
+
+    def _private_bounds_X(self):
+        """Whether ``bounds_X`` is estimated privately: ``"private"``, or left out (None)
+        without a public ``row_norm`` (which gives the box [−row_norm, row_norm])."""
+        return is_private(self.bounds_X) or (self.bounds_X is None and wants_private(self.row_norm))
 
     def _private_row_norm(self, plan, X, box, centre):
         """The private row-norm bound: an upper quantile of ‖clip(x) − m‖ (after the spend)."""
@@ -343,7 +358,7 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
             # The split of ε between A and B is fixed before the data is read: from the box
             # alone when a bound is still to be released (its cost does not depend on it).
             r_split = None
-            if row_norm is not None and not is_private(self.bounds_X):
+            if row_norm is not None and not self._private_bounds_X():
                 r_split = self._standardisation(X, row_norm=row_norm)[3]
             _, cost = self._releases(users.release_epsilon, delta, d, r_split, n_targets, normalise=True)
         else:

@@ -15,11 +15,15 @@ from dpsk.dask._data import dask_fit, is_dask
 from dpsk.naive_bayes._base import DISCRETE_NB_CONSTRAINTS, on_invalid_doc
 from dpsk.naive_bayes._discrete import _DISCRETE_DOCS, _BaseDiscreteNB
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, is_data, require_given
 from dpsk.utils._random import release_generator
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
 from dpsk.utils.validation import _weight_units, warn_data_derived
 
 __all__ = ["CategoricalNB"]
+
+# Why it is not estimated privately when left out (issue 19; the error says so).
+_NO_PRIVATE_N_CATEGORIES = "the number of categories of each feature is part of the public schema, as the classes"
 
 
 def _valid_codes(X):
@@ -57,11 +61,13 @@ class CategoricalNB(_BaseDiscreteNB):
     ----------
     {epsilon}
 
-    n_categories : int, array-like of shape (n_features,) or None, default=None
-        The public number of categories of each feature. Codes at or above it are
-        ignored (the row counts for its class but for no category of that feature).
-        ``None`` derives it from the data (largest code + 1) with a
-        :class:`~dpsk.exceptions.PrivacyLeakWarning`, stored in ``n_categories_``.
+    n_categories : int, array-like of shape (n_features,), "data" or None, default=None
+        The public number of categories of each feature (part of the schema, as
+        ``classes``). Codes at or above it are ignored (the row counts for its class but
+        for no category of that feature). Required: left out (None) or ``"private"``, the
+        fit raises a ``ValueError`` before anything is spent. ``"data"`` derives it from
+        the data (largest code + 1) with a :class:`~dpsk.exceptions.PrivacyLeakWarning`,
+        stored in ``n_categories_``.
 
     {alpha}
 
@@ -127,7 +133,7 @@ class CategoricalNB(_BaseDiscreteNB):
 
     _parameter_constraints = {
         **DISCRETE_NB_CONSTRAINTS,
-        "n_categories": [Interval(Integral, 1, None, closed="left"), "array-like", None],
+        "n_categories": [Interval(Integral, 1, None, closed="left"), "array-like", PRIVATE_CONSTRAINT, None],
     }
 
     def __init__(
@@ -157,7 +163,7 @@ class CategoricalNB(_BaseDiscreteNB):
 
     def _resolve_n_categories(self, X):
         n_features = X.shape[1]
-        if self.n_categories is None:
+        if is_data(require_given(self, "n_categories", _NO_PRIVATE_N_CATEGORIES)):  # never derived unasked
             warn_data_derived(self, "n_categories", "n_categories_")
             return (np.max(X, axis=0, initial=0).astype(np.int64) + 1) if X.size else np.ones(n_features, np.int64)
         n_categories = np.asarray(self.n_categories)

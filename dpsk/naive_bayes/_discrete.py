@@ -29,6 +29,7 @@ from dpsk.mechanisms import DiscreteLaplace
 from dpsk.naive_bayes._base import DISCRETE_NB_CONSTRAINTS, BaseDPNB, check_priors, on_invalid_doc
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._partial_fit import PARTIAL_FIT_NOTE, PartialFitMixin, partial_fit_classes
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, is_data, require_given
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
 from dpsk.utils._sparse import ACCEPT_SPARSE, map_values, row_sums_max, rows_all
 from dpsk.utils._threads import single_blas_thread
@@ -41,6 +42,12 @@ from dpsk.utils.validation import (
 )
 
 __all__ = ["BernoulliNB", "MultinomialNB"]
+
+# Why it is not estimated privately when left out (issue 19; the error says so).
+_NO_PRIVATE_DATA_NORM = (
+    "the exact integer noise is calibrated to a sensitivity that data_norm fixes, so its cost would depend "
+    "on the released value; pass the public largest total count of a row, e.g. the documents' maximum length"
+)
 
 _ALPHA_MIN = 1e-10
 #: MultinomialNB's grid: 2**-k with data_norm·2**k in [2**19, 2**20) (step = data_norm·2**-20 at
@@ -247,11 +254,14 @@ class MultinomialNB(_BaseDiscreteNB):
     ----------
     {epsilon}
 
-    data_norm : float or None, default=None
+    data_norm : float, "data" or None, default=None
         Public bound on the **L1 norm** of each row of X (its total count, e.g. the
-        length of a document). Rows with a larger sum are scaled down to it. ``None``
-        derives it from the data with a :class:`~dpsk.exceptions.PrivacyLeakWarning`
-        (stored in ``data_norm_``), which breaks the guarantee.
+        length of a document). Rows with a larger sum are scaled down to it. Required:
+        left out (None) or ``"private"``, the fit raises a ``ValueError`` before anything
+        is spent (no private estimate yet: the exact integer noise's cost would depend on it).
+        ``"data"`` derives it from the data with a
+        :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``data_norm_``), which
+        breaks the guarantee.
 
     {alpha}
 
@@ -324,7 +334,7 @@ class MultinomialNB(_BaseDiscreteNB):
 
     _parameter_constraints = {
         **DISCRETE_NB_CONSTRAINTS,
-        "data_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "data_norm": [Interval(Real, 0, None, closed="neither"), PRIVATE_CONSTRAINT, None],
     }
     _accept_sparse = ACCEPT_SPARSE
 
@@ -387,7 +397,7 @@ class MultinomialNB(_BaseDiscreteNB):
         alpha = self._check_alpha(n_features)
         if not first:  # fixed at the first call (public)
             data_norm = self.data_norm_
-        elif self.data_norm is None:
+        elif is_data(require_given(self, "data_norm", _NO_PRIVATE_DATA_NORM)):  # never derived unasked
             warn_data_derived(self, "data_norm", "data_norm_")
             data_norm = row_sums_max(X) or 1.0
         else:

@@ -13,7 +13,7 @@ from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.naive_bayes._base import NB_CONSTRAINTS, BaseDPNB, check_priors, on_invalid_doc
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._partial_fit import PARTIAL_FIT_NOTE, PartialFitMixin, partial_fit_classes
-from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, PrivateSensitivity, private_box
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, PrivateSensitivity, is_data, private_box
 from dpsk.utils._sklearn_compat import Interval, _fit_context, validate_data
 from dpsk.utils.validation import release_generator, resolve_classes
 
@@ -33,7 +33,9 @@ BUDGET_SHARES = (0.05, 0.8, 0.15)
     accountant=_shared_docs["accountant"],
     random_state=_shared_docs["random_state"],
     on_invalid=on_invalid_doc(
-        drop="", clip="±inf values are clipped to ``bounds`` (which must then be given) and rows holding NaN removed"
+        drop="",
+        clip='±inf values are clipped to ``bounds`` (public, or estimated privately; not ``"data"``) and rows '
+        "holding NaN removed",
     ),
     privacy_spent_=_shared_docs["privacy_spent_"],
 )
@@ -221,7 +223,7 @@ class GaussianNB(PartialFitMixin, BaseDPNB):
         if is_dask(X, y, sample_weight):  # the same release from per-chunk exact sums (dpsk.dask)
             return dask_fit(self, X, y, sample_weight=sample_weight)
         first = not self._partial_fit_started()
-        if first and self.on_invalid == "clip" and self.bounds is None:
+        if first and self.on_invalid == "clip" and is_data(self.bounds):  # left out: private, clipped to those
             raise ValueError('on_invalid="clip" clips to the public `bounds`: pass `bounds`, or use "drop"')
         X, y, sample_weight = self._validate_training_data(X, y, sample_weight, reset=first, classes=classes)
         # Fixed at the first call (public): later batches never derive their own bounds.

@@ -66,6 +66,7 @@ value is read.
 import math
 
 import numpy as np
+import scipy.sparse as sp
 
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import compose
@@ -104,10 +105,37 @@ def histogram_threshold(n_columns, epsilon, failure_probability):
 
 def row_norms(X):
     """The rows' L2 norms, capped at ``MAX_BOUND`` (no overflow warning: a warning that
-    depends on the values would itself be a release)."""
+    depends on the values would itself be a release). Sparse X: from its stored values."""
     with np.errstate(over="ignore", invalid="ignore"):
-        norms = np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1)
+        if sp.issparse(X):
+            X = sp.csr_matrix(X, dtype=np.float64)
+            norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel())
+        else:
+            norms = np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1)
     return np.minimum(norms, MAX_BOUND)
+
+
+def _log_histograms(X):
+    """The exact counts of every column's values per logarithmic bin: (d, LOG_BINS_PER_COLUMN).
+
+    Sparse X: its stored values are binned, and each column's implicit zeros are counted
+    in the zero bin (the same counts as the dense matrix's)."""
+    n, d = X.shape
+    counts = np.zeros((d, LOG_BINS_PER_COLUMN), dtype=np.int64)
+    if not n:
+        return counts
+    if sp.issparse(X):
+        X = sp.csc_matrix(X, dtype=np.float64)
+        X.sum_duplicates()
+        for j in range(d):
+            values = X.data[X.indptr[j] : X.indptr[j + 1]]
+            counts[j] = np.bincount(_log_bin_index(values), minlength=LOG_BINS_PER_COLUMN)
+            counts[j, _N_EXP] += n - values.size
+        return counts
+    index = _log_bin_index(np.asarray(X, dtype=np.float64))
+    for j in range(d):
+        counts[j] = np.bincount(index[:, j], minlength=LOG_BINS_PER_COLUMN)
+    return counts
 
 
 def _log_mgf(lam, q):
@@ -266,7 +294,7 @@ class BoundsQuery:
                 lower, upper = self.domain_arrays()
                 out = self.query.release(np.ascontiguousarray(values, dtype=np.float64), lower, upper)
                 return out[0].copy(), out[1].copy()
-            return self._histogram_bounds(np.asarray(values, dtype=np.float64))
+            return self._histogram_bounds(values if sp.issparse(values) else np.asarray(values, dtype=np.float64))
         norms = np.minimum(np.asarray(values, dtype=np.float64).reshape(-1, 1), MAX_BOUND)
         if self.method == "quantile":
             top = float(self.domain_arrays()[1][0])
@@ -279,12 +307,8 @@ class BoundsQuery:
         return float(min(np.nextafter(middle + width / 2, np.inf), top))
 
     def _histogram_bounds(self, X):
-        n, d = X.shape
-        counts = np.zeros((d, LOG_BINS_PER_COLUMN), dtype=np.int64)
-        if n:
-            index = _log_bin_index(X)
-            for j in range(d):
-                counts[j] = np.bincount(index[:, j], minlength=LOG_BINS_PER_COLUMN)
+        d = X.shape[1]
+        counts = _log_histograms(X)
         noisy = self.mechanism.randomise(counts)
         # Everything below is post-processing of the noisy histograms.
         pooled = noisy.sum(axis=0)

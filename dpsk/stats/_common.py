@@ -205,11 +205,11 @@ def resolve_stat_bounds(bounds, records, function, *, feature_names=None):
     the estimators' bounds by name. Returns two float64 arrays of shape ``(n_outputs,)``.
     """
     n_outputs = records.X.shape[1]
-    if isinstance(bounds, str) and bounds == "private":  # placeholders: released after the spend
+    if bounds is None or (isinstance(bounds, str) and bounds == "private"):  # placeholders: released after the spend
         return np.full(n_outputs, -1.0), np.full(n_outputs, 1.0)
-    if bounds is None:
+    if isinstance(bounds, str) and bounds == "data":
         # As for estimators: the data's minimum and maximum, with the leak warning.
-        return resolve_bounds(function, None, records.X, attribute=None)
+        return resolve_bounds(function, "data", records.X, attribute=None)
     if isinstance(bounds, Mapping):
         if len(records.out_shape) != 1:
             raise ValueError(
@@ -249,7 +249,7 @@ STATS_DOCS = {
         ``0`` gives pure ε-DP (Laplace noise). A value in (0, 1) uses Gaussian noise for
         the sums, much more accurate for many entries at once; choose δ well below
         1/n_records.""",
-    "bounds": """bounds : tuple (lower, upper), dict, "private" or None, default=None
+    "bounds": """bounds : tuple (lower, upper), dict, "private", "data" or None, default=None
         Public bounds on the values: scalars, or arrays broadcastable to the result's
         shape (e.g. one per column). With one result per column (a 2-d input,
         ``axis=0``) also a dict of ``(lower, upper)`` per column, keyed by column index
@@ -258,8 +258,10 @@ STATS_DOCS = {
         ``"private"`` estimates them in the same call (:func:`bounds`, a noisy
         logarithmic histogram per output; one value per record and output, item level)
         with ``bounds_epsilon_share`` of ε (:func:`dpsk.set_config`, 10 %), part of the
-        call's one event; ``DPResult.bounds`` reports them.
-        ``None`` uses the data's minimum and maximum with a
+        call's one event; ``DPResult.bounds`` reports them. ``None`` (left out, the
+        default) means the same. Where they cannot be estimated privately (with ``groups``, or several
+        values per record) a left-out ``bounds`` raises a ``ValueError`` before anything
+        is spent. ``"data"`` uses the data's minimum and maximum with a
         :class:`~dpsk.exceptions.PrivacyLeakWarning`, which breaks the guarantee.""",
     "axis": """axis : None, int or tuple of ints, default=None
         Axes to reduce over; must include axis 0 (the records). ``None``: all values,

@@ -36,7 +36,6 @@ import math
 from fractions import Fraction
 
 import numpy as np
-import scipy.sparse as sp
 
 from dpsk._core._exact_sums import ROUNDING_MARGIN
 from dpsk.accounting._calibration import split_epsilon
@@ -358,10 +357,10 @@ def _moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_
     _, _, per_record, out_shape, _ = layout(arr, axis)
     n_outputs = int(np.prod(out_shape, dtype=np.int64))
     if kind != "count":
-        call.plan_bounds(bounds, n_outputs, per_record, sparse=sp.issparse(arr))
+        call.plan_bounds(bounds, n_outputs, per_record)
     query = moments_query(call, kind, n_outputs)
     if kind != "count":
-        call.require_public(bounds, "bounds")
+        call.require_public("private" if bounds is None else bounds, "bounds")  # left out: private
     call.check(query.event)
     arr = call.screen(arr)
     records = as_records(arr, axis, allow_empty=call.on_invalid != "raise")

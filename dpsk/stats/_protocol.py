@@ -113,26 +113,25 @@ class StatCall:
             function,
         )
 
-    def plan_bounds(self, bounds, n_outputs, per_record, *, sparse=False):
+    def plan_bounds(self, bounds, n_outputs, per_record):
         """With ``bounds="private"``: reserve ``bounds_epsilon_share`` of the release's ε
         for a private estimate of the bounds (:func:`dpsk.stats.bounds`, a noisy
         logarithmic histogram per output) and lower :attr:`release_epsilon` to the rest.
         Call before building the statistic's query; its cost joins :meth:`check`'s."""
-        from dpsk.utils._private_bounds import PrivateSensitivity, is_private
+        from dpsk.utils._private_bounds import PrivateSensitivity, wants_private, what_to_pass
 
-        if not is_private(bounds):
+        if not wants_private(bounds):
             return
-        if sparse:  # the private bounds read dense columns (a shape/type check: no release)
-            raise ValueError(
-                f'{self.function}: bounds="private" is not supported on sparse input yet; pass public bounds '
-                "or densify the data"
-            )
+        left_out = bounds is None  # left out: "private" (issue 19), refused with what to pass instead
         if self.user_level:
-            raise ValueError(f'{self.function}: bounds="private" is item level; with `groups` pass public bounds')
+            raise ValueError(
+                f"{self.function}: private bounds are item level, not user level (`groups`); "
+                + what_to_pass(["bounds"], left_out)
+            )
         if per_record != 1:
             raise ValueError(
-                f'{self.function}: bounds="private" needs one value per record and output (a 2-d input '
-                "reduced over axis=0, or a 1-d input)"
+                f"{self.function}: private bounds need one value per record and output (a 2-d input "
+                "reduced over axis=0, or a 1-d input); " + what_to_pass(["bounds"], left_out)
             )
         self.bounds_query = PrivateSensitivity(
             self.function, self.release_epsilon, {"bounds": ("columns", n_outputs, None)}
@@ -151,7 +150,7 @@ class StatCall:
         Clipping maps infinities to the public bounds; without them there is nothing to
         clip to. Decided from the parameters alone.
         """
-        if self.on_invalid == "clip" and given is None:
+        if self.on_invalid == "clip" and (given is None or (isinstance(given, str) and given == "data")):
             raise ValueError(f'on_invalid="clip" clips to the public `{name}`: pass `{name}`, or use "drop"')
 
     def screen(self, arr, *, infinite="clip"):

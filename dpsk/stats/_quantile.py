@@ -292,9 +292,9 @@ def _quantile_statistic(call, a, q, bounds, axis, keepdims, bins, return_error, 
     q = _check_q(q)
     _, _, per_record, out_shape, _ = layout(arr, axis)
     n_outputs = int(np.prod(out_shape, dtype=np.int64))
-    call.plan_bounds(bounds, n_outputs, per_record, sparse=sp.issparse(arr))
+    call.plan_bounds(bounds, n_outputs, per_record)
     query = QuantileQuery(q.reshape(-1), epsilon=call.release_epsilon, n_outputs=n_outputs, bins=bins, rng=call.rng)
-    call.require_public(bounds, "bounds")
+    call.require_public("private" if bounds is None else bounds, "bounds")  # left out: private
     call.check(query.event)
     arr = call.screen(arr)
     records = as_records(arr, axis, allow_empty=call.on_invalid != "raise")

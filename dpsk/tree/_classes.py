@@ -94,12 +94,13 @@ TREE_DOCS = {
         ``min(10, ceil(n_features / 2))``, a rule that depends on the number of features
         only (never on the data): about half the features on each path, as Jagannathan
         et al. recommend, capped where the leaves become too small for their noise.""",
-    "bounds": """bounds : tuple (lower, upper), "private" or None, default=None
+    "bounds": """bounds : tuple (lower, upper), "private", "data" or None, default=None
         Public bounds on each feature, as scalars or arrays of shape (n_features,). The
         thresholds are drawn inside them; values outside are routed as if clipped to
         them. ``"private"``: estimated inside the fit (:func:`dpsk.stats.bounds`, a noisy
         logarithmic histogram per column) with ``bounds_epsilon_share`` of ε, before the
-        trees are drawn (:ref:`bounds`). ``None`` derives them from the data with a
+        trees are drawn (:ref:`bounds`). ``None`` (left out) means ``"private"``.
+        ``"data"`` derives them from the data with a
         :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``bounds_``), which
         breaks the guarantee: the structure then depends on the data.""",
 }

@@ -78,13 +78,13 @@ def smoothed_leaf_means(counts, sums, prior, count_std, sum_std):
 
 
 REGRESSOR_DOCS = {
-    "bounds_y": """bounds_y : tuple (lower, upper), "private" or None, default=None
+    "bounds_y": """bounds_y : tuple (lower, upper), "private", "data" or None, default=None
         Public bounds on the target; values outside are clipped (never trusted). The
         noise on the leaf sums is proportional to ``(upper - lower) / 2``: choose the
         narrowest range known without looking at the data. ``"private"``: estimated
-        inside the fit, as ``bounds``. ``None`` derives them from
-        the data with a :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in
-        ``bounds_y_``), which breaks the guarantee.""",
+        inside the fit, as ``bounds``; ``None`` (left out) means the same. ``"data"``
+        derives them from the data with a :class:`~dpsk.exceptions.PrivacyLeakWarning`
+        (stored in ``bounds_y_``), which breaks the guarantee.""",
     "common_attributes": """totals_ : ndarray of shape (2,)
         Noisy number of training rows and noisy sum of ``y - m`` (``m`` the middle of
         ``bounds_y_``, y clipped), released with 5% of ε: the prior every tree falls back on.

@@ -72,15 +72,16 @@ _shared_docs = {
         ``None`` derives them from the data with a
         :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``bounds_``), which
         breaks the guarantee.""",
-    "bounds_private": """bounds : tuple (lower, upper), "private" or None, default=None
+    "bounds_private": """bounds : tuple (lower, upper), "private", "data" or None, default=None
         Public bounds on each feature, as scalars or arrays of shape (n_features,).
         Values outside are clipped: the privacy guarantee holds whatever the data.
         ``"private"``: estimated inside the fit from a noisy logarithmic histogram of
         each column (:func:`dpsk.stats.bounds`; powers of two), with
         ``bounds_epsilon_share`` of ε (:func:`dpsk.set_config`, 10 %), recorded in the
         fit's one privacy event and stored in ``bounds_`` (:ref:`bounds`). ``None``
-        derives them from the data with a :class:`~dpsk.exceptions.PrivacyLeakWarning`
-        (stored in ``bounds_``), which breaks the guarantee.""",
+        (left out, the default) means ``"private"``. ``"data"`` derives them from the
+        data with a :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in
+        ``bounds_``), which breaks the guarantee.""",
     "data_norm": """data_norm : float or None, default=None
         Public bound on the L2 norm of each row of X. Rows with a larger norm are
         scaled down to it. ``None`` derives it from the data with a
@@ -90,7 +91,8 @@ _shared_docs = {
         The public list of class labels. Rows with a label outside it are rejected.
         ``None`` derives the classes from y with a
         :class:`~dpsk.exceptions.PrivacyLeakWarning` (the set of labels present is
-        itself information about the data).""",
+        itself information about the data). ``"private"`` raises a ``ValueError``: a
+        private label set is not possible; pass the public label set.""",
     "groups": """groups : array-like of shape (n_samples,) or None, default=None
         The privacy unit of each row (a user id). When given, the guarantee protects
         every user as a whole: neighbouring datasets differ in all rows of one user.

@@ -44,19 +44,28 @@ from dpsk.utils._sklearn_compat import StrOptions
 from dpsk.utils.validation import is_non_private, resolve_bounds
 
 __all__ = [
+    "DATA",
     "PRIVATE",
     "PRIVATE_CONSTRAINT",
+    "PRIVATE_ONLY_CONSTRAINT",
     "PrivateSensitivity",
     "bounds_epsilon_share",
+    "is_data",
     "is_private",
     "private_box",
     "private_boxes",
+    "require_given",
 ]
 
-#: The value that asks for a privately estimated sensitivity parameter.
+#: The value that asks for a privately estimated sensitivity parameter. A parameter left
+#: out (None) means the same, unless a public alternative covers it (issue 19).
 PRIVATE = "private"
-#: Its ``_parameter_constraints`` entry (appended to a bound's constraints).
-PRIVATE_CONSTRAINT = StrOptions({PRIVATE})
+#: The value that asks for the non-private derivation from the data (PrivacyLeakWarning).
+DATA = "data"
+#: Their ``_parameter_constraints`` entry (appended to a bound's constraints).
+PRIVATE_CONSTRAINT = StrOptions({PRIVATE, DATA})
+#: The constraint of an optional clip (None: no clip, not a data-derived value): ``"private"`` only.
+PRIVATE_ONLY_CONSTRAINT = StrOptions({PRIVATE})
 
 
 def is_private(value):
@@ -64,15 +73,64 @@ def is_private(value):
     return isinstance(value, str) and value == PRIVATE
 
 
-def refuse_sparse_private(estimator, X, *params):
-    """Refuse ``"private"`` sensitivity parameters on sparse X (before any spend): their
-    release reads dense rows, which sparse X would have to be densified for."""
-    private = [param for param in params if is_private(getattr(estimator, param, None))]
-    if private and sp.issparse(X):
-        names = ", ".join(f"`{param}`" for param in private)
+def is_data(value):
+    """Whether a sensitivity parameter asks to be derived from the data (``"data"``, not private)."""
+    return isinstance(value, str) and value == DATA
+
+
+def wants_private(value):
+    """Whether a sensitivity parameter is estimated privately: ``"private"``, or left out (None).
+
+    For parameters without a public alternative; those with one (``data_norm`` next to
+    ``bounds``, ``bounds_X`` next to ``row_norm``) decide a left-out value themselves.
+    """
+    return value is None or is_private(value)
+
+
+def what_to_pass(names, left_out):
+    """The end of a refusal of ``"private"``: what to pass instead (one text).
+
+    ``left_out``: whether the refused parameters were left out (None), which means
+    ``"private"``; the caller then learns that the default is the private estimate.
+    """
+    names = ", ".join(f"`{name}`" for name in names)
+    why = f'left out, {names} is estimated privately ("private"), which is not possible here. ' if left_out else ""
+    return (
+        f'{why}Pass the public value of {names} (from the schema, not from this data), or "data" to derive '
+        "it from the data outside the privacy guarantee (PrivacyLeakWarning)"
+    )
+
+
+def require_given(estimator, param, why):
+    """Refuse a sensitivity parameter without a private estimate when it is left out (None) or
+    ``"private"`` (before any spend); return its value otherwise.
+
+    ``why``: why dpsk does not estimate it privately (public text for the error).
+    """
+    value = getattr(estimator, param)
+    if wants_private(value):
+        how = " was left out" if value is None else '="private" was asked for'
         raise ValueError(
-            f'{type(estimator).__name__}: "private" {names} is not supported on sparse X yet; pass the public '
-            "value (from the schema) or densify X"
+            f"{type(estimator).__name__}: `{param}`{how}, but it is not estimated privately ({why}). "
+            + what_to_pass([param], left_out=False)
+        )
+    return value
+
+
+def refuse_sparse_private(estimator, X, *params):
+    """Refuse privately estimated sensitivity parameters on sparse X (before any spend): their
+    release reads dense rows, which sparse X would have to be densified for.
+
+    ``params``: the parameters estimated privately when left out (None) or ``"private"``
+    (the caller passes only those; see :func:`wants_private`).
+    """
+    values = {param: getattr(estimator, param, None) for param in params}
+    private = [param for param, value in values.items() if wants_private(value)]
+    if private and sp.issparse(X):
+        left_out = all(values[param] is None for param in private)
+        raise ValueError(
+            f"{type(estimator).__name__}: private bounds are not supported on sparse X yet (densify X); "
+            + what_to_pass(private, left_out)
         )
 
 
@@ -120,10 +178,11 @@ class PrivateSensitivity:
             self.fit_epsilon, self.event, self.note, self.share = epsilon, None, None, 0.0
             return
         if groups is not None:
-            names = ", ".join(f"`{name}`" for name in self.requests)
+            owner = estimator if isinstance(estimator, str) else type(estimator).__name__
             raise ValueError(
-                f'{type(estimator).__name__}: {names}="private" estimates the bounds with one row as the '
-                "privacy unit; with `groups` (user level) pass public bounds."
+                f'{owner}: private bounds ("private", the default of a left-out bound) are estimated with one '
+                "row as the privacy unit, not one user "
+                f"(`groups`); {what_to_pass(self.requests, left_out=False)}"
             )
         self.share = float(bounds_epsilon_share())
         self.non_private = is_non_private(epsilon)
@@ -178,9 +237,12 @@ class PrivateSensitivity:
         :meth:`BoundsQuery.release`; with ε = ∞, the data's own (exact) values.
         """
         which = self.requests[name][0]
-        values = np.asarray(values, dtype=np.float64)
+        if not sp.issparse(values):  # sparse columns: their histograms count the implicit zeros
+            values = np.asarray(values, dtype=np.float64)
         if self.queries is None:  # ε = ∞
-            if which == "columns":
+            if which == "columns" and sp.issparse(values):
+                value = tuple(np.asarray(m.todense(), dtype=np.float64).ravel() for m in (values.min(0), values.max(0)))
+            elif which == "columns":
                 value = (values.min(axis=0), values.max(axis=0))
             else:
                 value = float(values.max()) if values.size and values.max() > 0 else 1.0
@@ -195,8 +257,8 @@ class PrivateSensitivity:
 def private_box(estimator, X, *, param="bounds", attribute="bounds_"):
     """``(plan, (lower, upper))`` for an estimator's feature bounds ``param``.
 
-    Public or left out (``None``): :func:`~dpsk.utils.validation.resolve_bounds` (with its
-    leak warning for None) and an empty plan. ``"private"``: the plan of their release
+    Public or ``"data"``: :func:`~dpsk.utils.validation.resolve_bounds` (with its leak
+    warning for ``"data"``) and an empty plan. ``"private"`` or left out (None): the plan of their release
     and the placeholder box [−1, 1]^d for building the fit's mechanisms, whose cost does
     not depend on the box's widths; after :meth:`PrivateSensitivity.spend`, take the
     released box with ``plan.box(param, X, (lower, upper))`` and rebuild them.
@@ -215,8 +277,7 @@ def private_boxes(estimator, data):
     for param, (values, attribute) in data.items():
         value = getattr(estimator, param)
         k = values.shape[1]
-        refuse_sparse_private(estimator, values, param)
-        if is_private(value):
+        if wants_private(value):  # sparse X too: the columns' histograms count its implicit zeros
             requests[param] = ("columns", k, None)
             boxes[param] = (np.full(k, -1.0), np.full(k, 1.0))
         else:

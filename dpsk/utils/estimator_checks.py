@@ -72,7 +72,8 @@ __all__ = [
     "parametrize_with_dp_checks",
 ]
 
-#: Sensitivity hyper-parameters that, left to None, are derived from the data with a warning.
+#: Sensitivity hyper-parameters: left to None, estimated privately, refused, or (``classes``, and
+#: estimators without private bounds) derived from the data with a warning.
 SENSITIVITY_PARAMS = ("bounds", "bounds_X", "bounds_y", "data_norm", "classes", "n_categories")
 
 # Categories of the check data of estimators tagged ``categorical``.
@@ -479,8 +480,28 @@ def check_inputs_not_mutated(name, estimator):
                 raise AssertionError(f"{name}: fit modified its input {key} ({np.dtype(dtype).name})")
 
 
+def _accepts_data(estimator, param):
+    """Whether ``param``'s constraints take the explicit ``"data"`` (derive it from the data)."""
+    for constraint in getattr(estimator, "_parameter_constraints", {}).get(param, ()):
+        options = getattr(constraint, "options", None)
+        if options is not None and "data" in options:
+            return True
+    return False
+
+
+def _n_leaves(event):
+    return len(event.flatten()) if hasattr(event, "flatten") else 0
+
+
 def check_privacy_leak_warning(name, estimator):
-    """Each sensitivity parameter (or group of alternatives) left to None warns PrivacyLeakWarning; all given: none."""
+    """No sensitivity parameter is ever derived from the data silently (issue 19).
+
+    All given: no PrivacyLeakWarning. Each parameter (or group of alternatives) left to
+    None: either estimated privately — no warning, and the fit's one event holds more
+    releases than with the public values (the bound's) — or derived from the data with a
+    PrivacyLeakWarning (``classes``, and estimators without private bounds). Set to
+    ``"data"`` (where accepted): the warning. Fits never overwrite the hyper-parameter.
+    """
     data = make_check_data(estimator)
     given = public_params(estimator, data["X"].shape[1])
 
@@ -490,8 +511,10 @@ def check_privacy_leak_warning(name, estimator):
             est.fit(**data)
         return [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]
 
-    if leak_warnings(_prepared(estimator, data)):
+    public = _prepared(estimator, data)
+    if leak_warnings(public):
         raise AssertionError(f"{name}: PrivacyLeakWarning although every sensitivity parameter was given")
+    public_leaves = _n_leaves(getattr(public, "privacy_spent_", None))
     # Alternatives (any one suffices) are left out together; other parameters one at a time.
     groups = [
         tuple(p for p in group if p in given) for group in getattr(estimator, "_alternative_sensitivity_params", ())
@@ -504,13 +527,21 @@ def check_privacy_leak_warning(name, estimator):
             caught = leak_warnings(est)
         except ValueError:
             continue  # the estimator requires this parameter: nothing is derived from data
-        if not caught:
+        released = _n_leaves(getattr(est, "privacy_spent_", None)) > public_leaves
+        if not caught and not released:
             raise AssertionError(
-                f"{name}: {' and '.join(group)}=None derives it from the data without a PrivacyLeakWarning"
+                f"{name}: {' and '.join(group)}=None derives it from the data without a PrivacyLeakWarning "
+                "(and without a private release of it in the fit's event)"
             )
         overwritten = [p for p in group if est.get_params()[p] is not None]
         if overwritten:
             raise AssertionError(f"{name}: fit overwrote the hyper-parameter {overwritten[0]}")
+    for param in (p for p in given if _accepts_data(estimator, p)):
+        est = _prepared(estimator, data, **{param: "data"})
+        if not leak_warnings(est):
+            raise AssertionError(f'{name}: {param}="data" derives it from the data without a PrivacyLeakWarning')
+        if est.get_params()[param] != "data":
+            raise AssertionError(f"{name}: fit overwrote the hyper-parameter {param}")
 
 
 def check_bad_input_releases_nothing(name, estimator):

@@ -234,11 +234,12 @@ def resolve_bounds(estimator, bounds, X, *, param="bounds", attribute="bounds_")
     ----------
     estimator : object
         The estimator (used in the warning).
-    bounds : tuple or list (lower, upper), dict, or None
+    bounds : tuple or list (lower, upper), dict, "data", or None
         See :func:`check_bounds`; dict keys are matched against the estimator's
-        ``feature_names_in_``.
+        ``feature_names_in_``. ``"data"`` (or None, for estimators without private
+        bounds): the data's minimum and maximum.
     X : ndarray of shape (n_samples, n_features)
-        Validated data; only read when ``bounds`` is None.
+        Validated data; only read when ``bounds`` is ``"data"`` or None.
     param, attribute : str
         Hyper-parameter and fitted-attribute names, for the warning (``attribute=None``
         for a function, which stores nothing).
@@ -249,12 +250,12 @@ def resolve_bounds(estimator, bounds, X, *, param="bounds", attribute="bounds_")
 
     Notes
     -----
-    **Privacy.** When ``bounds`` is None the bounds are the data's minimum and
+    **Privacy.** When ``bounds`` is ``"data"`` (or None) the bounds are the data's minimum and
     maximum: a :class:`~dpsk.exceptions.PrivacyLeakWarning` is emitted, and the
     estimator's release is not differentially private with respect to them. Given
     bounds are validated and used as they are.
     """
-    if bounds is None:
+    if bounds is None or _asks_for_data(bounds):
         warn_data_derived(estimator, param, attribute)
         bounds = column_min_max(X)
     # Feature bounds may be keyed by X's column names; a target's bounds never are.
@@ -267,15 +268,35 @@ def resolve_data_norm(estimator, data_norm, X, *, param="data_norm", attribute="
 
     Notes
     -----
-    **Privacy.** When ``data_norm`` is None the bound is the largest row norm of the
+    **Privacy.** When ``data_norm`` is ``"data"`` (or None) the bound is the largest row norm of the
     data: a :class:`~dpsk.exceptions.PrivacyLeakWarning` is emitted, and the
     estimator's release is not differentially private with respect to it.
     """
-    if data_norm is None:
+    if data_norm is None or _asks_for_data(data_norm):
         warn_data_derived(estimator, param, attribute)
         norms = row_norms_l2(X)
         data_norm = float(norms.max()) if norms.size and norms.max() > 0 else 1.0
     return check_data_norm(data_norm, name=param)
+
+
+def _asks_for_data(value):
+    """Whether a sensitivity parameter is the explicit ``"data"`` (derive it from the data, with a warning)."""
+    return isinstance(value, str) and value == "data"
+
+
+#: The error for ``classes="private"`` (the same words in the docstrings).
+PRIVATE_CLASSES_ERROR = (
+    '{owner}: classes="private" is not possible: a private label set cannot be estimated (a label that '
+    "one record holds is exactly what the guarantee hides). Pass the public label set as `{param}` (e.g. "
+    "from the schema)."
+)
+
+
+def refuse_private_classes(estimator, classes, *, param="classes"):
+    """Raise the clear :data:`PRIVATE_CLASSES_ERROR` for ``classes="private"`` (before any spend)."""
+    if isinstance(classes, str) and classes == "private":
+        owner = estimator if isinstance(estimator, str) else type(estimator).__name__
+        raise ValueError(PRIVATE_CLASSES_ERROR.format(owner=owner, param=param))
 
 
 def resolve_classes(estimator, classes, y, *, param="classes"):
@@ -293,15 +314,20 @@ def resolve_classes(estimator, classes, y, *, param="classes"):
     ValueError
         If y is not a classification target; if y holds a label outside ``classes``
         (the message does not say which); if ``classes`` has duplicates or fewer than two
-        labels; or if ``classes`` is None and y holds one class only.
+        labels; if ``classes`` is None and y holds one class only; or if ``classes`` is
+        ``"private"`` (a private label set is not possible: the public label set is
+        required).
 
     Notes
     -----
     **Privacy.** When ``classes`` is None the labels present in y are used: a
     :class:`~dpsk.exceptions.PrivacyLeakWarning` is emitted (the set of labels is
     information about the data). Given classes are public; labels of y outside them
-    are rejected without showing their values.
+    are rejected without showing their values. Unlike bounds, a left-out ``classes``
+    is not estimated privately: a label set has no private estimate that keeps every
+    label of y (a label held by one record is what the guarantee hides).
     """
+    refuse_private_classes(estimator, classes, param=param)
     check_classification_targets(y)
     y = np.asarray(y)
     if classes is None:

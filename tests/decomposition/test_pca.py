@@ -132,7 +132,7 @@ def test_float32_is_kept(data):
 
 def test_data_derived_norm_warns(data):
     with pytest.warns(PrivacyLeakWarning, match="data_norm"):
-        pca = PCA(2).fit(data)
+        pca = PCA(2, data_norm="data").fit(data)
     assert pca.data_norm_ == pytest.approx(np.linalg.norm(data, axis=1).max())
 
 

@@ -167,12 +167,12 @@ def test_apply_float32_and_pickle():
     assert tree.tree_.value.shape == (15, 2)
 
 
-def test_missing_bounds_y_warns_and_is_stored():
+def test_data_derived_bounds_y_warns_and_is_stored():
     X, y = _data(n=300)
-    forest = _forest(bounds_y=None)
+    forest = _forest(bounds_y="data")
     with pytest.warns(PrivacyLeakWarning, match="bounds_y"):
         forest.fit(X, y)
-    assert forest.bounds_y is None
+    assert forest.bounds_y == "data"
     assert forest.bounds_y_ == (float(y.min()), float(y.max()))
 
 

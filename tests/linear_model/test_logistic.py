@@ -144,10 +144,10 @@ def test_public_classes_allow_a_class_absent_from_y():
 
 def test_data_derived_norm_warns_and_is_stored_apart():
     X, y = _data()
-    clf = LogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0)
+    clf = LogisticRegression(epsilon=1.0, data_norm="data", classes=[0, 1], random_state=0)
     with pytest.warns(PrivacyLeakWarning, match="data_norm"):
         clf.fit(X, y)
-    assert clf.data_norm is None
+    assert clf.data_norm == "data"
     assert clf.data_norm_ == pytest.approx(np.linalg.norm(X, axis=1).max())
 
 

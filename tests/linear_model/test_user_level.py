@@ -278,7 +278,12 @@ def test_bad_groups_in_fit(estimator_name):
 
     X, y, _ = _classification_users(n=8)
     acc = BudgetAccountant(epsilon=10.0)
-    est = getattr(lm, estimator_name)(epsilon=1.0, accountant=acc)
+    public = {  # the bounds are public: the errors are about the user ids
+        "LogisticRegression": dict(data_norm=2.0),
+        "LinearRegression": dict(bounds_X=(-2, 2), bounds_y=(-2, 2)),
+        "LabelPrivateLinearRegression": {},
+    }[estimator_name]
+    est = getattr(lm, estimator_name)(epsilon=1.0, accountant=acc, **public)
     bad = {
         "NaN": np.array([0, 1, np.nan, 1, 0, 1, 0, 1]),
         "entries but the data": np.arange(5),

@@ -50,8 +50,8 @@ def test_multinomial_rejects_negative_values():
 def test_multinomial_derived_norm_warns(counts_data):
     X, y = counts_data
     with pytest.warns(PrivacyLeakWarning, match="data_norm"):
-        clf = MultinomialNB(classes=[0, 1, 2]).fit(X, y)
-    assert clf.data_norm_ == X.sum(axis=1).max() and clf.data_norm is None
+        clf = MultinomialNB(data_norm="data", classes=[0, 1, 2]).fit(X, y)
+    assert clf.data_norm_ == X.sum(axis=1).max() and clf.data_norm == "data"
 
 
 def test_bernoulli_huge_epsilon_matches_scikit_learn(counts_data):
@@ -119,7 +119,7 @@ def test_categorical_validates_codes_without_showing_them():
 
 def test_categorical_derived_domain_warns():
     with pytest.warns(PrivacyLeakWarning, match="n_categories"):
-        clf = CategoricalNB(classes=[0, 1]).fit([[0, 2], [1, 0]], [0, 1])
+        clf = CategoricalNB(n_categories="data", classes=[0, 1]).fit([[0, 2], [1, 0]], [0, 1])
     np.testing.assert_array_equal(clf.n_categories_, [2, 3])
 
 

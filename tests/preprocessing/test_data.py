@@ -144,7 +144,7 @@ def test_float32_and_warning(cls):
     X = np.random.default_rng(0).normal(size=(100, 2)).astype(np.float32)
     assert cls(epsilon=1.0, bounds=(-4, 4), random_state=0).fit(X).transform(X).dtype == np.float32
     with pytest.warns(PrivacyLeakWarning, match="bounds"):
-        cls(epsilon=1.0).fit(X)
+        cls(epsilon=1.0, bounds="data").fit(X)
 
 
 @pytest.mark.parametrize("cls", [StandardScaler, MinMaxScaler])

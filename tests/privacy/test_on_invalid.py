@@ -166,7 +166,7 @@ def test_stats_on_invalid_parameter_errors():
     with pytest.raises(InvalidParameterError, match="on_invalid"):
         stats.mean(_VALID, bounds=(0, 1), on_invalid="ignore", accountant=acc)
     with pytest.raises(ValueError, match="public `bounds`"):
-        stats.mean(_VALID, on_invalid="clip", accountant=acc)
+        stats.mean(_VALID, bounds="data", on_invalid="clip", accountant=acc)
     with pytest.raises(ValueError, match="public `range`"):
         stats.histogram(_VALID, bins=3, on_invalid="clip", accountant=acc)
     with pytest.raises(ValueError, match="public_user_counts"):
@@ -275,7 +275,7 @@ def test_naive_bayes_on_invalid_parameter_errors():
         with pytest.raises(InvalidParameterError, match="on_invalid"):
             est.set_params(on_invalid="ignore", accountant=acc).fit(_X, _Y)
     with pytest.raises(ValueError, match="public `bounds`"):
-        GaussianNB(on_invalid="clip", accountant=acc).fit(_X, _Y)
+        GaussianNB(on_invalid="clip", bounds="data", accountant=acc).fit(_X, _Y)
     assert len(acc) == 0
 
 

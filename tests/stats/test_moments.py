@@ -180,10 +180,10 @@ def test_nothing_is_spent_on_invalid_data():
     assert acc.total().epsilon == 0
 
 
-def test_missing_bounds_warn():
-    """Check that data-derived bounds raise a PrivacyLeakWarning."""
+def test_data_derived_bounds_warn():
+    """Check that data-derived bounds (``"data"``) raise a PrivacyLeakWarning."""
     with pytest.warns(PrivacyLeakWarning, match="bounds"):
-        stats.mean(_data(10), epsilon=1.0, random_state=0)
+        stats.mean(_data(10), epsilon=1.0, bounds="data", random_state=0)
 
 
 @pytest.mark.parametrize(

@@ -119,26 +119,39 @@ def test_classes_required_on_the_first_call(name):
 
 
 @pytest.mark.parametrize(
-    "make, attribute",
+    "make, param, private",
     [
-        (lambda: GaussianNB(epsilon=1.0), "bounds_"),
-        (lambda: MultinomialNB(epsilon=1.0), "data_norm_"),
-        (lambda: CategoricalNB(epsilon=1.0), "n_categories_"),
-        (lambda: StandardScaler(epsilon=1.0), "bounds_"),
-        (lambda: MinMaxScaler(epsilon=1.0), "bounds_"),
+        (lambda **kw: GaussianNB(epsilon=1.0, **kw), "bounds", True),
+        (lambda **kw: MultinomialNB(epsilon=1.0, **kw), "data_norm", False),
+        (lambda **kw: CategoricalNB(epsilon=1.0, **kw), "n_categories", False),
+        (lambda **kw: StandardScaler(epsilon=1.0, **kw), "bounds", True),
+        (lambda **kw: MinMaxScaler(epsilon=1.0, **kw), "bounds", True),
     ],
 )
-def test_sensitivity_parameters_fixed_at_the_first_call(make, attribute):
-    """Derived once (with the warning) at the first call, never from a later batch."""
-    est = make()
+@pytest.mark.parametrize("value", [None, "data"])
+def test_sensitivity_parameters_fixed_at_the_first_call(make, param, private, value):
+    """Estimated privately (left out) or derived with the warning ("data") once, at the first
+    call, never from a later batch; a left-out parameter without a private estimate is refused."""
+    acc = BudgetAccountant(epsilon=10.0)
+    est = make(accountant=acc, **{param: value})
     X, y = _batch(0)
-    with pytest.warns(PrivacyLeakWarning):
+    if value is None and not private:
+        with pytest.raises(ValueError, match="left out"):
+            _partial_fit(est, X, y, classes=[0, 1])
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         _partial_fit(est, X, y, classes=[0, 1])
-    before = np.copy(getattr(est, attribute))
+    leaks = [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+    assert bool(leaks) == (value == "data")
+    labels = [str(label) for label in acc.to_frame()["label"]]
+    assert (f"private {param}" in labels[0]) == (value is None), labels
+    before = np.copy(getattr(est, f"{param}_"))
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         _partial_fit(est, X + 1, y)  # larger values: would widen derived bounds or norms
-    np.testing.assert_array_equal(np.copy(getattr(est, attribute)), before)
+    np.testing.assert_array_equal(np.copy(getattr(est, f"{param}_")), before)
+    assert "private" not in str(acc.to_frame()["label"].iloc[-1])
 
 
 def test_integer_seed_draws_fresh_noise_per_call():

@@ -28,24 +28,19 @@ from dpsk.preprocessing import MinMaxScaler, StandardScaler
 from dpsk.stats import _bounds
 from dpsk.svm import LinearSVC
 from dpsk.tree import DecisionTreeRegressor
-from dpsk.utils._testing.bounds import NoiselessQuantileQuery, NoNoiseDiscreteLaplace
+from dpsk.utils._testing.bounds import (
+    NoiselessQuantileQuery,
+    NoNoiseDiscreteLaplace,
+    classification_data,
+    regression_data,
+)
 
 
 def _leaves(events):
     return Counter(leaf for event in events for leaf in event.flatten())
 
 
-def _regression(n=2_000, d=5, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    y = X @ rng.normal(size=d) + 0.1 * rng.normal(size=n)
-    return X, y
-
-
-def _classification(n=2_000, d=4, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d)) * 0.5
-    return X, (X[:, 0] + 0.2 * rng.normal(size=n) > 0).astype(int)
+_regression, _classification = regression_data, classification_data
 
 
 PRIVATE_FITS = {

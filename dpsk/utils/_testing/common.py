@@ -47,11 +47,11 @@ INIT_PARAMS = {
     "MLPRegressor": dict(epsilon=1e4, max_iter=100, hidden_layer_sizes=(16,), learning_rate_init=0.01),
     # Integer noise at ε = 1e4 is almost always 0: fits would not differ between seeds.
     "BernoulliNB": dict(epsilon=1.0),
-    "CategoricalNB": dict(epsilon=1.0),
+    "CategoricalNB": dict(epsilon=1.0, n_categories="data"),  # required: the checks' codes vary
     "GaussianNB": dict(epsilon=1e4),
     "KMeans": dict(n_clusters=3, epsilon=1e4, max_iter=3),
     "MinMaxScaler": dict(epsilon=1.0),  # integer noise: see BernoulliNB
-    "MultinomialNB": dict(epsilon=1e4),
+    "MultinomialNB": dict(epsilon=1e4, data_norm="data"),  # required (no private estimate yet)
     "PCA": dict(epsilon=1e4, delta=1e-5),
     "StandardScaler": dict(epsilon=1e4),
     # k = 1 of the checks' few features: something to choose, at a cost.
@@ -64,7 +64,7 @@ INIT_PARAMS = {
     "HistGradientBoostingRegressor": dict(epsilon=1e4, max_iter=20),
     # One teacher / part: no partition randomness, so the spread over seeds is the noise's.
     "PATEClassifier": dict(estimator=SkLogisticRegression(), n_teachers=1, epsilon=1e4),
-    "SubsampleAggregate": dict(estimator=SkLinearRegression(), n_parts=1, epsilon=1e4),
+    "SubsampleAggregate": dict(estimator=SkLinearRegression(), n_parts=1, epsilon=1e4, bounds="data"),
     # Two candidates that predict differently at the same privacy cost.
     "GridSearchCV": dict(
         estimator=ToyShiftedMeanClassifier(epsilon=1e4), param_grid={"shift": [0.0, 0.1]}, epsilon=1e4
