@@ -164,6 +164,37 @@ def _fit_categorical_nb(est, X, y, sample_weight=None):
     return est._fit_tables(flat, mechanism, grid, classes, n_categories, alpha)
 
 
+def _multinomial_chunk(view, classes, k, top, X, y, sample_weight):
+    from dpsk.utils.validation import _weight_units
+
+    if not np.all(np.isfinite(X)):
+        raise ValueError("Input X contains NaN or infinity.")
+    if np.min(X, initial=0.0) < 0:
+        raise ValueError("Negative values in data passed to MultinomialNB (input X)")
+    _, y_index = resolve_classes(None, classes, y)
+    units, _ = _weight_units(_weights(sample_weight, X))
+    # rows L1-clipped and rounded onto the public 2**-k grid, row by row: exact int64 units
+    return view._class_table(X, y_index, classes.size, k, top, units)
+
+
+def _fit_multinomial_nb(est, X, y, sample_weight=None):
+    from dpsk.naive_bayes._discrete import _check_exact_rows, _multinomial_grid
+    from dpsk.utils.validation import WEIGHT_GRID, check_data_norm
+
+    X, y, w, classes = _classifier_inputs(est, X, y, sample_weight)
+    n_classes, n_features = classes.size, X.shape[1]
+    alpha = est._check_alpha(n_features)
+    data_norm = check_data_norm(require_public(est.data_norm, "data_norm"))
+    k, top = _multinomial_grid(data_norm)
+    grid = 1 if w is None else WEIGHT_GRID
+    _check_exact_rows(X.shape[0], k, top, grid)  # public: the shape and the parameters
+    table = map_reduce(functools.partial(_multinomial_chunk, worker_view(est), classes, k, top), X, y, w)
+    rng = release_generator(est.random_state, context=est, data=fingerprint(table))
+    mechanism = est._mechanism((2**k + top) * grid, rng)
+    est._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
+    return est._fit_table(table, mechanism, 2.0**k * grid, classes, alpha, data_norm)
+
+
 def _classifier_inputs(est, X, y, sample_weight):
     """X, y and weights as Dask arrays chunked alike, and the public, sorted ``classes``."""
     if est.on_invalid != "raise":
@@ -290,7 +321,7 @@ def _fits():
     from dpsk.cluster import KMeans
     from dpsk.decomposition import PCA
     from dpsk.linear_model._least_squares import _BaseLeastSquares
-    from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB
+    from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB, MultinomialNB
     from dpsk.preprocessing import MinMaxScaler, StandardScaler
 
     return (
@@ -299,6 +330,7 @@ def _fits():
         (GaussianNB, _fit_gaussian_nb),
         (BernoulliNB, _fit_bernoulli_nb),
         (CategoricalNB, _fit_categorical_nb),
+        (MultinomialNB, _fit_multinomial_nb),
         (_BaseLeastSquares, _fit_least_squares),
         (KMeans, _fit_kmeans),
         (PCA, _fit_pca),
