@@ -197,7 +197,7 @@ def _fit_multinomial_nb(est, X, y, sample_weight=None):
 
 def _classifier_inputs(est, X, y, sample_weight):
     """X, y and weights as Dask arrays chunked alike, and the public, sorted ``classes``."""
-    if est.on_invalid != "raise":
+    if getattr(est, "on_invalid", "raise") != "raise":
         raise ValueError('Dask fits support on_invalid="raise" only: clean the data first')
     X = as_rows(est, X)
     y = as_vector(require_public(y, "y"), X, "y")
@@ -206,6 +206,77 @@ def _classifier_inputs(est, X, y, sample_weight):
     if classes.ndim != 1 or classes.size < 2:
         raise ValueError("classes must be a 1-d array-like of at least two labels")
     return X, y, w, classes
+
+
+# -- random trees and forests (classifiers) ------------------------------------------------
+
+
+def _class_totals_chunk(classes, X, y, sample_weight):
+    from dpsk.utils.validation import _weight_units
+
+    if not np.all(np.isfinite(X)):
+        raise ValueError("Input X contains NaN or infinity.")
+    _, y_index = resolve_classes(None, classes, y)
+    units, _ = _weight_units(_weights(sample_weight, X))
+    return np.rint(np.bincount(y_index, weights=units, minlength=classes.size)).astype(np.int64)
+
+
+def _leaf_counts_chunk(classes, feature, threshold, depth, X, y, sample_weight, part):
+    from dpsk.tree._classes import _weighted_leaf_counts
+    from dpsk.utils.validation import _weight_units
+
+    _, y_index = resolve_classes(None, classes, y)
+    units, _ = _weight_units(_weights(sample_weight, X))
+    part = None if part is None else part.astype(np.intp)
+    return _weighted_leaf_counts(X, y_index, classes.size, part, feature, threshold, depth, 1, units)
+
+
+def _fit_random_trees(est, X, y, sample_weight=None):
+    """Random trees and forests: the structure is drawn from the public bounds (no data),
+    each chunk routes its rows and counts its leaves (int64, exact), the counts are summed.
+
+    The Generator is used in the in-memory order (structure, spend, each row's tree,
+    the leaf noise, the class totals' noise); the rows' trees are drawn on the client
+    (public randomness, n small integers) and shipped chunked like X.
+    """
+    import math
+
+    from dpsk.accounting import ComposedEvent
+    from dpsk.accounting._calibration import split_epsilon
+    from dpsk.tree._classes import PRIOR_SPLIT
+    from dpsk.utils._private_bounds import private_box
+    from dpsk.utils.validation import WEIGHT_GRID
+
+    X, y, w, classes = _classifier_inputs(est, X, y, sample_weight)
+    require_public(est.bounds, "bounds")
+    plan, (lower, upper) = private_box(est, X)
+    n_trees, n_classes = est._n_trees(), classes.size
+    depth = est._depth(X.shape[1], n_trees, n_classes)
+    est._n_threads()  # invalid n_jobs fails here, before any spend
+    grid = 1 if w is None else WEIGHT_GRID
+    # A first pass validates the data (NaN, labels, weights) and keys an integer seed.
+    totals_exact = map_reduce(functools.partial(_class_totals_chunk, classes), X, y, w)
+    rng = release_generator(est.random_state, context=est, data=fingerprint(totals_exact))
+    feature, threshold = est._structure(rng, n_trees, depth, lower, upper)
+    epsilon_leaves, epsilon_totals = split_epsilon(plan.fit_epsilon, PRIOR_SPLIT)
+    leaves = est._mechanism(epsilon_leaves, rng, est._leaf_sensitivity(n_trees) * grid)
+    totals = est._mechanism(epsilon_totals, rng, grid)
+    shape = (n_trees, 2**depth, n_classes)
+    plan.spend(est, ComposedEvent((leaves.privacy_event(shape), totals.privacy_event(n_classes))), rng)
+    part = est._parts(rng, n_trees, X.shape[0])
+    part = None if part is None else as_vector(part.astype(np.min_scalar_type(n_trees - 1)), X, "part")
+    chunk = functools.partial(_leaf_counts_chunk, classes, feature, threshold, depth)
+    counts = map_reduce(chunk, X, y, w, part)
+    noisy = leaves.randomise(counts).astype(np.float64) / grid
+    class_count = totals.randomise(totals_exact if w is None else totals_exact.astype(np.float64)) / grid
+    noise_std = math.sqrt(float(leaves.variance(counts))) / grid
+    # the fitted attributes of BaseRandomTrees.fit
+    est.classes_, est.n_classes_ = classes, n_classes
+    est.bounds_, est.max_depth_ = (lower, upper), depth
+    est.class_count_ = np.maximum(class_count, 0.0)
+    est._set_model(feature, threshold, noisy, noise_std)
+    est._store_trees(feature, threshold, noisy, noise_std)
+    return est
 
 
 # -- least squares -------------------------------------------------------------------------
@@ -323,6 +394,7 @@ def _fits():
     from dpsk.linear_model._least_squares import _BaseLeastSquares
     from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB, MultinomialNB
     from dpsk.preprocessing import MinMaxScaler, StandardScaler
+    from dpsk.tree._classes import BaseRandomTrees
 
     return (
         (StandardScaler, _fit_standard_scaler),
@@ -334,6 +406,7 @@ def _fits():
         (_BaseLeastSquares, _fit_least_squares),
         (KMeans, _fit_kmeans),
         (PCA, _fit_pca),
+        (BaseRandomTrees, _fit_random_trees),
     )
 
 

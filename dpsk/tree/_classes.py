@@ -44,6 +44,7 @@ from dpsk.base import (
     DPEstimatorMixin,
     priors_from_counts,
 )
+from dpsk.dask._data import dask_fit, is_dask
 from dpsk.mechanisms import DiscreteLaplace
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
@@ -459,6 +460,8 @@ class BaseRandomTrees(RandomTreesMixin, BaseJointLogLikelihoodClassifier):
         self : object
         """
         self._check_privacy_budget(budget_event(self.epsilon))
+        if is_dask(X, y, sample_weight):  # leaf counts per chunk, the same release (dpsk.dask)
+            return dask_fit(self, X, y, sample_weight=sample_weight)
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
         units, grid = _weight_units(_check_sample_weight_dp(sample_weight, X))
         plan, (lower, upper) = private_box(self, X)

@@ -264,3 +264,68 @@ def test_rank_error_of_an_infinite_epsilon_is_zero():
     """Regression: ``rank_error`` divided by the missing score multiplier at ε = ∞."""
     result = stats.median(_values(), epsilon=float("inf"), bounds=(-5.0, 5.0), random_state=0, return_error=True)
     assert result.rank_error(0.05) == 0.0
+
+
+# -- random trees and forests ------------------------------------------------------------
+
+
+def _tree_data(dtype=np.float64):
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1.2, 1.2, size=(N, 3)).astype(dtype)  # beyond the bounds: routed as clipped
+    labels = (X[:, 0] + 0.3 * X[:, 1] > 0).astype(int) + (X[:, 2] > 0.8)
+    return X, labels, rng.uniform(0.0, 1.5, size=N)
+
+
+def _tree_models():
+    from dpsk.ensemble import RandomForestClassifier
+    from dpsk.tree import DecisionTreeClassifier
+
+    params = dict(bounds=(-1.0, 1.0), classes=[0, 1, 2], epsilon=2.0)
+    return [
+        lambda: DecisionTreeClassifier(max_depth=3, **params),
+        lambda: RandomForestClassifier(n_estimators=5, max_depth=2, **params),
+    ]
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS, ids=len)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("make", _tree_models(), ids=["tree", "forest"])
+def test_random_trees_equal_in_memory(chunks, weighted, make):
+    X, labels, w = _tree_data()
+    weights = w if weighted else None
+    a = make().set_params(random_state=_rng()).fit(X, labels, sample_weight=weights)
+    b = make().set_params(random_state=_rng())
+    b.fit(_dask(X, chunks), _dask(labels, chunks), sample_weight=_dask(w, chunks) if weighted else None)
+    for name in ("class_count_", "bounds_", "max_depth_", "_feature", "_threshold"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert all(np.array_equal(u, v) for u, v in zip(np.atleast_1d(x), np.atleast_1d(y))), name
+    trees_a = getattr(a, "estimators_", [a])
+    trees_b = getattr(b, "estimators_", [b])
+    for s, t in zip(trees_a, trees_b):
+        assert np.array_equal(s.tree_.value, t.tree_.value)
+    assert a.privacy_spent_ == b.privacy_spent_
+    np.testing.assert_allclose(b.predict_proba(_dask(X, chunks)).compute(), a.predict_proba(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize("make", _tree_models(), ids=["tree", "forest"])
+def test_random_trees_nan_in_one_chunk_raises_before_the_spend(make):
+    X, labels, _ = _tree_data()
+    X[N - 4, 1] = np.nan
+    accountant = _RecordingAccountant()
+    with pytest.raises(ValueError, match="NaN"):
+        make().set_params(accountant=accountant).fit(_dask(X, CHUNKINGS[2]), _dask(labels, CHUNKINGS[2]))
+    assert [call for call, _ in accountant.calls] == ["check"]
+
+
+def test_random_trees_refusals_before_any_compute(computes):
+    from dpsk.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+    X, labels, _ = _tree_data()
+    Xd, yd = _dask(X, CHUNKINGS[1]), _dask(labels, CHUNKINGS[1])
+    with pytest.raises(ValueError, match="public `bounds`"):
+        DecisionTreeClassifier(classes=[0, 1, 2]).fit(Xd, yd)
+    with pytest.raises(ValueError, match="unknown chunk sizes"):
+        DecisionTreeClassifier(bounds=(-1, 1), classes=[0, 1, 2]).fit(Xd[Xd[:, 0] > 0], yd)
+    with pytest.raises(TypeError, match="does not run on Dask"):
+        DecisionTreeRegressor(bounds=(-1, 1), bounds_y=(0, 2)).fit(Xd, yd)
+    assert computes.computes == 0
