@@ -20,7 +20,7 @@ import functools
 
 import numpy as np
 
-from dpsk.dask._data import as_rows, as_vector, require_public, worker_view
+from dpsk.dask._data import as_rows, as_vector, frame_values, require_public, worker_view
 from dpsk.dask._reduce import fingerprint, map_reduce
 from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_bounds, resolve_classes
 
@@ -428,7 +428,7 @@ def fit(estimator, X, y=None, **fit_params):
             return function(estimator, X, y, **fit_params)
     raise TypeError(
         f"{type(estimator).__name__} has no Dask fit: pass numpy arrays, or see the user guide "
-        "(doc/user_guide/dask.rst) for the estimators that run on Dask collections"
+        "(doc/user_guide/scaling.rst) for the estimators that run on Dask collections"
     )
 
 
@@ -453,7 +453,7 @@ def moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_e
 
     if call.user_level or call.on_invalid != "raise":
         raise ValueError(f"{function} on Dask input supports item-level releases with on_invalid='raise' only")
-    arr = a.to_dask_array(lengths=True) if hasattr(a, "to_dask_array") else a
+    arr = frame_values(a)
     columns = list(a.columns) if hasattr(a, "columns") else None
     if arr.ndim not in (1, 2):
         raise ValueError(f"{function} on Dask input takes 1-d or 2-d data, got {arr.ndim} dimensions")
@@ -506,7 +506,7 @@ def histogram_counts(call, arr, n_dims, bins, value_range, density, function):
         raise ValueError(f"{function} on Dask input supports item-level releases with on_invalid='raise' only")
     if value_range is None and any(np.ndim(b) == 0 for b in bins):
         require_public(None, "range", function)
-    arr = arr.to_dask_array(lengths=True) if hasattr(arr, "to_dask_array") else arr
+    arr = frame_values(arr)
     # explicit edges everywhere when no range is given (the range is then not read)
     edges = _edges(bins, value_range if value_range is not None else [(0.0, 1.0)] * n_dims, None, function)
     n_records = arr.shape[0]

@@ -57,7 +57,9 @@ def merge(*parts):
 def _blocks(array, n_blocks):
     if array is None:
         return [None] * n_blocks
-    blocks = array.to_delayed().ravel()
+    # Unoptimised: y and weights derived from X (one graph) then share X's chunks, which
+    # each array's own optimisation would fuse and compute twice.
+    blocks = array.to_delayed(optimize_graph=False).ravel()
     if len(blocks) != n_blocks:  # as_rows / as_vector chunk every array like X
         raise ValueError("the arrays must be chunked alike along their rows")
     return list(blocks)

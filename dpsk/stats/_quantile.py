@@ -42,7 +42,7 @@ import numpy as np
 
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import compose
-from dpsk.dask._data import is_dask
+from dpsk.dask._data import frame_values, is_dask
 from dpsk.mechanisms import ExponentialMechanism
 from dpsk.stats._common import (
     STATS_DOCS,
@@ -298,7 +298,7 @@ def _bin_middle(index, lower, upper, bins):
 def _quantile_statistic(call, a, q, bounds, axis, keepdims, bins, return_error, function):
     dask_input = is_dask(a)
     if dask_input:  # a data frame's lengths are its public shape (dpsk.dask)
-        arr = a.to_dask_array(lengths=True) if hasattr(a, "to_dask_array") else a
+        arr = frame_values(a)
     else:
         arr = as_array(a)
     q = _check_q(q)

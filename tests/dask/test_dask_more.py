@@ -329,3 +329,79 @@ def test_random_trees_refusals_before_any_compute(computes):
     with pytest.raises(TypeError, match="does not run on Dask"):
         DecisionTreeRegressor(bounds=(-1, 1), bounds_y=(0, 2)).fit(Xd, yd)
     assert computes.computes == 0
+
+
+# -- privacy audit on Dask input ---------------------------------------------------------
+
+
+def _dask_neighbours(neighbours, n_chunks=7):
+    """The audit's neighbouring fit arguments with every array as a Dask array in chunks."""
+    out = []
+    for arguments in neighbours:
+        converted = {}
+        for key, value in arguments.items():
+            if isinstance(value, np.ndarray) and value.ndim >= 1:
+                size = -(-value.shape[0] // n_chunks)
+                value = da.from_array(value, chunks=(size,) + value.shape[1:])
+            converted[key] = value
+        out.append(converted)
+    return tuple(out)
+
+
+def _audit_on_dask(cls, n_samples=None):
+    from dpsk.audit import audit_estimator
+    from dpsk.utils._testing.registry import FAMILY_AUDITS
+
+    config = FAMILY_AUDITS["MultinomialNB"]
+    return audit_estimator(
+        cls(**config.params),
+        _dask_neighbours(config.neighbours()),
+        config.projection,
+        n_samples=n_samples or config.n_samples,
+        random_state=0,
+    )
+
+
+@pytest.mark.audit
+@pytest.mark.parametrize("broken", [False, True], ids=["MultinomialNB", "MultinomialNBNoClipping"])
+def test_multinomial_nb_privacy_audit_on_dask(broken):
+    """The family audit of MultinomialNB (tests/privacy) with the neighbours as Dask arrays in
+    7 chunks: the Dask fit passes, and the same fit without the L1 clip fails (per-chunk
+    tables of unclipped rows: the audit sees the canary's excess)."""
+    from dpsk.utils._testing.family import MultinomialNBNoClipping
+
+    result = _audit_on_dask(MultinomialNBNoClipping if broken else MultinomialNB)
+    assert result.passed != broken, str(result)
+
+
+def test_labels_derived_from_x_do_not_recompute_its_chunks():
+    """map_reduce hands Dask one graph: a chunk of X that y is derived from is made once."""
+    made = []
+
+    def make(block_info=None):
+        made.append(block_info[None]["chunk-location"])
+        return np.random.default_rng(len(made)).uniform(size=(100, 3))
+
+    X = da.map_blocks(make, chunks=((100,) * 6, (3,)), dtype=np.float64, meta=np.empty((0, 0)))
+    labels = (X[:, 0] > 0.5).astype(int)
+    MultinomialNB(data_norm=3.0, classes=[0, 1], random_state=0).fit(X, labels)
+    assert len(made) == 6
+
+
+def test_a_column_of_parquet_files(tmp_path):
+    """Regression: a column projection merges the partitions of small Parquet files, and
+    ``to_dask_array(lengths=True)`` of the unoptimised column failed (2 lengths for 3
+    partitions)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(1)
+    parts = [
+        pd.DataFrame({"a": rng.uniform(size=500), "b": rng.uniform(size=500), "c": np.ones(500)}) for _ in range(3)
+    ]
+    for i, part in enumerate(parts):
+        part.to_parquet(tmp_path / f"part-{i}.parquet", engine="pyarrow")
+    frame = dd.read_parquet(tmp_path)
+    values = pd.concat(parts)["a"].to_numpy()
+    for function in (stats.mean, stats.median):
+        expected = function(values, bounds=(0.0, 1.0), random_state=_rng())
+        assert function(frame["a"], bounds=(0.0, 1.0), random_state=_rng()) == expected
