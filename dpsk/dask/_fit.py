@@ -241,9 +241,6 @@ def _fit_random_trees(est, X, y, sample_weight=None):
     """
     import math
 
-    from dpsk.accounting import ComposedEvent
-    from dpsk.accounting._calibration import split_epsilon
-    from dpsk.tree._classes import PRIOR_SPLIT
     from dpsk.utils._private_bounds import private_box
     from dpsk.utils.validation import WEIGHT_GRID
 
@@ -258,11 +255,7 @@ def _fit_random_trees(est, X, y, sample_weight=None):
     totals_exact = map_reduce(functools.partial(_class_totals_chunk, classes), X, y, w)
     rng = release_generator(est.random_state, context=est, data=fingerprint(totals_exact))
     feature, threshold = est._structure(rng, n_trees, depth, lower, upper)
-    epsilon_leaves, epsilon_totals = split_epsilon(plan.fit_epsilon, PRIOR_SPLIT)
-    leaves = est._mechanism(epsilon_leaves, rng, est._leaf_sensitivity(n_trees) * grid)
-    totals = est._mechanism(epsilon_totals, rng, grid)
-    shape = (n_trees, 2**depth, n_classes)
-    plan.spend(est, ComposedEvent((leaves.privacy_event(shape), totals.privacy_event(n_classes))), rng)
+    leaves, totals = est._spend_leaf_releases(plan, rng, n_trees, depth, n_classes, grid)
     part = est._parts(rng, n_trees, X.shape[0])
     part = None if part is None else as_vector(part.astype(np.min_scalar_type(n_trees - 1)), X, "part")
     chunk = functools.partial(_leaf_counts_chunk, classes, feature, threshold, depth)
