@@ -146,12 +146,14 @@ def _ooc_fits():
 
 
 class _PeakMemory:
-    """Peak resident memory of each worker process, sampled every ``interval`` seconds."""
+    """Peak resident memory of each worker process, sampled every ``interval`` seconds, and
+    the CPU seconds the workers used meanwhile (``cpu``: less sensitive than wall time to
+    the other jobs of a shared machine)."""
 
     def __init__(self, client, interval=0.25):
         import threading
 
-        self.client, self.interval, self.peak = client, interval, {}
+        self.client, self.interval, self.peak, self.cpu = client, interval, {}, 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
 
@@ -161,6 +163,16 @@ class _PeakMemory:
 
         return psutil.Process().memory_info().rss
 
+    @staticmethod
+    def _cpu():
+        import psutil
+
+        times = psutil.Process().cpu_times()
+        return times.user + times.system
+
+    def _cpu_total(self):
+        return sum(self.client.run(self._cpu).values())
+
     def _poll(self):
         while not self._stop.is_set():
             for worker, rss in self.client.run(self._rss).items():
@@ -169,12 +181,14 @@ class _PeakMemory:
 
     def __enter__(self):
         self.peak = {worker: rss for worker, rss in self.client.run(self._rss).items()}
+        self.cpu = -self._cpu_total()
         self._thread.start()
         return self
 
     def __exit__(self, *exc):
         self._stop.set()
         self._thread.join()
+        self.cpu += self._cpu_total()
 
 
 def run_out_of_core(n_rows, n_reference, workers=(1, 2), names=None):
@@ -185,13 +199,14 @@ def run_out_of_core(n_rows, n_reference, workers=(1, 2), names=None):
     from distributed import Client, LocalCluster
 
     fits = [(name, fit) for name, fit in _ooc_fits() if names is None or name in names]
-    reference = {}
+    reference, reference_cpu = {}, {}
     if n_reference:
         X, y, labels = (a.compute() for a in _ooc_data(n_reference))
         for name, fit in fits:
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             fit(X, y, labels)
             reference[name] = time.perf_counter() - start
+            reference_cpu[name] = time.process_time() - cpu
         del X, y, labels
     rows = []
     for n_workers in workers:
@@ -203,15 +218,18 @@ def run_out_of_core(n_rows, n_reference, workers=(1, 2), names=None):
             small = _ooc_data(OOC_CHUNK * n_workers)
             for _, fit in fits:  # warm-up: the workers import dpsk and Dask's modules once
                 fit(*small)
-            start = time.perf_counter()
-            X.sum().compute()  # one pass generating the data: the floor of every fit's time
-            generate = time.perf_counter() - start
+            with _PeakMemory(client) as generating:  # one pass making the data: every fit's floor
+                start = time.perf_counter()
+                X.sum().compute()
+                generate = time.perf_counter() - start
             for name, fit in fits:
                 with _PeakMemory(client) as memory:
                     start = time.perf_counter()
                     fit(X, y, labels)
                     seconds = time.perf_counter() - start
                 memory_rate = n_reference / reference[name] if name in reference else float("nan")
+                memory_cpu_rate = n_reference / reference_cpu[name] if name in reference else float("nan")
+                fit_cpu = memory.cpu - generating.cpu  # the workers' CPU beyond making X
                 rows.append(
                     {
                         "estimator": name,
@@ -223,6 +241,11 @@ def run_out_of_core(n_rows, n_reference, workers=(1, 2), names=None):
                         "rows/s on Dask": n_rows / seconds,
                         f"rows/s in memory ({n_reference:.0e} rows)": memory_rate,
                         "Dask / in-memory throughput": n_rows / seconds / memory_rate,
+                        "workers' CPU (s)": memory.cpu,
+                        "of which making X (s)": generating.cpu,
+                        "rows per CPU-s beyond making X, Dask / in memory": (
+                            n_rows / fit_cpu / memory_cpu_rate if fit_cpu > 0 else float("nan")
+                        ),
                         "peak memory per worker (MB)": max(memory.peak.values()) / 2**20,
                     }
                 )
