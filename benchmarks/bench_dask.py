@@ -16,6 +16,15 @@ Best of 3 interleaved runs (``--quick``: 2). The Dask rows time the whole fit: t
 per-chunk exact kernels, the tree reduction and the one noisy release on the client.
 
 Run: ``python benchmarks/bench_dask.py [--quick]``.
+
+Out of core (issue 18): ``python benchmarks/bench_dask.py --rows 1e8 [--reference 1e7]
+[--workers 1,2] [--only GaussianNB,PCA]`` fits GaussianNB, LinearRegression, PCA,
+StandardScaler, ``stats.mean`` and ``stats.quantile`` on an n × 20 float64 array that
+``dask.array.random`` generates chunk by chunk where it is used (never materialised:
+10⁸ rows would be 16 GB), on a ``distributed.LocalCluster`` of 1 and 2 worker processes
+of one thread each: the time of each fit, the time of one pass that only generates the
+data, the peak resident memory of a worker, and the throughput against the in-memory fit
+of the same estimator at ``--reference`` rows.
 """
 
 import numpy as np
@@ -151,5 +160,180 @@ def logistic_rows(quick=False):
     ]
 
 
+# -- out of core: a lazily generated array on a distributed LocalCluster ------------------
+
+#: Columns of the out-of-core array, its public bounds, and rows per chunk (16 MB).
+OOC_D, OOC_BOUNDS, OOC_CHUNK = 20, (0.0, 1.0), 100_000
+
+
+def _ooc_data(n, chunk=OOC_CHUNK, seed=0):
+    """X uniform on [0, 1)^20 (``dask.array.random``: each chunk made where it is used,
+    never materialised), y = X·w + noise and labels (X₀ > ½), all lazy."""
+    import dask.array as da
+
+    state = da.random.RandomState(seed)
+    X = state.random_sample((n, OOC_D), chunks=(chunk, OOC_D))
+    w = np.linspace(-1.0, 1.0, OOC_D)
+    y = X @ w + state.normal(scale=0.1, size=n, chunks=chunk)
+    labels = (X[:, 0] > 0.5).astype(np.int64)
+    return X, y, labels
+
+
+def _ooc_fits():
+    """(name, fit(X, y, labels)) of the out-of-core run: dpsk on whatever X is (numpy or Dask)."""
+    from dpsk import stats
+    from dpsk.decomposition import PCA
+    from dpsk.naive_bayes import GaussianNB
+
+    lo, hi = OOC_BOUNDS
+    return [
+        ("GaussianNB", lambda X, y, c: GaussianNB(bounds=OOC_BOUNDS, classes=[0, 1], random_state=0).fit(X, c)),
+        (
+            "LinearRegression",
+            lambda X, y, c: LinearRegression(bounds_X=OOC_BOUNDS, bounds_y=(-12.0, 12.0), random_state=0).fit(X, y),
+        ),
+        ("PCA", lambda X, y, c: PCA(n_components=5, bounds=OOC_BOUNDS, random_state=0).fit(X)),
+        ("StandardScaler", lambda X, y, c: StandardScaler(bounds=OOC_BOUNDS, random_state=0).fit(X)),
+        ("stats.mean", lambda X, y, c: stats.mean(X, bounds=OOC_BOUNDS, axis=0, random_state=0)),
+        ("stats.quantile", lambda X, y, c: stats.quantile(X[:, 0], 0.5, bounds=(lo, hi), random_state=0)),
+    ]
+
+
+class _PeakMemory:
+    """Peak resident memory of each worker process, sampled every ``interval`` seconds, and
+    the CPU seconds the workers used meanwhile (``cpu``: less sensitive than wall time to
+    the other jobs of a shared machine)."""
+
+    def __init__(self, client, interval=0.25):
+        import threading
+
+        self.client, self.interval, self.peak, self.cpu = client, interval, {}, 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    @staticmethod
+    def _rss():
+        import psutil
+
+        return psutil.Process().memory_info().rss
+
+    @staticmethod
+    def _cpu():
+        import psutil
+
+        times = psutil.Process().cpu_times()
+        return times.user + times.system
+
+    def _cpu_total(self):
+        return sum(self.client.run(self._cpu).values())
+
+    def _poll(self):
+        while not self._stop.is_set():
+            for worker, rss in self.client.run(self._rss).items():
+                self.peak[worker] = max(self.peak.get(worker, 0), rss)
+            self._stop.wait(self.interval)
+
+    def __enter__(self):
+        self.peak = {worker: rss for worker, rss in self.client.run(self._rss).items()}
+        self.cpu = -self._cpu_total()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.cpu += self._cpu_total()
+
+
+def run_out_of_core(n_rows, n_reference, workers=(1, 2), names=None):
+    """Rows: each fit on the lazy n_rows × 20 array on a LocalCluster of 1 and 2 worker
+    processes (one thread each), against the in-memory fit at ``n_reference`` rows."""
+    import time
+
+    from distributed import Client, LocalCluster
+
+    fits = [(name, fit) for name, fit in _ooc_fits() if names is None or name in names]
+    reference, reference_cpu = {}, {}
+    if n_reference:
+        X, y, labels = (a.compute() for a in _ooc_data(n_reference))
+        for name, fit in fits:
+            start, cpu = time.perf_counter(), time.process_time()
+            fit(X, y, labels)
+            reference[name] = time.perf_counter() - start
+            reference_cpu[name] = time.process_time() - cpu
+        del X, y, labels
+    rows = []
+    for n_workers in workers:
+        with (
+            LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+            Client(cluster) as client,
+        ):
+            X, y, labels = _ooc_data(n_rows)
+            small = _ooc_data(OOC_CHUNK * n_workers)
+            for _, fit in fits:  # warm-up: the workers import dpsk and Dask's modules once
+                fit(*small)
+            with _PeakMemory(client) as generating:  # one pass making the data: every fit's floor
+                start = time.perf_counter()
+                X.sum().compute()
+                generate = time.perf_counter() - start
+            for name, fit in fits:
+                with _PeakMemory(client) as memory:
+                    start = time.perf_counter()
+                    fit(X, y, labels)
+                    seconds = time.perf_counter() - start
+                memory_rate = n_reference / reference[name] if name in reference else float("nan")
+                memory_cpu_rate = n_reference / reference_cpu[name] if name in reference else float("nan")
+                fit_cpu = memory.cpu - generating.cpu  # the workers' CPU beyond making X
+                rows.append(
+                    {
+                        "estimator": name,
+                        "rows": n_rows,
+                        "workers": n_workers,
+                        "chunks": len(X.chunks[0]),
+                        "Dask fit (s)": seconds,
+                        "generating X alone (s)": generate,
+                        "rows/s on Dask": n_rows / seconds,
+                        f"rows/s in memory ({n_reference:.0e} rows)": memory_rate,
+                        "Dask / in-memory throughput": n_rows / seconds / memory_rate,
+                        "workers' CPU (s)": memory.cpu,
+                        "of which making X (s)": generating.cpu,
+                        "rows per CPU-s beyond making X, Dask / in memory": (
+                            n_rows / fit_cpu / memory_cpu_rate if fit_cpu > 0 else float("nan")
+                        ),
+                        "peak memory per worker (MB)": max(memory.peak.values()) / 2**20,
+                    }
+                )
+                print(rows[-1], flush=True)
+    return rows
+
+
+def _out_of_core_main():
+    import argparse
+    import os
+
+    from _family_common import render
+
+    parser = argparse.ArgumentParser(description="Out-of-core dpsk fits on a lazily generated Dask array")
+    parser.add_argument("--rows", type=float, required=True, help="rows of the lazy array (e.g. 1e7, 1e8)")
+    parser.add_argument("--reference", type=float, default=1e7, help="rows of the in-memory reference (0: none)")
+    parser.add_argument("--workers", default="1,2", help="worker processes to compare, e.g. 1,2")
+    parser.add_argument("--only", default=None, help="comma-separated estimators (default: all)")
+    args = parser.parse_args()
+    print(f"load average before: {os.getloadavg()}", flush=True)
+    result = run_out_of_core(
+        int(args.rows),
+        int(args.reference),
+        tuple(int(w) for w in args.workers.split(",")),
+        None if args.only is None else args.only.split(","),
+    )
+    print(render(result))
+    print(f"load average after: {os.getloadavg()}")
+
+
 if __name__ == "__main__":
-    main(run, __doc__.splitlines()[0])
+    import sys
+
+    if any(arg.startswith("--rows") for arg in sys.argv[1:]):
+        _out_of_core_main()
+    else:
+        main(run, __doc__.splitlines()[0])

@@ -9,7 +9,7 @@ Values are checked by the kernels, chunk by chunk, when the statistics are compu
 
 import numpy as np
 
-__all__ = ["as_rows", "as_vector", "is_dask", "require_public", "worker_view"]
+__all__ = ["as_rows", "as_vector", "frame_values", "is_dask", "require_public", "worker_view"]
 
 
 def is_dask(*objects):
@@ -76,6 +76,20 @@ def _method_chunk(estimator, method, args, X, sample_weight):
     return getattr(estimator, method)(X, *args, sample_weight=_check_sample_weight_dp(sample_weight, X))
 
 
+def frame_values(obj):
+    """A Dask DataFrame or Series as a Dask array with known chunk sizes (the lengths of
+    the partitions: the public shape); anything else unchanged.
+
+    The plan is optimised first: Dask's column projection may merge the partitions of
+    small Parquet files, and the lengths must be counted on the partitions that are read.
+    """
+    if not hasattr(obj, "to_dask_array"):
+        return obj
+    if hasattr(obj, "optimize"):
+        obj = obj.optimize()
+    return obj.to_dask_array(lengths=True)
+
+
 def _dask_array(obj, name):
     import dask.array as da
 
@@ -83,7 +97,7 @@ def _dask_array(obj, name):
         return obj, None
     if hasattr(obj, "to_dask_array"):  # DataFrame or Series: lengths are the public shape
         columns = getattr(obj, "columns", None)
-        return obj.to_dask_array(lengths=True), None if columns is None else list(columns)
+        return frame_values(obj), None if columns is None else list(columns)
     raise TypeError(f"{name} must be a dask.array.Array or a dask DataFrame/Series, got {type(obj).__name__}")
 
 
@@ -227,11 +241,11 @@ def dask_apply(estimator, method, X, *, n_outputs=None, dtype=None):
 
 #: What runs on Dask collections (the user guide's table, and the error below).
 SUPPORTED = (
-    "StandardScaler, MinMaxScaler, GaussianNB, BernoulliNB, CategoricalNB, LinearRegression, Ridge, KMeans, PCA "
-    "(fit); "
+    "StandardScaler, MinMaxScaler, GaussianNB, BernoulliNB, CategoricalNB, MultinomialNB, LinearRegression, Ridge, "
+    "KMeans, PCA, DecisionTreeClassifier, RandomForestClassifier (fit); "
     "LogisticRegression, LinearSVC (fit by a distributed Newton, lazy predict); "
     "their predict/transform and those of the naive Bayes classifiers and random trees (lazy); "
-    "dpsk.stats count, sum, mean, var, std, histogram, histogramdd"
+    "dpsk.stats count, sum, mean, var, std, histogram, histogramdd, quantile, percentile, median"
 )
 
 

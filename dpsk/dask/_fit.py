@@ -20,7 +20,7 @@ import functools
 
 import numpy as np
 
-from dpsk.dask._data import as_rows, as_vector, require_public, worker_view
+from dpsk.dask._data import as_rows, as_vector, frame_values, require_public, worker_view
 from dpsk.dask._reduce import fingerprint, map_reduce
 from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_bounds, resolve_classes
 
@@ -164,9 +164,40 @@ def _fit_categorical_nb(est, X, y, sample_weight=None):
     return est._fit_tables(flat, mechanism, grid, classes, n_categories, alpha)
 
 
+def _multinomial_chunk(view, classes, k, top, X, y, sample_weight):
+    from dpsk.utils.validation import _weight_units
+
+    if not np.all(np.isfinite(X)):
+        raise ValueError("Input X contains NaN or infinity.")
+    if np.min(X, initial=0.0) < 0:
+        raise ValueError("Negative values in data passed to MultinomialNB (input X)")
+    _, y_index = resolve_classes(None, classes, y)
+    units, _ = _weight_units(_weights(sample_weight, X))
+    # rows L1-clipped and rounded onto the public 2**-k grid, row by row: exact int64 units
+    return view._class_table(X, y_index, classes.size, k, top, units)
+
+
+def _fit_multinomial_nb(est, X, y, sample_weight=None):
+    from dpsk.naive_bayes._discrete import _check_exact_rows, _multinomial_grid
+    from dpsk.utils.validation import WEIGHT_GRID, check_data_norm
+
+    X, y, w, classes = _classifier_inputs(est, X, y, sample_weight)
+    n_classes, n_features = classes.size, X.shape[1]
+    alpha = est._check_alpha(n_features)
+    data_norm = check_data_norm(require_public(est.data_norm, "data_norm"))
+    k, top = _multinomial_grid(data_norm)
+    grid = 1 if w is None else WEIGHT_GRID
+    _check_exact_rows(X.shape[0], k, top, grid)  # public: the shape and the parameters
+    table = map_reduce(functools.partial(_multinomial_chunk, worker_view(est), classes, k, top), X, y, w)
+    rng = release_generator(est.random_state, context=est, data=fingerprint(table))
+    mechanism = est._mechanism((2**k + top) * grid, rng)
+    est._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
+    return est._fit_table(table, mechanism, 2.0**k * grid, classes, alpha, data_norm)
+
+
 def _classifier_inputs(est, X, y, sample_weight):
     """X, y and weights as Dask arrays chunked alike, and the public, sorted ``classes``."""
-    if est.on_invalid != "raise":
+    if getattr(est, "on_invalid", "raise") != "raise":
         raise ValueError('Dask fits support on_invalid="raise" only: clean the data first')
     X = as_rows(est, X)
     y = as_vector(require_public(y, "y"), X, "y")
@@ -175,6 +206,70 @@ def _classifier_inputs(est, X, y, sample_weight):
     if classes.ndim != 1 or classes.size < 2:
         raise ValueError("classes must be a 1-d array-like of at least two labels")
     return X, y, w, classes
+
+
+# -- random trees and forests (classifiers) ------------------------------------------------
+
+
+def _class_totals_chunk(classes, X, y, sample_weight):
+    from dpsk.utils.validation import _weight_units
+
+    if not np.all(np.isfinite(X)):
+        raise ValueError("Input X contains NaN or infinity.")
+    _, y_index = resolve_classes(None, classes, y)
+    units, _ = _weight_units(_weights(sample_weight, X))
+    return np.rint(np.bincount(y_index, weights=units, minlength=classes.size)).astype(np.int64)
+
+
+def _leaf_counts_chunk(classes, feature, threshold, depth, X, y, sample_weight, part):
+    from dpsk.tree._classes import _weighted_leaf_counts
+    from dpsk.utils.validation import _weight_units
+
+    _, y_index = resolve_classes(None, classes, y)
+    units, _ = _weight_units(_weights(sample_weight, X))
+    part = None if part is None else part.astype(np.intp)
+    return _weighted_leaf_counts(X, y_index, classes.size, part, feature, threshold, depth, 1, units)
+
+
+def _fit_random_trees(est, X, y, sample_weight=None):
+    """Random trees and forests: the structure is drawn from the public bounds (no data),
+    each chunk routes its rows and counts its leaves (int64, exact), the counts are summed.
+
+    The Generator is used in the in-memory order (structure, spend, each row's tree,
+    the leaf noise, the class totals' noise); the rows' trees are drawn on the client
+    (public randomness, n small integers) and shipped chunked like X.
+    """
+    import math
+
+    from dpsk.utils._private_bounds import private_box
+    from dpsk.utils.validation import WEIGHT_GRID
+
+    X, y, w, classes = _classifier_inputs(est, X, y, sample_weight)
+    require_public(est.bounds, "bounds")
+    plan, (lower, upper) = private_box(est, X)
+    n_trees, n_classes = est._n_trees(), classes.size
+    depth = est._depth(X.shape[1], n_trees, n_classes)
+    est._n_threads()  # invalid n_jobs fails here, before any spend
+    grid = 1 if w is None else WEIGHT_GRID
+    # A first pass validates the data (NaN, labels, weights) and keys an integer seed.
+    totals_exact = map_reduce(functools.partial(_class_totals_chunk, classes), X, y, w)
+    rng = release_generator(est.random_state, context=est, data=fingerprint(totals_exact))
+    feature, threshold = est._structure(rng, n_trees, depth, lower, upper)
+    leaves, totals = est._spend_leaf_releases(plan, rng, n_trees, depth, n_classes, grid)
+    part = est._parts(rng, n_trees, X.shape[0])
+    part = None if part is None else as_vector(part.astype(np.min_scalar_type(n_trees - 1)), X, "part")
+    chunk = functools.partial(_leaf_counts_chunk, classes, feature, threshold, depth)
+    counts = map_reduce(chunk, X, y, w, part)
+    noisy = leaves.randomise(counts).astype(np.float64) / grid
+    class_count = totals.randomise(totals_exact if w is None else totals_exact.astype(np.float64)) / grid
+    noise_std = math.sqrt(float(leaves.variance(counts))) / grid
+    # the fitted attributes of BaseRandomTrees.fit
+    est.classes_, est.n_classes_ = classes, n_classes
+    est.bounds_, est.max_depth_ = (lower, upper), depth
+    est.class_count_ = np.maximum(class_count, 0.0)
+    est._set_model(feature, threshold, noisy, noise_std)
+    est._store_trees(feature, threshold, noisy, noise_std)
+    return est
 
 
 # -- least squares -------------------------------------------------------------------------
@@ -290,8 +385,9 @@ def _fits():
     from dpsk.cluster import KMeans
     from dpsk.decomposition import PCA
     from dpsk.linear_model._least_squares import _BaseLeastSquares
-    from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB
+    from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB, MultinomialNB
     from dpsk.preprocessing import MinMaxScaler, StandardScaler
+    from dpsk.tree._classes import BaseRandomTrees
 
     return (
         (StandardScaler, _fit_standard_scaler),
@@ -299,9 +395,11 @@ def _fits():
         (GaussianNB, _fit_gaussian_nb),
         (BernoulliNB, _fit_bernoulli_nb),
         (CategoricalNB, _fit_categorical_nb),
+        (MultinomialNB, _fit_multinomial_nb),
         (_BaseLeastSquares, _fit_least_squares),
         (KMeans, _fit_kmeans),
         (PCA, _fit_pca),
+        (BaseRandomTrees, _fit_random_trees),
     )
 
 
@@ -323,7 +421,7 @@ def fit(estimator, X, y=None, **fit_params):
             return function(estimator, X, y, **fit_params)
     raise TypeError(
         f"{type(estimator).__name__} has no Dask fit: pass numpy arrays, or see the user guide "
-        "(doc/user_guide/dask.rst) for the estimators that run on Dask collections"
+        "(doc/user_guide/scaling.rst) for the estimators that run on Dask collections"
     )
 
 
@@ -348,7 +446,7 @@ def moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_e
 
     if call.user_level or call.on_invalid != "raise":
         raise ValueError(f"{function} on Dask input supports item-level releases with on_invalid='raise' only")
-    arr = a.to_dask_array(lengths=True) if hasattr(a, "to_dask_array") else a
+    arr = frame_values(a)
     columns = list(a.columns) if hasattr(a, "columns") else None
     if arr.ndim not in (1, 2):
         raise ValueError(f"{function} on Dask input takes 1-d or 2-d data, got {arr.ndim} dimensions")
@@ -401,7 +499,7 @@ def histogram_counts(call, arr, n_dims, bins, value_range, density, function):
         raise ValueError(f"{function} on Dask input supports item-level releases with on_invalid='raise' only")
     if value_range is None and any(np.ndim(b) == 0 for b in bins):
         require_public(None, "range", function)
-    arr = arr.to_dask_array(lengths=True) if hasattr(arr, "to_dask_array") else arr
+    arr = frame_values(arr)
     # explicit edges everywhere when no range is given (the range is then not read)
     edges = _edges(bins, value_range if value_range is not None else [(0.0, 1.0)] * n_dims, None, function)
     n_records = arr.shape[0]

@@ -57,7 +57,9 @@ def merge(*parts):
 def _blocks(array, n_blocks):
     if array is None:
         return [None] * n_blocks
-    blocks = array.to_delayed().ravel()
+    # Unoptimised: y and weights derived from X (one graph) then share X's chunks, which
+    # each array's own optimisation would fuse and compute twice.
+    blocks = array.to_delayed(optimize_graph=False).ravel()
     if len(blocks) != n_blocks:  # as_rows / as_vector chunk every array like X
         raise ValueError("the arrays must be chunked alike along their rows")
     return list(blocks)
@@ -67,7 +69,7 @@ def _apply(function, *blocks):
     return function(*[None if b is None else np.ascontiguousarray(b) for b in blocks])
 
 
-def map_reduce(function, rows, *others):
+def map_reduce(function, rows, *others, combine=merge):
     """``merge`` of ``function(rows_chunk, *other_chunks)`` over the row chunks, computed now.
 
     Parameters
@@ -77,6 +79,8 @@ def map_reduce(function, rows, *others):
         the workers: data never leaves them except as its result).
     rows : dask.array.Array of shape (n_samples, n_features), chunked by rows only
     *others : dask.array.Array chunked like ``rows`` along axis 0, or None
+    combine : callable, default=merge
+        The exact merge of several partial statistics into one.
 
     Returns
     -------
@@ -88,7 +92,7 @@ def map_reduce(function, rows, *others):
     n_blocks = len(rows.chunks[0])
     columns = [_blocks(rows, n_blocks), *(_blocks(other, n_blocks) for other in others)]
     apply = delayed(_apply, pure=True)
-    combine = delayed(merge, pure=True)
+    combine = delayed(combine, pure=True)
     # Empty chunks add nothing (and some statistics cannot be shaped from no rows): skipped.
     sizes = rows.chunks[0]
     level = [apply(function, *chunk) for size, chunk in zip(sizes, zip(*columns)) if size > 0]

@@ -184,7 +184,7 @@ class ExponentialMechanism(_Selection):
             if numerators[r] == 0 or bernoulli_exp(numerators[r], _DEN, self._rng):
                 return r
 
-    def randomise_groups(self, counts, gaps, gap_error, score, top):
+    def randomise_groups(self, counts, gaps, gap_error, score, top, *, candidate_score=False):
         """Select a candidate among groups of tied candidates: one private release.
 
         The same mechanism as :meth:`randomise` over the list in which group ``j``
@@ -206,6 +206,14 @@ class ExponentialMechanism(_Selection):
             called for the proposed groups only.
         top : int, Fraction or float
             The exact largest score over all candidates.
+        candidate_score : bool, default=False
+            If True, the candidates of a group need not tie: ``score(j, offset)`` is the
+            exact score of candidate ``offset`` of group ``j`` (the proposed one), and
+            ``gaps[j] - gap_error`` must not exceed the gap of any of them. The law is
+            unchanged (each candidate ∝ exp(ε s / 2Δ)), and so is the use of the
+            Generator when the groups that are not ties are all at the last proposal
+            level: it lets a caller merge candidates far from the top whose scores it
+            has not computed (``dpsk.dask``'s quantiles).
 
         Returns
         -------
@@ -244,7 +252,8 @@ class ExponentialMechanism(_Selection):
             position = int(np.searchsorted(cum, u, side="right"))
             group = int(index[position])
             offset = u - int(cum[position] - counts[group])
-            numerator = min(z_top - self._quantise(score(group)), _MAX_GAMMA_NUM)
+            exact = score(group, offset) if candidate_score else score(group)
+            numerator = min(z_top - self._quantise(exact), _MAX_GAMMA_NUM)
             if numerator < 0:
                 raise ValueError("top is not the largest score")
             if _bernoulli_exp_shifted(numerator, level, self._rng):

@@ -382,6 +382,9 @@ class MultinomialNB(_BaseDiscreteNB):
         return self._fit(X, y, sample_weight)
 
     def _fit_batch(self, X, y, sample_weight, classes):
+        if is_dask(X, y, sample_weight):  # exact per-chunk integer tables (dpsk.dask)
+            self._check_privacy_budget(budget_event(self.epsilon))
+            return dask_fit(self, X, y, sample_weight=sample_weight)
         X, y, classes, y_index, sample_weight, first = self._prepare(
             X,
             y,
@@ -412,7 +415,13 @@ class MultinomialNB(_BaseDiscreteNB):
         self._spend_privacy_budget(mechanism.privacy_event(n_classes * (1 + n_features)))
 
         table = self._class_table(X, y_index, n_classes, k, top, units)
-        (table,), _ = self._accumulate([mechanism.randomise(table).astype(np.float64) / (2.0**k * grid)])
+        return self._fit_table(table, mechanism, 2.0**k * grid, classes, alpha, data_norm)
+
+    def _fit_table(self, table, mechanism, scale, classes, alpha, data_norm):
+        """The noisy integer table (in units of 1/``scale``), added to the earlier
+        ``partial_fit`` releases, and the fitted model (in memory and Dask)."""
+        n_classes = classes.size
+        (table,), _ = self._accumulate([mechanism.randomise(table).astype(np.float64) / scale])
         table = np.maximum(table, 0.0)
 
         self.classes_ = classes

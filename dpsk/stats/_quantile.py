@@ -43,6 +43,7 @@ import scipy.sparse as sp
 
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import compose
+from dpsk.dask._data import frame_values, is_dask
 from dpsk.mechanisms import ExponentialMechanism
 from dpsk.stats._common import (
     STATS_DOCS,
@@ -130,6 +131,8 @@ class QuantileQuery:
         ``unit`` is the weight of one privacy unit in the scores (:meth:`score_unit`).
         """
         steps = self.mechanism._m  # noqa: SLF001 (the mechanism's score multiplier M)
+        if steps is None:  # ε = ∞: a bin whose rank interval holds qN, exactly
+            return 0.0
         return unit * (2.0**40 * math.log(self.bins / alpha) + 1.0) / steps
 
     @staticmethod
@@ -210,6 +213,23 @@ def _bin_groups(column, lower, upper, bins, weights):
     group; the empty bins between two occupied ones (and before the first, after the
     last) share one rank, hence one score, and form one group: at most 2 n + 1 groups.
     """
+    index = _bin_index(column, lower, upper, bins)
+    if weights is None:
+        index = np.sort(index).astype(np.int64)
+        cumulative = np.arange(index.size + 1, dtype=np.int64)
+    else:
+        order = np.argsort(index, kind="stable")
+        index = index[order].astype(np.int64)
+        cumulative = np.concatenate([[0], np.cumsum(weights[order])])
+    total = int(cumulative[-1])
+    first = np.flatnonzero(np.concatenate([[True], index[1:] != index[:-1]])) if index.size else np.empty(0, np.intp)
+    below = cumulative[first]
+    return _groups_of(index[first], below, np.append(below[1:], total), bins, total)
+
+
+def _bin_index(column, lower, upper, bins):
+    """The bin of each value of ``column`` among ``bins`` equal bins of [lower, upper]
+    (clipped into range): uint32 for at most 2**32 bins, else int64."""
     x = np.asarray(column, dtype=np.float64)
     half_width = upper / 2 - lower / 2  # halves: no overflow for huge bounds
     # uint32 sorts faster than int64 (the default 2**32 bins fit)
@@ -225,21 +245,15 @@ def _bin_groups(column, lower, upper, bins, weights):
             position = position / half_width * bins
         np.floor(position, out=position)
         np.clip(position, 0, bins - 1, out=position)
-        index = position.astype(dtype)
-    else:
-        index = np.zeros(x.size, dtype=dtype)
-    if weights is None:
-        index = np.sort(index).astype(np.int64)
-        cumulative = np.arange(index.size + 1, dtype=np.int64)
-    else:
-        order = np.argsort(index, kind="stable")
-        index = index[order].astype(np.int64)
-        cumulative = np.concatenate([[0], np.cumsum(weights[order])])
-    total = int(cumulative[-1])
-    first = np.flatnonzero(np.concatenate([[True], index[1:] != index[:-1]])) if index.size else np.empty(0, np.intp)
-    occupied = index[first]
-    below = cumulative[first]
-    through = np.append(below[1:], total)
+        return position.astype(dtype)
+    return np.zeros(x.size, dtype=dtype)
+
+
+def _groups_of(occupied, below, through, bins, total, after=None):
+    """The groups of :func:`_bin_groups` from the occupied bins (sorted) and their rank
+    intervals: each occupied bin, and the runs of empty bins before, between and after
+    them (rank ``below`` of the next occupied bin; ``after``, default ``total``, for the
+    last run)."""
     n = occupied.size
     start = np.empty(2 * n + 1, dtype=np.int64)
     count = np.empty(2 * n + 1, dtype=np.int64)
@@ -248,7 +262,7 @@ def _bin_groups(column, lower, upper, bins, weights):
     # even groups: empty runs; odd groups: occupied bins
     start[0::2] = np.concatenate([[0], occupied + 1])
     count[0::2] = np.append(occupied, bins) - start[0::2]
-    low[0::2] = high[0::2] = np.append(below, total)
+    low[0::2] = high[0::2] = np.append(below, total if after is None else after)
     start[1::2] = occupied
     count[1::2] = 1
     low[1::2] = below
@@ -256,12 +270,15 @@ def _bin_groups(column, lower, upper, bins, weights):
     return _Groups(start, count, low, high, total)
 
 
-def _select_bin(mechanism, groups, level, unit):
+def _select_bin(mechanism, groups, level, unit, ranks=None):
     """One exponential-mechanism selection of a bin for the quantile ``level``.
 
     Score of a bin: −dist(qN, [below, through]) / unit, exactly (rationals), top 0 (the
     rank intervals tile [0, N]). The float distances only build the proposal; their error
-    is at most a few ulps of N.
+    is at most a few ulps of N. ``ranks(g, offset)``: the exact ``(below, through)`` of
+    bin ``offset`` of group ``g`` where a group merges bins of different ranks (its
+    ``below``/``through`` then the nearest to qN; ``dpsk.dask``), None when every group
+    is a tie.
     """
     total = groups.total
     target = level * total
@@ -269,12 +286,15 @@ def _select_bin(mechanism, groups, level, unit):
     error = (total * 2.0**-48 + 2.0**-1000) / unit
     exact_target = Fraction(float(level)) * total
 
-    def score(g):
-        below, through = int(groups.below[g]), int(groups.through[g])
+    def score(g, offset=0):
+        if ranks is None:
+            below, through = int(groups.below[g]), int(groups.through[g])
+        else:
+            below, through = ranks(g, offset)
         return -max(below - exact_target, exact_target - through, 0) / unit
 
     group, offset = mechanism.randomise_groups(
-        groups.size, distance / unit, error + distance / unit * 2.0**-48, score, 0
+        groups.size, distance / unit, error + distance / unit * 2.0**-48, score, 0, candidate_score=ranks is not None
     )
     return int(groups.start[group]) + offset
 
@@ -288,7 +308,11 @@ def _bin_middle(index, lower, upper, bins):
 
 
 def _quantile_statistic(call, a, q, bounds, axis, keepdims, bins, return_error, function):
-    arr = as_array(a)
+    dask_input = is_dask(a)
+    if dask_input:  # a data frame's lengths are its public shape (dpsk.dask)
+        arr = frame_values(a)
+    else:
+        arr = as_array(a)
     q = _check_q(q)
     _, _, per_record, out_shape, _ = layout(arr, axis)
     n_outputs = int(np.prod(out_shape, dtype=np.int64))
@@ -296,13 +320,21 @@ def _quantile_statistic(call, a, q, bounds, axis, keepdims, bins, return_error, 
     query = QuantileQuery(q.reshape(-1), epsilon=call.release_epsilon, n_outputs=n_outputs, bins=bins, rng=call.rng)
     call.require_public("private" if bounds is None else bounds, "bounds")  # left out: private
     call.check(query.event)
-    arr = call.screen(arr)
-    records = as_records(arr, axis, allow_empty=call.on_invalid != "raise")
-    lower, upper = resolve_stat_bounds(bounds, records, function, feature_names=column_names(a, axis))
-    call.spend(records.n_records, function=function, params=(q, bounds, axis, keepdims, bins), data=(arr,))
-    lower, upper = call.release_bounds(records, lower, upper)
-    contribution = call.contribution(kappa=query.kappa(per_record))
-    values = query.release(records, lower, upper, contribution)
+    params = (q, bounds, axis, keepdims, bins)
+    if dask_input:  # counts per block of bins on the cluster, the same selections (dpsk.dask)
+        from dpsk.dask._quantile import dask_quantiles
+
+        records, lower, upper, contribution, values = dask_quantiles(
+            call, query, arr, getattr(a, "columns", None), bounds, axis, function, params
+        )
+    else:
+        arr = call.screen(arr)
+        records = as_records(arr, axis, allow_empty=call.on_invalid != "raise")
+        lower, upper = resolve_stat_bounds(bounds, records, function, feature_names=column_names(a, axis))
+        call.spend(records.n_records, function=function, params=params, data=(arr,))
+        lower, upper = call.release_bounds(records, lower, upper)
+        contribution = call.contribution(kappa=query.kappa(per_record))
+        values = query.release(records, lower, upper, contribution)
     shaped = shape_output(values, records, keepdims, records.X.dtype, leading=q.shape)
     if not return_error:
         return shaped

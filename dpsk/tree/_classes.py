@@ -40,6 +40,7 @@ from dpsk.base import (
     BaseJointLogLikelihoodClassifier,
     priors_from_counts,
 )
+from dpsk.dask._data import dask_fit, is_dask
 from dpsk.mechanisms import DiscreteLaplace
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, private_box
@@ -390,6 +391,17 @@ class BaseRandomTrees(RandomTreesMixin, BaseJointLogLikelihoodClassifier):
         """Exact discrete Laplace noise for integer counts of this L1 sensitivity."""
         return DiscreteLaplace(epsilon=epsilon, sensitivity=sensitivity, random_state=rng)
 
+    def _spend_leaf_releases(self, plan, rng, n_trees, depth, n_classes, grid):
+        """The mechanisms of the leaf counts and of the class totals, and their one spend
+        (in memory and Dask)."""
+        epsilon_leaves, epsilon_totals = split_epsilon(plan.fit_epsilon, PRIOR_SPLIT)
+        # Weighted counts are in units of 1/grid: one row adds at most grid units per count.
+        leaves = self._mechanism(epsilon_leaves, rng, self._leaf_sensitivity(n_trees) * grid)
+        totals = self._mechanism(epsilon_totals, rng, grid)
+        shape = (n_trees, 2**depth, n_classes)
+        plan.spend(self, ComposedEvent((leaves.privacy_event(shape), totals.privacy_event(n_classes))), rng)
+        return leaves, totals
+
     @_fit_context(prefer_skip_nested_validation=True)
     @Substitution(sample_weight=_shared_docs["sample_weight_grid"])
     def fit(self, X, y, sample_weight=None):
@@ -406,6 +418,8 @@ class BaseRandomTrees(RandomTreesMixin, BaseJointLogLikelihoodClassifier):
         self : object
         """
         self._check_privacy_budget(budget_event(self.epsilon))
+        if is_dask(X, y, sample_weight):  # leaf counts per chunk, the same release (dpsk.dask)
+            return dask_fit(self, X, y, sample_weight=sample_weight)
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
         units, grid = _weight_units(_check_sample_weight_dp(sample_weight, X))
         plan, (lower, upper) = private_box(self, X)
@@ -416,12 +430,7 @@ class BaseRandomTrees(RandomTreesMixin, BaseJointLogLikelihoodClassifier):
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
         if not plan.requests:
             feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
-        epsilon_leaves, epsilon_totals = split_epsilon(plan.fit_epsilon, PRIOR_SPLIT)
-        # Weighted counts are in units of 1/grid: one row adds at most grid units per count.
-        leaves = self._mechanism(epsilon_leaves, rng, self._leaf_sensitivity(n_trees) * grid)
-        totals = self._mechanism(epsilon_totals, rng, grid)
-        shape = (n_trees, 2**depth, n_classes)
-        plan.spend(self, ComposedEvent((leaves.privacy_event(shape), totals.privacy_event(n_classes))), rng)
+        leaves, totals = self._spend_leaf_releases(plan, rng, n_trees, depth, n_classes, grid)
         if plan.requests:  # the trees are drawn in the released box
             lower, upper = plan.box("bounds", X, (lower, upper))
             feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
