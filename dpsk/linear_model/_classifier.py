@@ -22,6 +22,7 @@ from dpsk.linear_model._erm import (
     plan_perturbation,
     private_row_bounds,
     release_row_norm,
+    store_linear_classifier,
 )
 from dpsk.linear_model._user_level import USER_LEVEL_NOTES, fit_user_level_classifier
 from dpsk.utils._class_weight import (
@@ -377,15 +378,18 @@ class BasePrivateLinearClassifier(DaskScoreMixin, DPEstimatorMixin, ClassifierMi
             )
             coefs.append(w)
             n_iters.append(n_iter)
-        coefs = np.array(coefs)
-        self.classes_ = classes
-        self.data_norm_ = data_norm
-        self.C_ = 1.0 / (lam * scale * scale)
-        self.coef_ = coefs[:, : self.n_features_in_].astype(dtype)
-        intercept = coefs[:, -1] * kappa if kappa is not None else np.zeros(len(coefs))
-        self.intercept_ = intercept.astype(dtype)
-        self.n_iter_ = np.array(n_iters, dtype=np.int32)
-        return self
+        return store_linear_classifier(
+            self,
+            coefs,
+            n_iters,
+            classes=classes,
+            data_norm=data_norm,
+            lam=lam,
+            scale=scale,
+            kappa=kappa,
+            n_features=self.n_features_in_,
+            dtype=dtype,
+        )
 
     def _perturbation(self, data_norm, kappa, lower, upper, epsilon, delta, n_params, loss):
         """(S, Λ, plan) of one binary problem with row norm bound ``data_norm`` (public inputs only)."""

@@ -810,3 +810,17 @@ def fit_private_linear(
     else:
         v = v + _gamma_norm(n_params, plan.output_scale, rng, plan.events[-1])
     return v / scale, n_iter
+
+
+def store_linear_classifier(estimator, coefs, n_iters, *, classes, data_norm, lam, scale, kappa, n_features, dtype):
+    """Set a fitted linear classifier's attributes from the solver's rows ``coefs`` (one
+    per one-vs-rest problem; the intercept last, in units of κ) and iteration counts."""
+    coefs = np.asarray(coefs)
+    estimator.classes_ = classes
+    estimator.data_norm_ = data_norm
+    estimator.C_ = 1.0 / (lam * scale * scale)
+    estimator.coef_ = coefs[:, :n_features].astype(dtype)
+    intercept = coefs[:, -1] * kappa if kappa is not None else np.zeros(len(coefs))
+    estimator.intercept_ = intercept.astype(dtype)
+    estimator.n_iter_ = np.array(n_iters, dtype=np.int32)
+    return estimator

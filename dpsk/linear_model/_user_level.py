@@ -52,6 +52,7 @@ from dpsk.linear_model._erm import (
     clip_rows,
     fit_private_linear,
     row_bounds,
+    store_linear_classifier,
 )
 from dpsk.mechanisms import Gaussian, Laplace
 from dpsk.stats._contribution import ContributionPlan, group_index
@@ -690,12 +691,17 @@ def fit_user_level_classifier(est, X, y, groups, sample_weight=None):
             w = output.randomise(v / sensitivity) * sensitivity / scale
         coefs.append(w)
         n_iters.append(n_iter)
-    coefs = np.array(coefs)
-    est.classes_ = classes
-    est.data_norm_ = data_norm
-    est.C_ = 1.0 / (lam * scale * scale)
-    est.coef_ = coefs[:, : X.shape[1]].astype(X.dtype)
-    est.intercept_ = (coefs[:, -1] * kappa if kappa is not None else np.zeros(n_problems)).astype(X.dtype)
-    est.n_iter_ = np.array(n_iters, dtype=np.int32)
+    store_linear_classifier(
+        est,
+        coefs,
+        n_iters,
+        classes=classes,
+        data_norm=data_norm,
+        lam=lam,
+        scale=scale,
+        kappa=kappa,
+        n_features=X.shape[1],
+        dtype=X.dtype,
+    )
     est.threshold_ = h
     return est
