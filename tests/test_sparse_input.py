@@ -242,7 +242,7 @@ def test_linear_classifiers_sparse_match_dense(cls, params):
 def test_logistic_regression_many_sparse_features_uses_no_dense_hessian(monkeypatch):
     """Check the conjugate-gradient Newton steps: with 3000 features no Hessian is formed,
     and the fit equals the dense fit (which solves with the Hessian) within the tolerance."""
-    from dpsk.linear_model import _erm
+    from dpsk.linear_model import _solver
 
     rng = np.random.default_rng(3)
     X = sp.random(600, 3000, density=0.003, random_state=3, format="csr") * 2
@@ -253,7 +253,7 @@ def test_logistic_regression_many_sparse_features_uses_no_dense_hessian(monkeypa
     def no_hessian(self, second):
         raise AssertionError("dense Hessian formed")
 
-    monkeypatch.setattr(_erm._Objective, "hessian", no_hessian)
+    monkeypatch.setattr(_solver._Objective, "hessian", no_hessian)
     sparse = make().set_params(random_state=np.random.PCG64(0)).fit(X, y)
     assert_allclose(sparse.coef_, dense.coef_, atol=1e-6)
 

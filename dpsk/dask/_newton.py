@@ -14,7 +14,7 @@ term is a sum over rows, so on Dask each Newton iteration is one map-reduce:
   then rounded once on the client: the merge adds no rounding and does not depend on the
   order or the grouping of the chunks;
 * the client adds μv + b, solves the (d+1)×(d+1) Newton system and runs the line search
-  and the stopping test of the in-memory solver (``_erm._minimize``, the same code).
+  and the stopping test of the in-memory solver (``_solver._minimize``, the same code).
 
 The noise b (and the output noise of approximate minima perturbation) is drawn on the
 client, by the in-memory ``fit_private_linear``, from the release's Generator, before
@@ -25,7 +25,7 @@ The certificate
 ===============
 
 The release is covered by the certified bound ``‖∇F(ṽ)‖ <= tol``. In memory the bound
-(``_erm.certified_norm``) rests on: each block of at most ``_BLOCK`` rows' dot products
+(``_solver.certified_norm``) rests on: each block of at most ``_BLOCK`` rows' dot products
 formed in float64 (a relative rounding of at most γ_(_BLOCK+3) of Σ|s_i|), the block sums
 then added *exactly* and rounded once, and bounds on the margins' and ℓ′'s rounding per
 row. On Dask every chunk splits its rows into its own blocks of at most ``_BLOCK`` rows
@@ -131,7 +131,7 @@ class _ChunkProblem:
 
     def objective(self, positive, X, y, sample_weight):
         """The in-memory objective of the chunk's rows with μ = 0 and b = 0 (its data part)."""
-        from dpsk.linear_model._erm import _Objective
+        from dpsk.linear_model._solver import _Objective
 
         rows, y_index, weights = self.rows(X, y, sample_weight)
         labels = np.where(y_index == positive, 1.0, -1.0)
@@ -164,7 +164,7 @@ def _certificate_parts(objective, s):
     """The certificate's sums of a chunk: its blocks' Σ s_i x_i and Σ s_i (exact integers;
     the intercept's sum by the same blocks of at most _BLOCK rows) and Σ|s_i| (float64,
     rounded within γ_(chunk rows), exact integer for the merge)."""
-    from dpsk.linear_model._erm import _BLOCK
+    from dpsk.linear_model._solver import _BLOCK
 
     full = s.size - s.size % _BLOCK
     s_blocks = np.append(s[:full].reshape(-1, _BLOCK).sum(axis=1), s[full:].sum())
@@ -197,7 +197,7 @@ def _certificate_chunk(problem, positive, v, X, y, sample_weight):
 
 class DaskObjective:
     """The perturbed objective of one binary problem over Dask rows, with the interface of
-    the in-memory ``_Objective`` that ``_erm._minimize`` uses.
+    the in-memory ``_Objective`` that ``_solver._minimize`` uses.
 
     ``margins`` is lazy (the iterate itself); ``evaluate`` runs one map-reduce returning
     F(v) and the data parts of the gradient and Hessian, which ``gradient`` and
@@ -235,7 +235,7 @@ class DaskObjective:
         return hessian
 
     def certified_gradient_norm(self, v):
-        from dpsk.linear_model._erm import certified_norm
+        from dpsk.linear_model._solver import certified_norm
 
         point, certificate = self._certificate
         if point is None or not np.array_equal(point, v):
@@ -272,7 +272,8 @@ def fit_linear_classifier(estimator, X, y, sample_weight=None):
     """
     from dpsk.accounting import ComposedEvent
     from dpsk.accounting._calibration import round_down, split_epsilon
-    from dpsk.linear_model._erm import check_certifiable, private_row_bounds
+    from dpsk.linear_model._erm import private_row_bounds
+    from dpsk.linear_model._solver import check_certifiable
     from dpsk.utils._class_weight import class_weights
     from dpsk.utils._random import is_seed, release_generator
 

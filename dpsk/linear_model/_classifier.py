@@ -15,7 +15,6 @@ from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DaskScoreMixi
 from dpsk.dask._data import dask_apply, is_dask
 from dpsk.linear_model._erm import (
     box_half_widths,
-    check_certifiable,
     clip_rows,
     default_regularization,
     fit_private_linear,
@@ -24,6 +23,7 @@ from dpsk.linear_model._erm import (
     release_row_norm,
     store_linear_classifier,
 )
+from dpsk.linear_model._solver import check_certifiable
 from dpsk.linear_model._user_level import USER_LEVEL_NOTES, fit_user_level_classifier
 from dpsk.utils._class_weight import (
     BALANCED_SHARE,

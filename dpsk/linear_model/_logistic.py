@@ -7,7 +7,7 @@ from scipy.special import expit
 
 from dpsk.dask._data import dask_apply, is_dask
 from dpsk.linear_model._classifier import CLASSIFIER_DOCS, BasePrivateLinearClassifier
-from dpsk.linear_model._erm import LogisticLoss
+from dpsk.linear_model._solver import LogisticLoss
 from dpsk.utils._docstring import Substitution
 from dpsk.utils._sklearn_compat import check_is_fitted
 

@@ -46,14 +46,12 @@ from dpsk.base import DP_PARAMETER_CONSTRAINTS, TARGET_BOUNDS_CONSTRAINT, DPEsti
 from dpsk.linear_model._erm import (
     AMP_SHARE,
     PerturbationPlan,
-    _minimize,
-    _Objective,
-    check_certifiable,
     clip_rows,
     fit_private_linear,
     row_bounds,
     store_linear_classifier,
 )
+from dpsk.linear_model._solver import _minimize, _Objective, check_certifiable
 from dpsk.mechanisms import Gaussian, Laplace
 from dpsk.stats._contribution import ContributionPlan, group_index
 from dpsk.utils._docstring import Substitution, _shared_docs

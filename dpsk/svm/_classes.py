@@ -3,7 +3,7 @@
 """Differentially private linear support vector classification (Huberized hinge loss)."""
 
 from dpsk.linear_model._classifier import CLASSIFIER_DOCS, BasePrivateLinearClassifier
-from dpsk.linear_model._erm import HuberizedHinge
+from dpsk.linear_model._solver import HuberizedHinge
 from dpsk.utils._docstring import Substitution
 
 __all__ = ["LinearSVC"]

@@ -243,7 +243,8 @@ def test_certificate_bounds_the_exact_gradient(kappa):
     arithmetic) and close to the in-memory one."""
     from dpsk.dask._data import worker_view
     from dpsk.dask._newton import _ChunkProblem
-    from dpsk.linear_model._erm import LogisticLoss, _Objective, clip_rows
+    from dpsk.linear_model._erm import clip_rows
+    from dpsk.linear_model._solver import LogisticLoss, _Objective
 
     X, y, w = _data(n=300)
     est = LogisticRegression(data_norm=NORM)

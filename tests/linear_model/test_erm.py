@@ -14,15 +14,11 @@ from scipy.stats import gamma, kstest
 from dpsk.accounting import ApproxDPEvent, PureDPEvent, gaussian_sigma
 from dpsk.linear_model._erm import (
     AMP_SHARE,
-    HuberizedHinge,
-    LogisticLoss,
     _box_norm,
-    _minimize,
-    _Objective,
-    check_certifiable,
     default_regularization,
     plan_perturbation,
 )
+from dpsk.linear_model._solver import HuberizedHinge, LogisticLoss, _minimize, _Objective, check_certifiable
 
 LOSSES = [LogisticLoss(), HuberizedHinge(0.5), HuberizedHinge(0.2)]
 

@@ -88,7 +88,7 @@ def test_label_private_regression_zero_features_releases(method):
 
 def test_certifiable_rows_are_a_public_function_of_tol():
     """The row limit is part of the declared domain: decided by tol, refused outside only."""
-    from dpsk.linear_model._erm import check_certifiable, max_certifiable_rows
+    from dpsk.linear_model._solver import check_certifiable, max_certifiable_rows
 
     limit = max_certifiable_rows(1e-6)
     assert 3e7 < limit < 3.2e7

@@ -10,7 +10,7 @@ import pytest
 from threadpoolctl import threadpool_info
 
 from dpsk.decomposition import PCA, _pca
-from dpsk.linear_model import LogisticRegression, _erm
+from dpsk.linear_model import LogisticRegression, _solver
 from dpsk.utils._threads import single_blas_thread
 
 
@@ -54,9 +54,9 @@ def test_newton_hessian_blocks_match_one_block(monkeypatch):
     X = rng.normal(size=(3000, 4))
     y = (X[:, 0] > 0).astype(int)
     kw = dict(epsilon=math.inf, data_norm=3.0, classes=[0, 1], C=1.0)
-    monkeypatch.setattr(_erm, "_BLOCK_ROWS", 700)
+    monkeypatch.setattr(_solver, "_BLOCK_ROWS", 700)
     blocks = LogisticRegression(**kw).fit(X, y)
-    monkeypatch.setattr(_erm, "_BLOCK_ROWS", 10**9)
+    monkeypatch.setattr(_solver, "_BLOCK_ROWS", 10**9)
     whole = LogisticRegression(**kw).fit(X, y)
     np.testing.assert_allclose(blocks.coef_, whole.coef_, rtol=1e-9)
 
@@ -68,9 +68,9 @@ def test_in_place_logistic_loss_is_the_textbook_expression_bit_for_bit():
     e = np.exp(-np.abs(z))
     inverse = 1.0 / (1.0 + e)
     expected = (np.log1p(e) + np.maximum(-z, 0.0), -np.where(z >= 0, e * inverse, inverse), e * inverse * inverse)
-    loss = _erm.LogisticLoss()
+    loss = _solver.LogisticLoss()
     for got, want in zip(loss.evaluate(z.copy()), expected):
         np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(loss.first_derivative(z), expected[1])
-    hinge = _erm.HuberizedHinge()
+    hinge = _solver.HuberizedHinge()
     np.testing.assert_array_equal(hinge.first_derivative(z), hinge.evaluate(z)[1])
