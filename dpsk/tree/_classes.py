@@ -325,7 +325,7 @@ class SingleTreeMixin:
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : array-like or sparse matrix of shape (n_samples, n_features)
 
         Returns
         -------
@@ -338,7 +338,7 @@ class SingleTreeMixin:
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : array-like or sparse matrix of shape (n_samples, n_features)
 
         Returns
         -------
@@ -417,7 +417,7 @@ class BaseRandomTrees(RandomTreesMixin, BaseJointLogLikelihoodClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         {sample_weight}
 

@@ -159,7 +159,7 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
             Targets, clipped to ``bounds_y``.
         {sample_weight}
@@ -238,7 +238,7 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : array-like or sparse matrix of shape (n_samples, n_features)
 
         Returns
         -------
