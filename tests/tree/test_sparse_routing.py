@@ -113,9 +113,11 @@ def test_data_and_private_bounds_on_sparse_are_the_dense_ones(name, bounds, smal
     assert same(sparse.predict(M), dense.predict(X))
 
 
+@pytest.mark.parametrize("bounds", [PUBLIC, {}], ids=["public", "private"])
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))
-def test_sparse_routing_densifies_blocks_of_rows_only(name, monkeypatch):
-    """No dense n × d copy: every densified block has at most BLOCK_ROWS rows (memory)."""
+def test_sparse_routing_densifies_blocks_of_rows_only(name, bounds, monkeypatch, no_densifying):
+    """No dense n × d copy (memory): the routing densifies blocks of at most BLOCK_ROWS rows,
+    each row once per call, and nothing else densifies 500 rows or more (``no_densifying``)."""
     blocks = []
     densify = _sparse_routing._densify
 
@@ -124,15 +126,20 @@ def test_sparse_routing_densifies_blocks_of_rows_only(name, monkeypatch):
         return densify(block)
 
     monkeypatch.setattr(_sparse_routing, "_densify", counting)
+    monkeypatch.setattr(_sparse_routing, "BLOCK_ROWS", 256)  # under the guard's 500 rows
     n, d = 3000, 40
     X, score = data(n=n, d=d)
     M = sp.csr_matrix(X)
-    est = ESTIMATORS[name](**params(name), random_state=0).fit(M, target(name, score))
-    assert max(rows for rows, _ in blocks) <= _sparse_routing.BLOCK_ROWS < n
-    assert sum(rows for rows, _ in blocks) == n and {cols for _, cols in blocks} == {d}  # fit: each row once
-    blocks.clear()
-    est.predict(M)
-    assert max(rows for rows, _ in blocks) <= _sparse_routing.BLOCK_ROWS and sum(r for r, _ in blocks) == n
+    est = ESTIMATORS[name](**params(name, bounds), random_state=0).fit(M, target(name, score))
+    calls = [est.predict, est.apply, lambda M: est.decision_path(M)]
+    if name in CLASSIFIERS:
+        calls.append(est.predict_proba)
+    for call in [None, *calls]:
+        if call is not None:
+            blocks.clear()
+            call(M)
+        assert max(rows for rows, _ in blocks) <= 256
+        assert sum(rows for rows, _ in blocks) == n and {cols for _, cols in blocks} == {d}
 
 
 def test_block_rows_shrink_with_many_features(monkeypatch):
