@@ -160,3 +160,20 @@ def test_sparse_nan_is_refused_before_any_spend(name):
     with pytest.raises(ValueError, match="NaN"):
         ESTIMATORS[name](**params(name), accountant=acc).fit(sp.csr_matrix(X), target(name, score))
     assert acc.spent_budget == []
+
+
+def test_one_hot_pipeline_random_forest_stays_sparse(monkeypatch, no_densifying):
+    """OneHotEncoder's CSR output feeds the forest without a dense copy (blocks of 256 rows here)."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    monkeypatch.setattr(_sparse_routing, "BLOCK_ROWS", 256)
+    rng = np.random.default_rng(5)
+    X = np.column_stack([rng.integers(0, 30, 3000), rng.integers(0, 20, 3000)]).astype(str)
+    y = (X[:, 0].astype(int) < 15).astype(int)
+    model = make_pipeline(
+        OneHotEncoder(handle_unknown="ignore"),
+        RandomForestClassifier(n_estimators=20, epsilon=5.0, bounds=(0.0, 1.0), classes=[0, 1], random_state=0),
+    ).fit(X, y)
+    assert sp.issparse(model[0].transform(X))
+    assert model.score(X, y) > 0.9  # half the rows in each class
