@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Shared fixtures: a seed fixture for statistical tests, a dtype fixture for kernels, a
 switch running accounting with and without the optional dp-accounting package, and a
-small two-class data set in [-1, 1] for the accounting tests of composite estimators."""
+small two-class data set in [-1, 1] for the accounting tests of composite estimators, and a
+guard against densifying sparse data."""
 
 import os
 
@@ -57,3 +58,23 @@ def toy_data():
     X = rng.uniform(-1, 1, size=(120, 3))
     y = (X[:, 0] > 0).astype(int)
     return X, y
+
+
+@pytest.fixture
+def no_densifying(monkeypatch):
+    """Make densifying a sparse matrix of 500 rows or more (the data, not a block of rows or a
+    d x d product) an error (the sparse paths of issue 16)."""
+    from scipy.sparse import _base, _compressed, _coo
+
+    def guard(original):
+        def toarray(self, *args, **kwargs):
+            if self.shape[0] >= 500:
+                raise AssertionError(f"a {self.shape} sparse matrix was densified")
+            return original(self, *args, **kwargs)
+
+        return toarray
+
+    for cls in (_base._spbase, _compressed._cs_matrix, _coo._coo_base):
+        for method in ("toarray", "todense"):
+            if method in vars(cls):
+                monkeypatch.setattr(cls, method, guard(vars(cls)[method]))

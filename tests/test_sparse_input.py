@@ -327,25 +327,6 @@ def test_refusals_spend_nothing():
 # --------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def no_densifying(monkeypatch):
-    """Make densifying a matrix with many rows (the data, not a d x d product) an error."""
-    from scipy.sparse import _base, _compressed, _coo
-
-    def guard(original):
-        def toarray(self, *args, **kwargs):
-            if self.shape[0] >= 500:
-                raise AssertionError(f"a {self.shape} sparse matrix was densified")
-            return original(self, *args, **kwargs)
-
-        return toarray
-
-    for cls in (_base._spbase, _compressed._cs_matrix, _coo._coo_base):
-        for method in ("toarray", "todense"):
-            if method in vars(cls):
-                monkeypatch.setattr(cls, method, guard(vars(cls)[method]))
-
-
 def test_count_vectorizer_multinomial_nb_stays_sparse(no_densifying):
     rng = np.random.default_rng(4)
     words = np.array([f"w{i}" for i in range(300)])

@@ -30,7 +30,7 @@ from numbers import Integral
 
 import numpy as np
 
-from dpsk._core._trees import MAX_DEPTH, apply_trees, draw_structure, leaf_counts, tree_votes
+from dpsk._core._trees import MAX_DEPTH, draw_structure
 from dpsk.accounting import ComposedEvent
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import budget_event
@@ -42,9 +42,11 @@ from dpsk.base import (
 )
 from dpsk.dask._data import dask_fit, is_dask
 from dpsk.mechanisms import DiscreteLaplace
+from dpsk.tree._sparse_routing import apply_trees, as_csr, leaf_counts, tree_votes
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, private_box
 from dpsk.utils._sklearn_compat import Interval, _fit_context, check_is_fitted, validate_data
+from dpsk.utils._sparse import ACCEPT_SPARSE
 from dpsk.utils._units import random_parts
 from dpsk.utils.validation import (
     _check_sample_weight_dp,
@@ -250,7 +252,13 @@ class RandomTreesMixin:
         return 1
 
     def _check_X(self, X):
-        return validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False, accept_sparse=ACCEPT_SPARSE)
+        return as_csr(X)  # sparse X is routed in dense blocks of rows (dpsk.tree._sparse_routing)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     def _depth(self, n_features, n_trees, n_values):
         """The depth used; refuses forests of more than ``MAX_LEAF_COUNTS`` released values."""
@@ -317,7 +325,7 @@ class SingleTreeMixin:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or sparse matrix of shape (n_samples, n_features)
 
         Returns
         -------
@@ -330,7 +338,7 @@ class SingleTreeMixin:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or sparse matrix of shape (n_samples, n_features)
 
         Returns
         -------
@@ -409,7 +417,7 @@ class BaseRandomTrees(RandomTreesMixin, BaseJointLogLikelihoodClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         {sample_weight}
 
@@ -420,7 +428,8 @@ class BaseRandomTrees(RandomTreesMixin, BaseJointLogLikelihoodClassifier):
         self._check_privacy_budget(budget_event(self.epsilon))
         if is_dask(X, y, sample_weight):  # leaf counts per chunk, the same release (dpsk.dask)
             return dask_fit(self, X, y, sample_weight=sample_weight)
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C")
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", accept_sparse=ACCEPT_SPARSE)
+        X = as_csr(X)
         units, grid = _weight_units(_check_sample_weight_dp(sample_weight, X))
         plan, (lower, upper) = private_box(self, X)
         classes, y_index = resolve_classes(self, self.classes, y)

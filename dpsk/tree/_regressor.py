@@ -14,15 +14,16 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from dpsk._core._clip import clip_bounds_1d
-from dpsk._core._trees import apply_trees, tree_votes
 from dpsk.accounting._events import budget_event
 from dpsk.base import TARGET_BOUNDS_CONSTRAINT, DPEstimatorMixin
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.tree._classes import TREE_CONSTRAINTS, TREE_DOCS, RandomTree, RandomTreesMixin, SingleTreeMixin
+from dpsk.tree._sparse_routing import apply_trees, as_csr, tree_votes
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, private_boxes
 from dpsk.utils._random import release_generator
 from dpsk.utils._sklearn_compat import _fit_context, check_is_fitted, validate_data
+from dpsk.utils._sparse import ACCEPT_SPARSE
 from dpsk.utils.validation import _check_sample_weight_dp
 
 __all__ = ["DecisionTreeRegressor"]
@@ -158,7 +159,7 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
             Targets, clipped to ``bounds_y``.
         {sample_weight}
@@ -168,7 +169,10 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         self : object
         """
         self._check_privacy_budget(budget_event(self.epsilon))
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=True)
+        X, y = validate_data(
+            self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=True, accept_sparse=ACCEPT_SPARSE
+        )
+        X = as_csr(X)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         y = np.ascontiguousarray(y, dtype=np.float64)
         plan, boxes = private_boxes(self, {"bounds": (X, "bounds_"), "bounds_y": (y[:, None], "bounds_y_")})
@@ -234,7 +238,7 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or sparse matrix of shape (n_samples, n_features)
 
         Returns
         -------

@@ -130,7 +130,19 @@ for _name in (
         }
     )
 # Sparse input (issue 16): the same clipped weights, on the estimators that take sparse X.
-for _name in ("BernoulliNB", "KMeans", "LinearRegression", "LinearSVC", "LogisticRegression", "MultinomialNB", "Ridge"):
+for _name in (
+    "BernoulliNB",
+    "DecisionTreeClassifier",
+    "DecisionTreeRegressor",
+    "KMeans",
+    "LinearRegression",
+    "LinearSVC",
+    "LogisticRegression",
+    "MultinomialNB",
+    "RandomForestClassifier",
+    "RandomForestRegressor",
+    "Ridge",
+):
     EXPECTED_FAILED_CHECKS[_name]["check_sample_weight_equivalence_on_sparse_data"] = _CLIPPED_WEIGHTS
 EXPECTED_FAILED_CHECKS["StandardScaler"]["check_sample_weight_equivalence_on_sparse_data"] = _CLIPPED_WEIGHTS
 EXPECTED_FAILED_CHECKS["CategoricalNB"]["check_classifiers_one_label_sample_weights"] = (

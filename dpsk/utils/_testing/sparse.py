@@ -14,7 +14,9 @@ Broken variants (declare the correct cost, as in ``family.py``):
   (the dense ``MultinomialNBNoClipping`` breaks the dense path only, which sparse X
   never reaches: the sparse path needs its own broken variant);
 * ``StandardScalerSparseNoClipping``: the sparse exact moments with a box that clips nothing;
-* ``LogisticRegressionSparseNoClipping``: sparse rows not clipped to ``data_norm``.
+* ``LogisticRegressionSparseNoClipping``: sparse rows not clipped to ``data_norm``;
+* ``DecisionTreeClassifierSparseRowsTwice``: every sparse row routed twice (as blocks that
+  overlap would), where the leaf counts declare sensitivity 1.
 """
 
 import numpy as np
@@ -22,6 +24,7 @@ import scipy.sparse as sp
 
 from dpsk.linear_model import LogisticRegression
 from dpsk.naive_bayes import MultinomialNB
+from dpsk.tree import DecisionTreeClassifier
 from dpsk.utils._testing.family import HUGE, StandardScalerNoClipping
 
 __all__ = ["SPARSE_BROKEN_VARIANTS", "SPARSE_CASES", "sparse_audit"]
@@ -36,6 +39,10 @@ SPARSE_CASES = {
     "LinearSVC": ("LinearSVC", {}, False),  # its rows sit at x = 0: implicit zeros already
     "LinearRegression": ("LinearRegression", {}, True),
     "Ridge": ("Ridge", {}, True),
+    # The trees' audits predict on the one-feature canary: no extra column. The classifier's
+    # rows sit at x = 0 (implicit zeros); the regressor's at x = -1 (stored).
+    "DecisionTreeClassifier": ("DecisionTreeClassifier", {}, False),
+    "DecisionTreeRegressor": ("DecisionTreeRegressor", {}, False),
 }
 
 
@@ -88,9 +95,18 @@ class LogisticRegressionSparseNoClipping(LogisticRegression):
         return sp.csr_matrix(X, dtype=np.float64)  # scaled by S as if ‖x‖ <= R, but not clipped
 
 
+class DecisionTreeClassifierSparseRowsTwice(DecisionTreeClassifier):
+    def fit(self, X, y, sample_weight=None):
+        if sp.issparse(X):  # each sparse row counted in two blocks
+            X, y = sp.vstack([X, X]).tocsr(), np.concatenate([y, y])
+            sample_weight = None if sample_weight is None else np.concatenate([sample_weight, sample_weight])
+        return super().fit(X, y, sample_weight)
+
+
 #: (name in SPARSE_AUDITS, broken variant)
 SPARSE_BROKEN_VARIANTS = [
     ("MultinomialNB", MultinomialNBSparseNoClipping),
     ("StandardScaler", StandardScalerSparseNoClipping),
     ("LogisticRegression", LogisticRegressionSparseNoClipping),
+    ("DecisionTreeClassifier", DecisionTreeClassifierSparseRowsTwice),
 ]
