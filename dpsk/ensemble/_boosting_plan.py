@@ -16,10 +16,8 @@ import numpy as np
 
 from dpsk._core._noise import add_gaussian_lattice, add_laplace_lattice
 from dpsk.accounting import ComposedEvent, PureDPEvent, SelfComposedEvent, ZCDPEvent, note_release
-from dpsk.accounting._calibration import round_down, round_up, split_epsilon, zcdp_rho
+from dpsk.accounting._calibration import round_up, zcdp_rho
 from dpsk.accounting._events import budget_event
-from dpsk.mechanisms import DiscreteLaplace
-from dpsk.utils._dpsgd import COUNT_SHARE
 
 #: Largest fixed-point grid: a clipped gradient is at most 2**12 integer steps.
 MAX_GRID = 2**12
@@ -253,28 +251,3 @@ def auto_schedule(epsilon, delta, n_rows, n_features, n_levels, n_outputs=1):
 def auto_learning_rate(n_iter, n_features):
     """``learning_rate="auto"``: ``min(1, STEPS_PER_FEATURE · d / T)`` (see ``auto_schedule``)."""
     return min(AUTO_MAX_LEARNING_RATE, STEPS_PER_FEATURE * n_features / n_iter)
-
-
-class RowCount:
-    """The number of rows for ``max_iter="auto"``: private under add/remove, so released first.
-
-    As DP-SGD's count (``dpsk.utils._dpsgd``): the geometric mechanism with ``COUNT_SHARE``
-    of ε, composed into the fit's one event (:meth:`compose`); the fit's releases get the
-    rest (``fit_epsilon``). Not ``needed`` (explicit ``max_iter``) or ε = ∞: no release,
-    the whole ε for the fit, and ``value`` is the data's count.
-    """
-
-    def __init__(self, epsilon, n_rows, rng, *, needed):
-        self.event = None
-        self.fit_epsilon, self.value = epsilon, float(n_rows)
-        if not needed or math.isinf(epsilon):
-            return
-        count_epsilon = split_epsilon(epsilon * COUNT_SHARE, 1)
-        counter = DiscreteLaplace(epsilon=count_epsilon, random_state=rng)
-        self.event = counter.privacy_event()
-        self.fit_epsilon = round_down(epsilon - count_epsilon)
-        self.value = max(1.0, float(counter.randomise(float(n_rows))))
-
-    def compose(self, fit_event):
-        """The fit's one event: the count's release (if any), then the fit's."""
-        return fit_event if self.event is None else ComposedEvent((self.event, fit_event))

@@ -297,7 +297,6 @@ class RandomForestClassifier(_ForestMixin, BaseRandomTrees):
     accountant=_shared_docs["accountant"],
     random_state=_shared_docs["random_state"],
     privacy_spent_=_shared_docs["privacy_spent_"],
-    max_depth=TREE_DOCS["max_depth"],
     bounds=TREE_DOCS["bounds"],
     **REGRESSOR_DOCS,
 )
@@ -415,6 +414,7 @@ class RandomForestRegressor(_ForestMixin, BaseRandomTreesRegressor):
                 random_state=seeds[t],
             )
             tree.bounds_, tree.bounds_y_, tree.max_depth_ = self.bounds_, self.bounds_y_, self.max_depth_
+            tree.n_rows_ = self.n_rows_
             tree.n_features_in_ = self.n_features_in_
             tree.totals_ = self.totals_
             tree._feature, tree._threshold = feature[t : t + 1], threshold[t : t + 1]

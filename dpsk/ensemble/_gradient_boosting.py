@@ -65,7 +65,6 @@ from dpsk.base import (
 )
 from dpsk.ensemble._boosting_plan import (
     MAX_CELLS,
-    RowCount,
     _best_split,
     _categorical_mask,
     _n_features_per_node,
@@ -76,6 +75,7 @@ from dpsk.ensemble._boosting_plan import (
     auto_schedule,
 )
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._noisy_count import RowCount
 from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, PrivateSensitivity, is_private, private_box
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_bounds, resolve_classes

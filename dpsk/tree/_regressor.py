@@ -17,9 +17,18 @@ from dpsk._core._clip import clip_bounds_1d
 from dpsk.accounting._events import budget_event
 from dpsk.base import TARGET_BOUNDS_CONSTRAINT, DPEstimatorMixin
 from dpsk.mechanisms._joint import Box, JointRelease
-from dpsk.tree._classes import TREE_CONSTRAINTS, TREE_DOCS, RandomTree, RandomTreesMixin, SingleTreeMixin
+from dpsk.tree._classes import (
+    DEFAULT_MAX_DEPTH,
+    MAX_LEAF_COUNTS,
+    TREE_CONSTRAINTS,
+    TREE_DOCS,
+    RandomTree,
+    RandomTreesMixin,
+    SingleTreeMixin,
+)
 from dpsk.tree._sparse_routing import apply_trees, as_csr, tree_votes
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._noisy_count import RowCount
 from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, private_boxes
 from dpsk.utils._random import release_generator
 from dpsk.utils._sklearn_compat import _fit_context, check_is_fitted, validate_data
@@ -32,6 +41,31 @@ __all__ = ["DecisionTreeRegressor"]
 #: standardised target, and the total count and sum (the prior every tree falls back on).
 #: See ``BaseRandomTreesRegressor`` for why.
 REGRESSION_SHARES = (0.95 * 0.25, 0.95 * 0.75, 0.05 * 0.25, 0.05 * 0.75)
+
+#: ``max_depth=None``: an average leaf should hold at least this many rows per unit of ε
+#: (see ``regression_depth``).
+ROWS_PER_LEAF_EPSILON = 4.0
+
+
+def regression_depth(n_rows, epsilon, n_trees):
+    """Default depth of the random tree regressors, from public values and a (noisy) row count.
+
+    ``clip(floor(log2(n ε / (4 T))), 1, 10)`` for ``n`` rows, the ε of the leaves'
+    release and ``T`` trees: the deepest complete trees whose average leaf holds
+    ``n / (T 2^D) ≥ 4 / ε`` rows, about the Laplace scale of a leaf count
+    (``1 / (0.95 · 0.25 ε) ≈ 4.2 / ε``, ``REGRESSION_SHARES``): deeper, most leaves'
+    counts are below their noise and fall back on their ancestors. The best depth of
+    RandomForestRegressor (20 trees, ε = 1) on synthetic additive, interaction and
+    linear targets followed n, not the number of features: 3-5 at 2,000 rows, 6-10 at
+    20,000 (benchmarks/results/bench_tree_depth.md); the rule gives 4 and 7. Also
+    capped so that the forest's leaf values fit ``MAX_LEAF_COUNTS``. ε = ∞: 10.
+    """
+    cap = min(DEFAULT_MAX_DEPTH, int(math.floor(math.log2(MAX_LEAF_COUNTS / (2.0 * n_trees)))))
+    if math.isinf(epsilon):
+        return max(1, cap)
+    rows_per_leaf = float(n_rows) * float(epsilon) / (ROWS_PER_LEAF_EPSILON * n_trees)
+    depth = math.floor(math.log2(rows_per_leaf)) if rows_per_leaf > 0 else 1
+    return int(min(cap, max(1, depth)))
 
 
 def smoothed_leaf_means(counts, sums, prior, count_std, sum_std):
@@ -79,6 +113,14 @@ def smoothed_leaf_means(counts, sums, prior, count_std, sum_std):
 
 
 REGRESSOR_DOCS = {
+    "max_depth": """max_depth : int or None, default=None
+        Depth of every tree (all trees are complete: 2**max_depth leaves). ``None``:
+        ``clip(floor(log2(ñ ε' / (4 T))), 1, 10)`` with ``T`` the number of trees, ``ε'``
+        the ε left for the leaves and ``ñ`` the number of rows counted privately with 1%
+        of ε inside the fit's event (stored in ``n_rows_``): the deepest trees whose
+        average leaf holds at least ``4 / ε'`` rows, about its count's noise
+        (:func:`~dpsk.tree._regressor.regression_depth`; 4 at 2,000 rows and 7 at 20,000
+        with 20 trees at ε = 1). An explicit depth releases no count.""",
     "bounds_y": """bounds_y : tuple (lower, upper), "private", "data" or None, default=None
         Public bounds on the target; values outside are clipped (never trusted). The
         noise on the leaf sums is proportional to ``(upper - lower) / 2``: choose the
@@ -91,6 +133,9 @@ REGRESSOR_DOCS = {
         ``bounds_y_``, y clipped), released with 5% of ε: the prior every tree falls back on.
     max_depth_ : int
         The depth used.
+    n_rows_ : float
+        The number of rows the default depth read: noisy (1% of ε, inside the fit's
+        event) with ``max_depth=None``, the data's count (not a release) otherwise.
     bounds_ : tuple of ndarray
         The feature bounds used (given, or derived from the data with a warning).
     bounds_y_ : tuple of float
@@ -178,15 +223,20 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         plan, boxes = private_boxes(self, {"bounds": (X, "bounds_"), "bounds_y": (y[:, None], "bounds_y_")})
         (lower, upper), (y_lower, y_upper) = boxes["bounds"], boxes["bounds_y"]
         n_trees = self._n_trees()
-        depth = self._depth(X.shape[1], n_trees, 2)
+        needed = self.max_depth is None
+        depth = None if needed else self._depth(X.shape[1], n_trees, 2)  # too many leaves fails here
         n_threads = self._n_threads()  # invalid n_jobs fails here, before any spend
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
+        # max_depth=None: the depth from a noisy row count (its ε share inside the one event).
+        count = self._row_count(plan.fit_epsilon, X.shape[0], rng, needed=needed)
+        if needed:
+            depth = regression_depth(count.value, count.fit_epsilon, n_trees)
         if not plan.requests:
             feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
-        release = self._release(rng, epsilon=plan.fit_epsilon)
+        release = self._release(rng, epsilon=count.fit_epsilon)
         n_cells = n_trees * 2**depth
         sizes = (n_cells, n_cells, 1, 1)
-        plan.spend(self, release.privacy_event(sizes), rng)
+        plan.spend(self, count.compose(release.privacy_event(sizes)), rng)
         if plan.requests:  # the trees are drawn in the released box
             lower, upper = plan.box("bounds", X, (lower, upper))
             y_lower, y_upper = plan.box("bounds_y", y[:, None], (y_lower, y_upper))
@@ -209,6 +259,7 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         self.bounds_ = (lower, upper)
         self.bounds_y_ = (float(y_lower[0]), float(y_upper[0]))
         self.max_depth_ = depth
+        self.n_rows_ = count.value
         self.totals_ = np.array([total_count[0], total_sum[0] * float(box_y.half_width[0])])
         shape = (n_trees, 2**depth)
         self._set_model(
@@ -222,6 +273,10 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         )
         self._store_trees(feature, threshold, noisy_counts.reshape(shape), noisy_sums.reshape(shape))
         return self
+
+    def _row_count(self, epsilon, n_rows, rng, *, needed):
+        """The row count ``max_depth=None`` reads: released with its share of ε (``RowCount``)."""
+        return RowCount(epsilon, n_rows, rng, needed=needed)
 
     def _set_model(self, feature, threshold, counts, sums, total_count, total_sum, noise_std):
         """Leaf predictions from the noisy counts and sums (post-processing); ``noise_std``
@@ -265,7 +320,6 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
     accountant=_shared_docs["accountant"],
     random_state=_shared_docs["random_state"],
     privacy_spent_=_shared_docs["privacy_spent_"],
-    max_depth=TREE_DOCS["max_depth"],
     bounds=TREE_DOCS["bounds"],
     **REGRESSOR_DOCS,
 )

@@ -3,6 +3,7 @@
 """dpsk.ensemble.RandomForestRegressor and dpsk.tree.DecisionTreeRegressor: random trees,
 noisy leaf counts and sums of the centred target, one budget for the whole forest."""
 
+import math
 import pickle
 import warnings
 
@@ -11,11 +12,14 @@ import pytest
 from sklearn.datasets import make_friedman1
 from sklearn.metrics import r2_score
 
-from dpsk.accounting import get_epsilon, record_releases
+from dpsk import BudgetAccountant
+from dpsk.accounting import DiscreteLaplaceEvent, get_epsilon, record_releases
+from dpsk.audit import audit_estimator, canary_neighbours
 from dpsk.ensemble import RandomForestRegressor
 from dpsk.exceptions import PrivacyLeakWarning
-from dpsk.tree import DecisionTreeRegressor
-from dpsk.tree._regressor import smoothed_leaf_means
+from dpsk.tree import DecisionTreeRegressor, _regressor
+from dpsk.tree._regressor import regression_depth, smoothed_leaf_means
+from dpsk.utils._noisy_count import RowCount
 
 # Friedman #1: X uniform on [0, 1]^d; y = 10 sin(π x0 x1) + 20 (x2 − ½)² + 10 x3 + 5 x4 + noise
 # lies in [0, 30] without noise; (−5, 35) leaves room for the noise of standard deviation 1.
@@ -38,14 +42,15 @@ def test_structure_does_not_depend_on_the_data():
     X1, y1 = _data(seed=1)
     rng = np.random.default_rng(2)
     X2, y2 = rng.normal(size=(50, 5)), rng.normal(size=50) * 100
-    # One stream for both: two fresh PCG64(0) (an int seed derives one per dataset).
-    a = _forest(n_estimators=5, random_state=np.random.PCG64(0)).fit(X1, y1)
-    b = _forest(n_estimators=5, random_state=np.random.PCG64(0)).fit(X2, y2)
+    # One stream for both: two fresh PCG64(0) (an int seed derives one per dataset). An explicit
+    # depth: max_depth=None reads the noisy row count (test_default_depth_reads_only_the_noisy_count).
+    a = _forest(n_estimators=5, max_depth=4, random_state=np.random.PCG64(0)).fit(X1, y1)
+    b = _forest(n_estimators=5, max_depth=4, random_state=np.random.PCG64(0)).fit(X2, y2)
     for ta, tb in zip(a.estimators_, b.estimators_):
         np.testing.assert_array_equal(ta.tree_.feature, tb.tree_.feature)
         np.testing.assert_array_equal(ta.tree_.threshold, tb.tree_.threshold)
-    ta = _tree(random_state=np.random.PCG64(0)).fit(X1, y1)
-    tb = _tree(random_state=np.random.PCG64(0)).fit(X2, y2)
+    ta = _tree(max_depth=4, random_state=np.random.PCG64(0)).fit(X1, y1)
+    tb = _tree(max_depth=4, random_state=np.random.PCG64(0)).fit(X2, y2)
     np.testing.assert_array_equal(ta.tree_.threshold, tb.tree_.threshold)
 
 
@@ -65,7 +70,8 @@ def test_total_cost_is_epsilon_whatever_the_number_of_trees():
     for n_estimators in (1, 3, 50):
         with record_releases() as drawn:
             forest = _forest(n_estimators=n_estimators, epsilon=0.5).fit(X, y)
-        assert len(drawn) == 1  # counts, sums and totals: one joint release
+        # max_depth=None: the noisy row count, then counts, sums and totals in one joint release
+        assert len(drawn) == 2 and isinstance(drawn[0], DiscreteLaplaceEvent)
         assert get_epsilon(forest.privacy_spent_, 0.0) <= 0.5
 
 
@@ -223,3 +229,92 @@ def test_smoothing_falls_back_on_the_parent_when_counts_are_noise():
     # A count of 1, below the noise (σ 2), mostly follows its parent (about −0.45), not 0.4.
     assert -0.5 < means[0, 3] < 0.0
     assert np.all(np.abs(smoothed_leaf_means(counts, -100 * sums, 0.0, 2.0, 2.0)) <= 1.0)
+
+
+def test_regression_depth_rule():
+    """Check the default depth's rule: log2 of the rows per leaf over 4 / ε, clipped to [1, 10]."""
+    assert regression_depth(2000, 1.0, 20) == 4  # 2000 / 80 = 25 rows per 4/ε
+    assert regression_depth(20000, 1.0, 20) == 7
+    assert regression_depth(20000, 0.1, 20) == 4
+    assert regression_depth(10**9, 1.0, 20) == 10
+    assert regression_depth(1.0, 0.01, 20) == regression_depth(0.0, 1.0, 1) == 1
+    assert regression_depth(5, math.inf, 1) == 10
+    assert regression_depth(10**12, 1.0, 2**15) == 10  # 2**15 trees · 2**10 leaves · 2 values = 2**26
+    assert regression_depth(10**12, 1.0, 2**16) == 9  # the leaf-value cap
+
+
+class _PatchedCount(RowCount):
+    """The real release (event, ε split), but the count the test sets."""
+
+    value_to_use = None
+
+    def __init__(self, epsilon, n_rows, rng, *, needed):
+        super().__init__(epsilon, n_rows, rng, needed=needed)
+        if self.event is not None:
+            self.value = float(self.value_to_use)
+
+
+@pytest.mark.parametrize("estimator", [_forest, _tree], ids=["forest", "tree"])
+def test_default_depth_reads_only_the_noisy_count(estimator, monkeypatch):
+    """Check max_depth=None: the depth follows the released count (patched), not the data's rows
+    nor the number of features; the classifiers' min(10, ceil(d / 2)) is gone."""
+    monkeypatch.setattr(_regressor, "RowCount", _PatchedCount)
+    X, y = _data(n=300, d=5)
+    # floor(log2(count · 0.99 / (4 T))): 20 trees (forest) or 1 (tree), capped at 10
+    expected = {"forest": {2000: 4, 20000: 7}, "tree": {2000: 8, 20000: 10}}
+    for count in (2000, 20000):
+        monkeypatch.setattr(_PatchedCount, "value_to_use", count)
+        fitted = estimator(epsilon=1.0).fit(X, y)
+        trees = getattr(fitted, "n_estimators", 1)
+        assert fitted.n_rows_ == count
+        assert fitted.max_depth_ == regression_depth(count, 0.99, trees)
+        assert fitted.max_depth_ == expected["forest" if trees > 1 else "tree"][count]
+        assert get_epsilon(fitted.privacy_spent_, 0.0) <= 1.0
+
+
+def test_default_depth_count_inside_the_one_event():
+    """Check max_depth=None: one spend, the count's discrete Laplace event composed into it, the fit
+    within ε, the recording harness sees the count's release; an explicit depth releases no count."""
+    X, y = _data(n=3000, d=10)
+    acc = BudgetAccountant(epsilon=1.0)
+    with record_releases() as drawn:
+        forest = _forest(accountant=acc).fit(X, y)
+    leaves = forest.privacy_spent_.flatten()
+    assert len(acc.spent_budget) == 1 and get_epsilon(forest.privacy_spent_, 0.0) <= 1.0
+    assert sum(isinstance(leaf, DiscreteLaplaceEvent) for leaf in leaves) == 1
+    assert sorted(map(repr, drawn)) == sorted(map(repr, leaves))
+    assert forest.n_rows_ != 3000 and abs(forest.n_rows_ - 3000) < 3000
+    assert forest.max_depth_ == regression_depth(forest.n_rows_, 0.99, 20)
+    assert all(tree.n_rows_ == forest.n_rows_ for tree in forest.estimators_)
+    fixed = _forest(max_depth=5, accountant=BudgetAccountant(epsilon=1.0)).fit(X, y)
+    assert fixed.n_rows_ == 3000 and fixed.max_depth_ == 5
+    assert not any(isinstance(leaf, DiscreteLaplaceEvent) for leaf in fixed.privacy_spent_.flatten())
+    infinite = _forest(epsilon=math.inf).fit(X, y)
+    assert infinite.n_rows_ == 3000 and infinite.max_depth_ == 10
+
+
+class _NoiseFreeCount(RandomForestRegressor):
+    """Releases the row count of max_depth=None without noise (declaring its cost)."""
+
+    def _row_count(self, epsilon, n_rows, rng, *, needed):
+        count = super()._row_count(epsilon, n_rows, rng, needed=needed)
+        count.value = float(n_rows)
+        return count
+
+
+@pytest.mark.audit
+def test_audit_default_depth_count():
+    """Check the count behind max_depth=None against its claim; rejected when released noise-free."""
+    params = dict(n_estimators=1, epsilon=2.0, bounds=(-1.0, 1.0), bounds_y=(-1.0, 1.0))
+    neighbours = canary_neighbours(np.zeros((50, 1)), np.zeros(50), canary_X=[0.0], canary_y=0.0)
+
+    def project(est):
+        return np.array([est.n_rows_])
+
+    def audit(estimator):
+        return audit_estimator(estimator, neighbours, project, n_samples=3000, random_state=0)
+
+    good = audit(RandomForestRegressor(**params))
+    assert good.passed, str(good)
+    bad = audit(_NoiseFreeCount(**params))
+    assert not bad.passed, str(bad)
