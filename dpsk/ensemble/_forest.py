@@ -213,7 +213,8 @@ class RandomForestClassifier(_ForestMixin, BaseRandomTrees):
 
     Examples
     --------
-    >>>     >>> from dpsk.ensemble import RandomForestClassifier
+    >>> import numpy as np
+    >>> from dpsk.ensemble import RandomForestClassifier
     >>> rng = np.random.default_rng(0)
     >>> X = rng.random((5000, 3))
     >>> y = (X[:, 0] + X[:, 1] > 1).astype(int)
@@ -362,7 +363,8 @@ class RandomForestRegressor(_ForestMixin, BaseRandomTreesRegressor):
 
     Examples
     --------
-    >>>     >>> from dpsk.ensemble import RandomForestRegressor
+    >>> import numpy as np
+    >>> from dpsk.ensemble import RandomForestRegressor
     >>> rng = np.random.default_rng(0)
     >>> X = rng.random((20000, 2))
     >>> y = 10 * X[:, 0]
