@@ -54,17 +54,15 @@ import numpy as np
 
 from dpsk._core._noise import add_gaussian
 from dpsk.accounting import (
-    ComposedEvent,
     GaussianEvent,
     PoissonSampledEvent,
     SelfComposedEvent,
     calibrate_noise_multiplier,
     note_release,
 )
-from dpsk.accounting._calibration import round_down, split_epsilon
 from dpsk.accounting._events import budget_event
-from dpsk.mechanisms import DiscreteLaplace
 from dpsk.utils._docstring import _shared_docs
+from dpsk.utils._noisy_count import COUNT_SHARE, RowCount
 from dpsk.utils._sklearn_compat import Interval, StrOptions
 from dpsk.utils.validation import resolve_classes
 
@@ -85,8 +83,6 @@ __all__ = [
     "steps_event",
 ]
 
-#: Share of ε spent on the noisy row count when ``n_samples`` is not given.
-COUNT_SHARE = 0.01
 #: Smallest relative clip margin μ (the clip target is C·(1 − μ)).
 MIN_MARGIN = 2.0**-30
 _U = 2.0**-53
@@ -290,17 +286,13 @@ class DPSGDMixin:
         if plan is not None:
             self._spend_privacy_budget(steps_event(plan.q, plan.steps, plan.sigma))
             return plan, float(self.n_samples)
-        count_epsilon = split_epsilon(self.epsilon * COUNT_SHARE, 1)
-        counter = DiscreteLaplace(epsilon=count_epsilon, random_state=rng)
-        steps_epsilon = self.epsilon if math.isinf(self.epsilon) else round_down(self.epsilon - count_epsilon)
         # The count's event is known before it is drawn: charging it separately would be
         # two spends, so the one spend comes after the count (nothing is released before
         # it: the count stays inside this fit).
-        count_event = counter.privacy_event()
-        n_public = max(1.0, float(counter.randomise(float(n_rows))))
-        plan = self._plan(n_public, steps_epsilon)
-        self._spend_privacy_budget(ComposedEvent((count_event, steps_event(plan.q, plan.steps, plan.sigma))))
-        return plan, n_public
+        count = RowCount(self.epsilon, n_rows, rng, needed=True)
+        plan = self._plan(count.value, count.fit_epsilon)
+        self._spend_privacy_budget(count.compose(steps_event(plan.q, plan.steps, plan.sigma)))
+        return plan, count.value
 
 
 #: Docstring snippets of the DP-SGD parameters (the estimators add their own).

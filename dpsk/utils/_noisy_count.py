@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """A noisy row count released inside an estimator's one event.
 
-Some data-independent defaults depend on the number of rows n (boosting's
-``max_iter="auto"``, the random tree regressors' default depth). Under add/remove
+Some data-independent plans depend on the number of rows n (DP-SGD's sampling rate
+without ``n_samples``, boosting's ``max_iter="auto"``, the random tree regressors'
+default depth). Under add/remove
 neighbours n is private, so a fit that needs it releases it first: the geometric
 mechanism with ``COUNT_SHARE`` of the fit's ε, drawn before the spend and composed into
 the fit's one event (:meth:`RowCount.compose`), the fit's own releases getting the rest
@@ -15,19 +16,22 @@ import math
 from dpsk.accounting import ComposedEvent
 from dpsk.accounting._calibration import round_down, split_epsilon
 from dpsk.mechanisms import DiscreteLaplace
-from dpsk.utils._dpsgd import COUNT_SHARE
 
 __all__ = ["COUNT_SHARE", "RowCount"]
 
+#: Share of ε spent on the noisy row count.
+COUNT_SHARE = 0.01
+
 
 class RowCount:
-    """The number of rows, released with ``COUNT_SHARE`` of ε when a default needs it.
+    """The number of rows, released with ``COUNT_SHARE`` of ε when a plan needs it.
 
-    As DP-SGD's count (``dpsk.utils._dpsgd``): the geometric mechanism (sensitivity 1)
-    with ``COUNT_SHARE`` of ε, clamped at 1 (post-processing); its event goes into the
-    fit's one event (:meth:`compose`) and the fit's releases get the rest
-    (``fit_epsilon``). Not ``needed`` (an explicit parameter) or ε = ∞: no release, the
-    whole ε for the fit, and ``value`` is the data's count.
+    Used by DP-SGD without ``n_samples``, boosting's ``max_iter="auto"`` and the tree
+    regressors' ``max_depth=None``: the geometric mechanism (sensitivity 1) with
+    ``COUNT_SHARE`` of ε, clamped at 1 (post-processing); its event goes into the fit's
+    one event (:meth:`compose`) and the fit's releases get the rest (``fit_epsilon``).
+    Not ``needed`` (an explicit parameter) or ε = ∞: no release, the whole ε for the
+    fit, and ``value`` is the data's count.
     """
 
     def __init__(self, epsilon, n_rows, rng, *, needed):
