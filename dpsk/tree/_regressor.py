@@ -379,10 +379,10 @@ class DecisionTreeRegressor(SingleTreeMixin, BaseRandomTreesRegressor):
     >>> import numpy as np
     >>> from dpsk.tree import DecisionTreeRegressor
     >>> rng = np.random.default_rng(0)
-    >>> X = rng.random((5000, 2))
+    >>> X = rng.random((5000, 1))
     >>> y = np.where(X[:, 0] > 0.5, 8.0, 2.0)
     >>> reg = DecisionTreeRegressor(max_depth=3, bounds=(0, 1), bounds_y=(0, 10), random_state=0)
-    >>> reg.fit(X, y).predict([[0.05, 0.5], [0.95, 0.5]]).round()
+    >>> reg.fit(X, y).predict([[0.05], [0.95]]).round()
     array([2., 8.])
     """
 
