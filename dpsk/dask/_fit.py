@@ -272,6 +272,71 @@ def _fit_random_trees(est, X, y, sample_weight=None):
     return est
 
 
+# -- random trees and forests (regressors) -------------------------------------------------
+
+
+def _regression_totals_chunk(view, box_y, X, y, sample_weight):
+    from dpsk.tree._regressor import exact_leaf_sums
+    from dpsk.utils.validation import _weight_units
+
+    if not np.all(np.isfinite(X)):
+        raise ValueError("Input X contains NaN or infinity.")
+    units, _ = _weight_units(_weights(sample_weight, X))
+    t = view._standardised_targets(np.asarray(y, dtype=np.float64), box_y)  # NaN in y raises
+    return exact_leaf_sums(np.zeros(X.shape[0], dtype=np.intp), t, units, 1)
+
+
+def _regression_leaves_chunk(view, feature, threshold, depth, box_y, X, y, sample_weight, part):
+    from dpsk.utils.validation import _weight_units
+
+    units, _ = _weight_units(_weights(sample_weight, X))
+    part = None if part is None else part.astype(np.intp)
+    return view._leaf_sums(X, y, units, part, feature, threshold, depth, box_y, n_threads=1)
+
+
+def _fit_random_trees_regressor(est, X, y, sample_weight=None):
+    """Random tree regressors: the in-memory release, with the exact leaf counts and sums
+    (int64, :func:`dpsk.tree._regressor.exact_leaf_sums`) computed per chunk and summed.
+
+    A first pass validates the data (NaN, weights) and computes the exact totals, which
+    key an integer seed; then the Generator is used in the in-memory order (the noisy row
+    count, the structure, the spend, each row's tree, the noise); the rows' trees are
+    drawn on the client (public randomness) and shipped chunked like X.
+    """
+    from dpsk.mechanisms._joint import Box
+    from dpsk.tree._regressor import check_leaf_rows
+    from dpsk.utils._private_bounds import private_boxes
+    from dpsk.utils.validation import WEIGHT_GRID
+
+    X = as_rows(est, X)
+    y = as_vector(require_public(y, "y"), X, "y")
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-d for {type(est).__name__}, got {y.ndim} dimensions")
+    y = y.astype(np.float64)
+    w = as_vector(sample_weight, X, "sample_weight", dtype=np.float64)
+    require_public(est.bounds, "bounds")
+    require_public(est.bounds_y, "bounds_y")
+    plan, boxes = private_boxes(est, {"bounds": (X, "bounds_"), "bounds_y": (y[:, None], "bounds_y_")})
+    (lower, upper), (y_lower, y_upper) = boxes["bounds"], boxes["bounds_y"]
+    n_trees = est._n_trees()
+    depth = None if est.max_depth is None else est._depth(X.shape[1], n_trees, 2)
+    est._n_threads()  # invalid n_jobs fails here, before any spend
+    grid = 1 if w is None else WEIGHT_GRID
+    check_leaf_rows(X.shape[0], grid)
+    box_y = Box(y_lower, y_upper)
+    view = worker_view(est)
+    totals = map_reduce(functools.partial(_regression_totals_chunk, view, box_y), X, y, w)
+    rng = release_generator(est.random_state, context=est, data=fingerprint(totals))
+    count, depth, structure, release, sizes = est._spend_leaf_release(
+        plan, rng, X.shape[0], n_trees, depth, lower, upper
+    )
+    part = est._parts(rng, n_trees, X.shape[0])
+    part = None if part is None else as_vector(part.astype(np.min_scalar_type(n_trees - 1)), X, "part")
+    chunk = functools.partial(_regression_leaves_chunk, view, *structure, depth, box_y)
+    counts, sums = map_reduce(chunk, X, y, w, part)
+    return est._fit_leaves(counts, sums, grid, release, sizes, structure, depth, (lower, upper), box_y, count.value)
+
+
 # -- least squares -------------------------------------------------------------------------
 
 
@@ -388,6 +453,7 @@ def _fits():
     from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB, MultinomialNB
     from dpsk.preprocessing import MinMaxScaler, StandardScaler
     from dpsk.tree._classes import BaseRandomTrees
+    from dpsk.tree._regressor import BaseRandomTreesRegressor
 
     return (
         (StandardScaler, _fit_standard_scaler),
@@ -400,6 +466,7 @@ def _fits():
         (KMeans, _fit_kmeans),
         (PCA, _fit_pca),
         (BaseRandomTrees, _fit_random_trees),
+        (BaseRandomTreesRegressor, _fit_random_trees_regressor),
     )
 
 

@@ -14,8 +14,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from dpsk._core._clip import clip_bounds_1d
+from dpsk._core._exact_sums import MAX_EXACT_ROWS
 from dpsk.accounting._events import budget_event
-from dpsk.base import TARGET_BOUNDS_CONSTRAINT, DPEstimatorMixin
+from dpsk.base import TARGET_BOUNDS_CONSTRAINT, DaskScoreMixin, DPEstimatorMixin
+from dpsk.dask._data import dask_apply, dask_fit, is_dask
 from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.tree._classes import (
     DEFAULT_MAX_DEPTH,
@@ -33,7 +35,7 @@ from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, private_boxes
 from dpsk.utils._random import release_generator
 from dpsk.utils._sklearn_compat import _fit_context, check_is_fitted, validate_data
 from dpsk.utils._sparse import ACCEPT_SPARSE
-from dpsk.utils.validation import _check_sample_weight_dp
+from dpsk.utils.validation import _check_sample_weight_dp, _weight_units
 
 __all__ = ["DecisionTreeRegressor"]
 
@@ -66,6 +68,78 @@ def regression_depth(n_rows, epsilon, n_trees):
     rows_per_leaf = float(n_rows) * float(epsilon) / (ROWS_PER_LEAF_EPSILON * n_trees)
     depth = math.floor(math.log2(rows_per_leaf)) if rows_per_leaf > 0 else 1
     return int(min(cap, max(1, depth)))
+
+
+#: The leaf sums are exact integers: a row adds its weight units ``u`` (``1``, or
+#: ``floor(w·WEIGHT_GRID)`` <= 2**10) to its leaf's count and ``u·q`` to its sum, ``q =
+#: rint(t·2**SUM_BITS)`` for its standardised target ``t`` in [−1, 1] (``|u·q| <= 2**30``).
+SUM_BITS = 20
+#: Rows per ``np.bincount`` of ``exact_leaf_sums``: float partial sums below 2**52, exact.
+_SUM_BLOCK = 2**22
+
+
+def check_leaf_rows(n_rows, grid):
+    """Refuse more rows than the int64 leaf sums hold exactly: ``n·grid·2**SUM_BITS <= 2**62``
+    (2**42 rows unweighted, capped at ``MAX_EXACT_ROWS`` = 2**36; 2**32 weighted). Public:
+    the shape and whether there are weights, so this error is no release."""
+    limit = min(MAX_EXACT_ROWS, 2**62 // (grid * 2**SUM_BITS))
+    if n_rows > limit:
+        raise ValueError(f"the random tree regressors sum at most {limit} rows exactly here, got {n_rows}")
+
+
+def exact_leaf_sums(cell, t, units, n_cells):
+    """Exact int64 count and sum of every (tree, leaf) cell, in integer units.
+
+    ``counts[c] = Σ u_i`` and ``sums[c] = Σ u_i·rint(t_i·2**SUM_BITS)`` over the rows i in
+    cell c (``u_i = 1`` without weights). Every row's terms are integers bounded by the
+    row alone (``u_i <= WEIGHT_GRID``, ``|t_i| <= 1``), and integer sums do not depend on
+    the order: the statistic of a data set is the sum of its parts' (Dask chunks,
+    threads), bitwise. ``np.bincount`` sums floats, exactly here: at most 2**22 rows per
+    call, so every partial sum is an integer below 2**52. At most ``check_leaf_rows``
+    rows: every sum then stays below 2**62.
+
+    Parameters
+    ----------
+    cell : ndarray of shape (n_rows,), intp
+    t : ndarray of shape (n_rows,), float64 in [−1, 1]
+    units : ndarray of shape (n_rows,) of integer floats in [0, WEIGHT_GRID], or None
+    n_cells : int
+
+    Returns
+    -------
+    counts, sums : ndarray of shape (n_cells,), int64
+    """
+    q = np.rint(np.ldexp(t, SUM_BITS))
+    if units is not None:
+        q = q * units  # exact: integers below 2**30
+    counts = np.zeros(n_cells, dtype=np.int64)
+    sums = np.zeros(n_cells, dtype=np.int64)
+    for start in range(0, cell.shape[0], _SUM_BLOCK):
+        rows = slice(start, start + _SUM_BLOCK)
+        weights = None if units is None else units[rows]
+        counts += np.rint(np.bincount(cell[rows], weights=weights, minlength=n_cells)).astype(np.int64)
+        sums += np.rint(np.bincount(cell[rows], weights=q[rows], minlength=n_cells)).astype(np.int64)
+    return counts, sums
+
+
+def leaf_floats(counts, sums, grid):
+    """The values the regressors' release randomises: leaf counts, leaf sums of t, the
+    total count and the total sum, from the exact integers of :func:`exact_leaf_sums`.
+
+    Each is one correctly rounded conversion of an exact rational (int64 to float64, then
+    exact power-of-two scalings), as the exact kernels' releases (``dpsk._core._exact_sums``,
+    step 4): one row moves the exact values by at most 1 each (its weight ``u/grid <= 1``,
+    ``|u·q| / (grid·2**SUM_BITS) <= 1``), and ``JointRelease``'s rounding margin covers
+    the one rounding.
+    """
+    scale = float(grid)
+    total_count, total_sum = int(counts.sum(dtype=object)), int(sums.sum(dtype=object))
+    return [
+        counts.astype(np.float64) / scale,
+        np.ldexp(sums.astype(np.float64), -SUM_BITS) / scale,
+        np.array([float(total_count) / scale]),
+        np.array([math.ldexp(float(total_sum), -SUM_BITS) / scale]),
+    ]
 
 
 def smoothed_leaf_means(counts, sums, prior, count_std, sum_std):
@@ -170,7 +244,7 @@ REGRESSOR_DOCS = {
 }
 
 
-class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixin, BaseEstimator):
+class BaseRandomTreesRegressor(RandomTreesMixin, DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEstimator):
     """Fit and prediction shared by :class:`DecisionTreeRegressor` and the random forest regressor.
 
     The structure, the partition of rows between trees and the routing are the
@@ -214,6 +288,8 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         self : object
         """
         self._check_privacy_budget(budget_event(self.epsilon))
+        if is_dask(X, y, sample_weight):  # exact leaf sums per chunk, the same release (dpsk.dask)
+            return dask_fit(self, X, y, sample_weight=sample_weight)
         X, y = validate_data(
             self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=True, accept_sparse=ACCEPT_SPARSE
         )
@@ -226,42 +302,58 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
         needed = self.max_depth is None
         depth = None if needed else self._depth(X.shape[1], n_trees, 2)  # too many leaves fails here
         n_threads = self._n_threads()  # invalid n_jobs fails here, before any spend
+        units, grid = _weight_units(sample_weight)
+        check_leaf_rows(X.shape[0], grid)
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
+        count, depth, structure, release, sizes = self._spend_leaf_release(
+            plan, rng, X.shape[0], n_trees, depth, lower, upper
+        )
+        if plan.requests:  # the trees are drawn in the released box
+            lower, upper = plan.box("bounds", X, (lower, upper))
+            y_lower, y_upper = plan.box("bounds_y", y[:, None], (y_lower, y_upper))
+            structure = self._structure(rng, n_trees, depth, lower, upper)
+        box_y = Box(y_lower, y_upper)
+        part = self._parts(rng, n_trees, X.shape[0])
+        counts, sums = self._leaf_sums(X, y, units, part, *structure, depth, box_y, n_threads=n_threads)
+        return self._fit_leaves(
+            counts, sums, grid, release, sizes, structure, depth, (lower, upper), box_y, count.value
+        )
+
+    def _spend_leaf_release(self, plan, rng, n_rows, n_trees, depth, lower, upper):
+        """The noisy row count (``max_depth=None``), the depth, the structure (None while
+        the bounds are still to be released), the leaves' release and its one spend, in
+        the Generator's order (in memory and on Dask)."""
         # max_depth=None: the depth from a noisy row count (its ε share inside the one event).
-        count = self._row_count(plan.fit_epsilon, X.shape[0], rng, needed=needed)
-        if needed:
+        count = self._row_count(plan.fit_epsilon, n_rows, rng, needed=depth is None)
+        if depth is None:
             depth = regression_depth(count.value, count.fit_epsilon, n_trees)
-        if not plan.requests:
-            feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
+        structure = None if plan.requests else self._structure(rng, n_trees, depth, lower, upper)
         release = self._release(rng, epsilon=count.fit_epsilon)
         n_cells = n_trees * 2**depth
         sizes = (n_cells, n_cells, 1, 1)
         plan.spend(self, count.compose(release.privacy_event(sizes)), rng)
-        if plan.requests:  # the trees are drawn in the released box
-            lower, upper = plan.box("bounds", X, (lower, upper))
-            y_lower, y_upper = plan.box("bounds_y", y[:, None], (y_lower, y_upper))
-            feature, threshold = self._structure(rng, n_trees, depth, lower, upper)
-        box_y = Box(y_lower, y_upper)
+        return count, depth, structure, release, sizes
 
-        part = self._parts(rng, n_trees, X.shape[0])
+    def _leaf_sums(self, X, y, units, part, feature, threshold, depth, box_y, *, n_threads=None):
+        """The exact statistic of the release: int64 leaf counts and sums of the rows
+        (:func:`exact_leaf_sums`), for the whole data in memory or one Dask chunk."""
         if part is None:
             part = np.zeros(X.shape[0], dtype=np.intp)
         cell = part * 2**depth + apply_trees(X, feature, threshold, depth, part=part, n_threads=n_threads)
-        t = self._standardised_targets(y, box_y)
-        if sample_weight is None:
-            counts, total = np.bincount(cell, minlength=n_cells).astype(np.float64), float(X.shape[0])
-        else:  # weights in [0, 1] scale a row's count and sum: the same sensitivities
-            counts, total = np.bincount(cell, weights=sample_weight, minlength=n_cells), math.fsum(sample_weight)
-            t = t * sample_weight
-        sums = np.bincount(cell, weights=t, minlength=n_cells)
-        noisy_counts, noisy_sums, total_count, total_sum = release.randomise([counts, sums, [total], [math.fsum(t)]])
+        t = self._standardised_targets(np.asarray(y, dtype=np.float64), box_y)
+        return exact_leaf_sums(cell, t, units, feature.shape[0] * 2**depth)
 
-        self.bounds_ = (lower, upper)
-        self.bounds_y_ = (float(y_lower[0]), float(y_upper[0]))
+    def _fit_leaves(self, counts, sums, grid, release, sizes, structure, depth, bounds, box_y, n_rows):
+        """The release of the exact leaf statistics and the fitted model (in memory and on Dask)."""
+        feature, threshold = structure
+        values = leaf_floats(counts, sums, grid)
+        noisy_counts, noisy_sums, total_count, total_sum = release.randomise(values)
+        self.bounds_ = bounds
+        self.bounds_y_ = (float(box_y.lower[0]), float(box_y.upper[0]))
         self.max_depth_ = depth
-        self.n_rows_ = count.value
+        self.n_rows_ = n_rows
         self.totals_ = np.array([total_count[0], total_sum[0] * float(box_y.half_width[0])])
-        shape = (n_trees, 2**depth)
+        shape = (feature.shape[0], 2**depth)
         self._set_model(
             feature,
             threshold,
@@ -301,6 +393,8 @@ class BaseRandomTreesRegressor(RandomTreesMixin, DPEstimatorMixin, RegressorMixi
             In X's dtype; always inside ``bounds_y_``.
         """
         check_is_fitted(self)
+        if is_dask(X):  # lazily, chunk by chunk
+            return dask_apply(self, "predict", X)
         X = self._check_X(X)
         n_trees = self._feature.shape[0]
         votes = tree_votes(

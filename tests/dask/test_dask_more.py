@@ -318,7 +318,7 @@ def test_random_trees_nan_in_one_chunk_raises_before_the_spend(make):
 
 
 def test_random_trees_refusals_before_any_compute(computes):
-    from dpsk.tree import DecisionTreeClassifier, DecisionTreeRegressor
+    from dpsk.tree import DecisionTreeClassifier
 
     X, labels, _ = _tree_data()
     Xd, yd = _dask(X, CHUNKINGS[1]), _dask(labels, CHUNKINGS[1])
@@ -326,8 +326,6 @@ def test_random_trees_refusals_before_any_compute(computes):
         DecisionTreeClassifier(classes=[0, 1, 2]).fit(Xd, yd)
     with pytest.raises(ValueError, match="unknown chunk sizes"):
         DecisionTreeClassifier(bounds=(-1, 1), classes=[0, 1, 2]).fit(Xd[Xd[:, 0] > 0], yd)
-    with pytest.raises(TypeError, match="does not run on Dask"):
-        DecisionTreeRegressor(bounds=(-1, 1), bounds_y=(0, 2)).fit(Xd, yd)
     assert computes.computes == 0
 
 
