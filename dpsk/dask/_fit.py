@@ -345,33 +345,64 @@ def _least_squares_chunk(view, lower, upper, centre, half, target, row_norm, X, 
     return view._exact_sums(X, Y, lower, upper, centre, half, target, _weights(sample_weight, X), row_norm)
 
 
+def _user_least_squares_chunk(view, lower, upper, centre, half, target, row_norm, h, table, X, y, sample_weight, ids):
+    from dpsk.dask._groups import user_weights
+    from dpsk.utils.validation import _combine_weights
+
+    weights = _combine_weights(user_weights(table, h, ids), _weights(sample_weight, X))
+    Y = np.asarray(y, dtype=np.float64).reshape(X.shape[0], -1)
+    return view._exact_sums(X, Y, lower, upper, centre, half, target, weights, row_norm)
+
+
 def _fit_least_squares(est, X, y, groups=None, sample_weight=None):
+    """LinearRegression and Ridge: the exact sums per chunk. With ``groups`` (user level,
+    :mod:`dpsk.dask._groups`) a first pass validates the data (the item-level sums, which
+    key an integer seed) and counts the rows per user; after the spend and the choice of
+    h, a second pass weights each row as in memory and computes the release's sums."""
+    import dask
+
     from dpsk.accounting._events import compose
+    from dpsk.dask._groups import count_histogram, row_counts, user_counts
     from dpsk.linear_model._user_level import user_plan
 
-    if groups is not None:
-        raise ValueError("groups= is not supported with Dask input yet: fit the user-level model in memory")
     epsilon, delta = float(est.epsilon), float(est.delta)
     X = as_rows(est, X)
     y = as_vector(require_public(y, "y"), X, "y")
     if y.ndim not in (1, 2):
         raise ValueError(f"y must be 1-d or 2-d, got {y.ndim} dimensions")
     w = as_vector(sample_weight, X, "sample_weight", dtype=np.float64)
+    ids = as_vector(groups, X, "groups")
+    if ids is not None and ids.ndim != 1:
+        raise ValueError(f"groups must be 1-dimensional, got shape {ids.shape}")
     if est.row_norm is None:
         require_public(est.bounds_X, "bounds_X")
     require_public(est.bounds_y, "bounds_y")
     n_targets = 1 if y.ndim == 1 else y.shape[1]
-    users = user_plan(None, X.shape[0], epsilon)
+    users = user_plan(groups, X.shape[0], epsilon, bind=False)
     row_norm = None if est.row_norm is None else float(est.row_norm)  # "private" refused in fit()
     bounds, centre, half, r = est._standardisation(X, row_norm=row_norm)
     target = est._target_box(*est._resolve_bounds_y(np.empty((0, n_targets))))
     mechanisms, cost = est._releases(users.release_epsilon, delta, X.shape[1], r, n_targets)
     cost = compose([users.event, cost])
-    chunk = functools.partial(_least_squares_chunk, worker_view(est), *bounds, centre, half, target, row_norm)
-    sums = map_reduce(chunk, X, y, w)
-    rng = release_generator(est.random_state, context=est, data=fingerprint(sums))
+    view = worker_view(est)
+    chunk = functools.partial(_least_squares_chunk, view, *bounds, centre, half, target, row_norm)
+    if ids is None:
+        sums = map_reduce(chunk, X, y, w)
+        key = fingerprint(sums)
+    else:  # one pass: the data validated, the item-level sums, the histogram of the users' counts
+        table = user_counts(ids)
+        item_sums, histogram = dask.compute(map_reduce(chunk, X, y, w, lazy=True), count_histogram(table))
+        users.bind_counts(row_counts(histogram), X.shape[0])
+        key = (*fingerprint(item_sums), *histogram)
+    rng = release_generator(est.random_state, context=est, data=key)
     est._spend_privacy_budget(cost)
-    unit = users.resolve(rng).unit
+    if ids is None:
+        unit = users.resolve(rng).unit
+    else:
+        unit = users.choose_threshold(rng)  # as in memory: h from the counts, released
+        chunk = functools.partial(_user_least_squares_chunk, view, *bounds, centre, half, target, row_norm, unit)
+        sums = map_reduce(chunk, X, y, w, ids, shared=table)
+        est.threshold_ = unit
     est.row_norm_ = row_norm
     return est._fit_sums(sums, bounds, centre, half, target, unit, mechanisms, rng, X.dtype, y.ndim)
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from dpsk._core._exact_sums import ExactGram, ExactMoments
 
-__all__ = ["fingerprint", "map_reduce", "merge"]
+__all__ = ["fingerprint", "map_reduce", "merge", "tree_reduce"]
 
 #: Partial statistics merged per task of the tree reduction.
 FAN_IN = 8
@@ -69,7 +69,18 @@ def _apply(function, *blocks):
     return function(*[None if b is None else np.ascontiguousarray(b) for b in blocks])
 
 
-def map_reduce(function, rows, *others, combine=merge):
+def tree_reduce(parts, combine=merge):
+    """The Delayed ``combine`` of Delayed ``parts`` by a tree of fan-in ``FAN_IN``."""
+    from dask import delayed
+
+    combine = delayed(combine, pure=True)
+    level = list(parts)
+    while len(level) > 1:
+        level = [combine(*level[i : i + FAN_IN]) for i in range(0, len(level), FAN_IN)]
+    return level[0]
+
+
+def map_reduce(function, rows, *others, combine=merge, shared=None, lazy=False):
     """``merge`` of ``function(rows_chunk, *other_chunks)`` over the row chunks, computed now.
 
     Parameters
@@ -81,10 +92,15 @@ def map_reduce(function, rows, *others, combine=merge):
     *others : dask.array.Array chunked like ``rows`` along axis 0, or None
     combine : callable, default=merge
         The exact merge of several partial statistics into one.
+    shared : dask.delayed.Delayed or None, default=None
+        A value every chunk's call needs (e.g. the users' row counts), computed once on
+        the cluster and passed first: ``function(shared, rows_chunk, ...)``.
+    lazy : bool, default=False
+        Return the Delayed result instead of computing it (to compute several at once).
 
     Returns
     -------
-    The merged statistic (on the client).
+    The merged statistic (on the client), or its Delayed.
     """
     import dask
     from dask import delayed
@@ -92,14 +108,25 @@ def map_reduce(function, rows, *others, combine=merge):
     n_blocks = len(rows.chunks[0])
     columns = [_blocks(rows, n_blocks), *(_blocks(other, n_blocks) for other in others)]
     apply = delayed(_apply, pure=True)
-    combine = delayed(combine, pure=True)
     # Empty chunks add nothing (and some statistics cannot be shaped from no rows): skipped.
     sizes = rows.chunks[0]
-    level = [apply(function, *chunk) for size, chunk in zip(sizes, zip(*columns)) if size > 0]
-    while len(level) > 1:
-        level = [combine(*level[i : i + FAN_IN]) for i in range(0, len(level), FAN_IN)]
-    (result,) = dask.compute(level[0])
+    if shared is None:
+        level = [apply(function, *chunk) for size, chunk in zip(sizes, zip(*columns)) if size > 0]
+    else:
+        level = [
+            delayed(_apply_shared, pure=True)(function, shared, *chunk)
+            for size, chunk in zip(sizes, zip(*columns))
+            if size > 0
+        ]
+    result = tree_reduce(level, combine)
+    if lazy:
+        return result
+    (result,) = dask.compute(result)
     return result
+
+
+def _apply_shared(function, shared, *blocks):
+    return _apply(functools.partial(function, shared), *blocks)
 
 
 def fingerprint(statistic):

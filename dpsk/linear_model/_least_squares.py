@@ -335,7 +335,7 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
         their release: they then have the item-level sensitivities.
         """
         self._check_privacy_budget(budget_event(self.epsilon, self.delta))
-        if is_dask(X, y, sample_weight):  # the same release from per-chunk exact sums (dpsk.dask)
+        if is_dask(X, y, groups, sample_weight):  # the same release from per-chunk exact sums (dpsk.dask)
             return dask_fit(self, X, y, groups=groups, sample_weight=sample_weight)
         epsilon, delta = float(self.epsilon), float(self.delta)
         X, y = validate_data(

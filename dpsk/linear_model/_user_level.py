@@ -558,11 +558,12 @@ USER_LEVEL_NOTES = """With ``groups``, the unit is the user: neighbouring datase
     ``threshold_``), and every sensitivity below is multiplied by h."""
 
 
-def user_plan(groups, n_samples, epsilon):
+def user_plan(groups, n_samples, epsilon, *, bind=True):
     """The threshold-selection plan of an estimator's fit (a no-op without ``groups``), ids validated.
 
     ``release_epsilon`` is what is left for the estimator's releases, ``event`` the cost
     of choosing h, ``resolve(rng)`` the row weights (after the budget is spent).
+    ``bind=False``: the ids are not read here (Dask: ``ContributionPlan.bind_counts``).
     """
     plan = ContributionPlan(
         user_level=groups is not None,
@@ -571,7 +572,8 @@ def user_plan(groups, n_samples, epsilon):
         public_user_counts=False,
         epsilon=float(epsilon),
     )
-    plan.bind(groups, n_samples)
+    if bind:
+        plan.bind(groups, n_samples)
     return plan
 
 

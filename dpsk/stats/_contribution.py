@@ -440,6 +440,25 @@ class ContributionPlan:
         if self.user_level:
             self.codes, self.counts = group_index(groups, n_records)
 
+    def bind_counts(self, counts, n_records):
+        """Bind the users' row counts alone (from a distributed group-by, ``dpsk.dask``):
+        :meth:`choose_threshold` then chooses h as :meth:`resolve` does; the rows' weights are
+        made where the rows are, from their user's count (:func:`capped_weights`)."""
+        self.n_records, self.codes, self.counts = n_records, None, np.asarray(counts, dtype=np.int64)
+
+    def choose_threshold(self, rng, *, kappa=None, level=TOTALS_LEVEL):
+        """The threshold h of :meth:`resolve` (may release it: call after the spend)."""
+        counts, limit = self.counts, self.contribution_bound == "limit"
+        if self.threshold is not None:
+            h = float(self.threshold)
+        elif not self.public_user_counts:
+            h = select_threshold(counts, self.selection_epsilon, rng, kappa=kappa, level=level, integer=limit)
+        elif kappa is None:
+            h = float(np.quantile(counts, level, method="inverted_cdf"))
+        else:
+            h = best_limit_threshold(counts, 1.0, kappa) if limit else smooth_threshold(counts, 1.0, kappa)
+        return float(int(h)) if limit else h
+
     def resolve(self, rng, *, kappa=None, level=TOTALS_LEVEL):
         """Weights for the records bound by :meth:`bind` (after the budget is recorded: may
         release the threshold).
@@ -460,19 +479,11 @@ class ContributionPlan:
         """
         if not self.user_level:
             return Contribution()
-        codes, counts = self.codes, self.counts
-        limit = self.contribution_bound == "limit"
-        if self.threshold is not None:
-            h = float(self.threshold)
-        elif not self.public_user_counts:
-            h = select_threshold(counts, self.selection_epsilon, rng, kappa=kappa, level=level, integer=limit)
-        elif kappa is None:
-            h = float(np.quantile(counts, level, method="inverted_cdf"))
+        h = self.choose_threshold(rng, kappa=kappa, level=level)
+        if self.contribution_bound == "limit":
+            weights = limit_weights(
+                self.codes, self.counts.size, int(h), rng.permutation(self.n_records).astype(np.intp)
+            )
         else:
-            h = best_limit_threshold(counts, 1.0, kappa) if limit else smooth_threshold(counts, 1.0, kappa)
-        if limit:
-            h = float(int(h))
-            weights = limit_weights(codes, counts.size, int(h), rng.permutation(self.n_records).astype(np.intp))
-        else:
-            weights = capped_weights(h, counts)[codes]
+            weights = capped_weights(h, self.counts)[self.codes]
         return Contribution(weights, h, h, self.relation)

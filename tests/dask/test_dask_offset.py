@@ -41,7 +41,7 @@ DASK_CASES = [
 
 def _as_dask(arguments, n_chunks=7):
     """The fit arguments as Dask arrays, item level (``groups``, one user per row here, left out:
-    Dask fits are item level)."""
+    the probes compare item-level releases)."""
     out = {}
     groups = arguments.get("groups")
     assert groups is None or np.unique(groups).size == len(groups), "one row per user expected"

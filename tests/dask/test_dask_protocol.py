@@ -160,7 +160,7 @@ def test_bad_shapes_raise_before_any_compute(computes):
     with pytest.raises(ValueError, match="rows"):
         est.fit(_dask(X), _dask(y), sample_weight=np.ones(N - 1))
     with pytest.raises(ValueError, match="groups"):
-        est.fit(_dask(X), _dask(y), groups=np.zeros(N))
+        est.fit(_dask(X), _dask(y), groups=np.zeros(N - 1))
     unknown = _dask(X)[_dask(X)[:, 0] > 0]  # unknown chunk sizes
     with pytest.raises(ValueError, match="unknown chunk sizes"):
         StandardScaler(bounds=BOUNDS).fit(unknown)
