@@ -532,18 +532,33 @@ def _moments_chunk(lower, upper, X):
     return exact_moments(X, lower, upper)
 
 
+def _user_moments_chunk(lower, upper, h, table, X, ids):
+    from dpsk._core._exact_sums import exact_moments
+    from dpsk.dask._groups import user_weights
+
+    return exact_moments(X, lower, upper, sample_weight=user_weights(table, h, ids))
+
+
 def moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_error, function):
     """``dpsk.stats`` count / sum / mean / var / std of a Dask array or DataFrame.
 
-    Reductions over the records (axis 0; ``axis=None`` for 1-d input), item level, with
+    Reductions over the records (axis 0; ``axis=None`` for 1-d input), with
     ``on_invalid="raise"``; the release itself is the in-memory one
-    (``dpsk.stats._moments``).
+    (``dpsk.stats._moments``). With ``groups`` (smooth contribution bounding): the
+    users' row counts by a group-by (:mod:`dpsk.dask._groups`) in the validating pass,
+    then the moments of the rows weighted as in memory.
     """
+    import dask
+
+    from dpsk.dask._groups import count_histogram, row_counts, user_counts
     from dpsk.stats._common import Records, layout, resolve_stat_bounds
+    from dpsk.stats._contribution import Contribution
     from dpsk.stats._moments import moments_query, moments_result
 
-    if call.user_level or call.on_invalid != "raise":
-        raise ValueError(f"{function} on Dask input supports item-level releases with on_invalid='raise' only")
+    if call.on_invalid != "raise" or call.plan.contribution_bound != "smooth":
+        raise ValueError(
+            f"{function} on Dask input supports on_invalid='raise' and (with groups) contribution_bound='smooth' only"
+        )
     arr = frame_values(a)
     columns = list(a.columns) if hasattr(a, "columns") else None
     if arr.ndim not in (1, 2):
@@ -556,6 +571,9 @@ def moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_e
     call.check(query.event)  # before anything is computed
     rows = as_rows(None, arr if arr.ndim == 2 else arr[:, None], name="a")
     records = Records(rows, rows.shape[0], 1, out_shape, keep_shape)
+    ids = as_vector(call.groups, rows, "groups")
+    if ids is not None and ids.ndim != 1:
+        raise ValueError(f"groups must be 1-dimensional, got shape {ids.shape}")
     if kind != "count":
         names = columns if columns is not None and arr.ndim == 2 else None
         lower, upper = resolve_stat_bounds(
@@ -563,9 +581,21 @@ def moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_e
         )
     else:
         lower = upper = np.zeros(n_outputs)
-    moments = map_reduce(functools.partial(_moments_chunk, lower, upper), rows)
-    call.spend(records.n_records, function=function, params=(bounds, axis, keepdims), data=fingerprint(moments))
-    contribution = call.contribution()
+    moments = map_reduce(functools.partial(_moments_chunk, lower, upper), rows, lazy=True)
+    params = (bounds, axis, keepdims)
+    if ids is None:
+        (moments,) = dask.compute(moments)
+        call.spend(records.n_records, function=function, params=params, data=fingerprint(moments))
+        contribution = call.contribution()
+    else:  # one pass: the values validated, the histogram of the users' row counts
+        table = user_counts(ids)
+        moments, histogram = dask.compute(moments, count_histogram(table))
+        call.plan.bind_counts(row_counts(histogram), records.n_records)
+        call.spend(records.n_records, function=function, params=params, data=(*fingerprint(moments), *histogram))
+        kappa = None if kind in ("count", "sum") else query.kappa(per_record)
+        h = call.plan.choose_threshold(call.rng, kappa=kappa)  # as call.contribution() in memory
+        contribution = Contribution(None, h, h, call.relation)
+        moments = map_reduce(functools.partial(_user_moments_chunk, lower, upper, h), rows, ids, shared=table)
     noisy = query.release(records, lower, upper, contribution, moments=moments)
     return moments_result(
         call, kind, statistic, query, records, noisy, keepdims, return_error, lower, upper, contribution

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 from dpsk.accounting._context import SpendLabel, spending_as
 from dpsk.accounting._events import compose
+from dpsk.dask._data import is_dask
 from dpsk.stats._common import check_accountant
 from dpsk.stats._contribution import ContributionPlan, present_ids
 from dpsk.utils.validation import (
@@ -191,9 +192,11 @@ class StatCall:
         ``function`` (its public name), ``params`` (the statistic's other parameters) and
         ``data`` (the validated values) name the release for an integer seed's stream.
         """
-        self.plan.bind(self.groups, n_records)
+        ids = None if is_dask(self.groups) else self.groups  # Dask: counts bound by dpsk.dask, in `data`
+        if ids is not None or not self.user_level:
+            self.plan.bind(ids, n_records)
         release = (function, self.epsilon, self.delta, self.plan_params, params)
-        rekey_generator(self.rng, self.random_state, context=release, data=(*data, self.groups))
+        rekey_generator(self.rng, self.random_state, context=release, data=(*data, ids))
         if self.accountant is not None:
             with spending_as(SpendLabel(call=function if "." in function else f"dpsk.stats.{function}")):
                 self.accountant.record(self.cost)

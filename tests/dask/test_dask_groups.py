@@ -153,3 +153,59 @@ def test_one_user_changes_one_count_and_only_its_own_weights():
     others = users != victim
     np.testing.assert_array_equal(user_weights(without, h, users[others]), weights[others])
     assert weights[~others].sum() <= h
+
+
+# -- dpsk.stats with groups ----------------------------------------------------------------
+
+
+def _stat_cases():
+    from dpsk import stats
+
+    bounds = dict(bounds=(-3.0, 3.0))
+    return [
+        (stats.count, {}),
+        (stats.sum, bounds),
+        (stats.mean, bounds),
+        (stats.mean, dict(bounds, public_user_counts=True)),
+        (stats.var, bounds),
+        (stats.std, dict(bounds, threshold=3.0)),
+    ]
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS, ids=len)
+@pytest.mark.parametrize("function, params", _stat_cases(), ids=lambda v: getattr(v, "__name__", ""))
+def test_user_level_statistics_equal_in_memory(chunks, function, params):
+    X, y, users, _ = _data()
+    a = function(y, groups=users, random_state=_rng(), return_error=True, **params)
+    b = function(_dask(y, chunks), groups=_dask(users, chunks), random_state=_rng(), return_error=True, **params)
+    assert np.array_equal(a.value, b.value) and a.noise_std == b.noise_std
+    assert a.threshold == b.threshold and a.privacy_spent == b.privacy_spent
+
+
+def test_user_level_column_means_of_a_frame():
+    from dpsk import stats
+
+    X, _, users, _ = _data()
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "user": users})
+    ddf = dd.from_pandas(frame, npartitions=5)
+    a = stats.mean(frame[["a", "b"]], bounds=(-1.0, 1.0), axis=0, groups=users, random_state=_rng())
+    b = stats.mean(ddf[["a", "b"]], bounds=(-1.0, 1.0), axis=0, groups=ddf["user"], random_state=_rng())
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_user_level_statistics_refusals_before_any_compute(computes):
+    from dpsk import stats
+
+    _, y, users, _ = _data()
+    yd = _dask(y, CHUNKINGS[1])
+    with pytest.raises(ValueError, match="contribution_bound='smooth'"):
+        stats.mean(yd, bounds=(-3.0, 3.0), groups=_dask(users, CHUNKINGS[1]), contribution_bound="limit")
+    with pytest.raises(ValueError, match="groups has"):
+        stats.mean(yd, bounds=(-3.0, 3.0), groups=_dask(users[1:], (N - 1,)))
+    assert computes.computes == 0
+    bad = users.astype(np.float64)
+    bad[7] = np.nan
+    accountant = _RecordingAccountant()
+    with pytest.raises(ValueError, match="user id"):
+        stats.sum(yd, bounds=(-3.0, 3.0), groups=_dask(bad, CHUNKINGS[1]), accountant=accountant)
+    assert [call for call, _ in accountant.calls] == ["check"]
