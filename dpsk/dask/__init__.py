@@ -9,7 +9,8 @@ Pass a ``dask.array.Array`` or a ``dask.dataframe.DataFrame`` (``y`` and
 :class:`~dpsk.cluster.KMeans`, :class:`~dpsk.decomposition.PCA`,
 :class:`~dpsk.naive_bayes.BernoulliNB`, :class:`~dpsk.naive_bayes.CategoricalNB`,
 :class:`~dpsk.naive_bayes.MultinomialNB`, :class:`~dpsk.tree.DecisionTreeClassifier`,
-:class:`~dpsk.ensemble.RandomForestClassifier`, or to
+:class:`~dpsk.ensemble.RandomForestClassifier`,
+:class:`~dpsk.tree.DecisionTreeRegressor`, :class:`~dpsk.ensemble.RandomForestRegressor`, or to
 :func:`dpsk.stats.count`, :func:`~dpsk.stats.sum`, :func:`~dpsk.stats.mean`,
 :func:`~dpsk.stats.var`, :func:`~dpsk.stats.std`, :func:`~dpsk.stats.histogram`,
 :func:`~dpsk.stats.histogramdd`, :func:`~dpsk.stats.quantile`,
@@ -20,6 +21,8 @@ statistics are summed exactly by a tree reduction, so they do not depend on the
 chunking; the noise is drawn once, on the client. ``predict``/``transform`` on Dask input
 are lazy. :class:`~dpsk.linear_model.LogisticRegression` and :class:`~dpsk.svm.LinearSVC`
 minimise their perturbed objective by a distributed Newton method (``dpsk.dask._newton``).
+User-level ``groups=`` (LinearRegression, Ridge, stats count/sum/mean/var/std) counts the
+rows per user by a group-by on the cluster (``dpsk.dask._groups``).
 
 Requires the optional extra ``dpsk[dask]``; Dask is imported only when a Dask collection
 is passed. See the user guide (doc/user_guide/scaling.rst).

@@ -231,8 +231,12 @@ REGRESSOR_DOCS = {
     (1 / |μ|)^(2/3)`` (``μ`` in units of ``h``), which is 3 at ``|μ| ≈ 0.2``: targets
     well inside a generous public range; it gave the best R² of the shares 0.6, 0.75
     and 0.85 for the sums on Friedman #1 (doc/user_guide/trees.rst). With
-    ``sample_weight`` (clipped to [0, 1]) a row adds its weight w to its leaf's count
-    and to the total count and ``w·t`` to the sums: the sensitivities hold unchanged.""",
+    ``sample_weight`` (clipped to [0, 1], rounded down to a multiple of 1/1024) a row
+    adds its weight w to its leaf's count and to the total count and ``w·t`` to the
+    sums: the sensitivities hold unchanged. The counts and sums are exact integers (t
+    rounded to a multiple of 2**-20; :func:`~dpsk.tree._regressor.exact_leaf_sums`),
+    converted to float once: the computed values, not only the real-number ones, move
+    by at most the sensitivities (the same for any chunking, e.g. on Dask).""",
     "prediction": """**Prediction** (post-processing). Each node of each tree gets the
     noisy counts and sums of its leaves added up; from the root down, a node's mean is
     the ridge estimate ``μ = (c⁺ s + a² μ_parent) / (c⁺² + a²)`` clipped to [−1, 1]
