@@ -14,6 +14,7 @@ import pytest
 
 from dpsk.accounting import record_releases
 from dpsk.dask._groups import _chunk_counts, _merge_counts, user_weights
+from dpsk.dask._testing import CHUNKINGS, N, _dask, _rng
 from dpsk.linear_model import LinearRegression, Ridge
 from dpsk.utils.estimator_checks import _leaves, _RecordingAccountant
 
@@ -21,20 +22,7 @@ da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 pd = pytest.importorskip("pandas")
 
-N = 1536
-#: 1, 7 and 64 chunks, and ragged chunks with a one-row and an empty chunk.
-CHUNKINGS = [(N,), (220,) * 6 + (N - 6 * 220,), (24,) * 64, (1, 2, 0, 1000, 533)]
 PARAMS = dict(bounds_X=(-1.0, 1.0), bounds_y=(-4.0, 4.0))
-
-
-def _rng(seed=2024):
-    return np.random.Generator(np.random.PCG64(seed))
-
-
-def _dask(values, chunks):
-    values = np.asarray(values)
-    assert sum(chunks) == values.shape[0]
-    return da.from_array(values, chunks=(chunks,) + tuple((s,) for s in values.shape[1:]))
 
 
 def _data():

@@ -12,25 +12,12 @@ import numpy as np
 import pytest
 
 from dpsk import stats
+from dpsk.dask._testing import CHUNKINGS, N, _dask, _rng
 from dpsk.naive_bayes import MultinomialNB
 from dpsk.utils.estimator_checks import _RecordingAccountant
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
-
-N = 1536
-#: 1, 7 and 64 chunks, and ragged chunks with a one-row and an empty chunk.
-CHUNKINGS = [(N,), (220,) * 6 + (N - 6 * 220,), (24,) * 64, (1, 2, 0, 1000, 533)]
-
-
-def _rng(seed=2024):
-    return np.random.Generator(np.random.PCG64(seed))
-
-
-def _dask(values, chunks):
-    values = np.asarray(values)
-    assert sum(chunks) == values.shape[0]
-    return da.from_array(values, chunks=(chunks,) + tuple((s,) for s in values.shape[1:]))
 
 
 def _counts():

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from dpsk.accounting import record_releases
+from dpsk.dask._testing import CHUNKINGS, N, _dask, _rng
 from dpsk.ensemble import RandomForestRegressor
 from dpsk.tree import DecisionTreeRegressor
 from dpsk.tree._regressor import SUM_BITS, exact_leaf_sums
@@ -23,20 +24,7 @@ from dpsk.utils.validation import WEIGHT_GRID
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 
-N = 1536
-#: 1, 7 and 64 chunks, and ragged chunks with a one-row and an empty chunk.
-CHUNKINGS = [(N,), (220,) * 6 + (N - 6 * 220,), (24,) * 64, (1, 2, 0, 1000, 533)]
 BOUNDS_Y = (-4.0, 4.0)
-
-
-def _rng(seed=2024):
-    return np.random.Generator(np.random.PCG64(seed))
-
-
-def _dask(values, chunks):
-    values = np.asarray(values)
-    assert sum(chunks) == values.shape[0]
-    return da.from_array(values, chunks=(chunks,) + tuple((s,) for s in values.shape[1:]))
 
 
 def _data(dtype=np.float64):
