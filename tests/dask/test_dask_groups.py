@@ -197,3 +197,36 @@ def test_user_level_statistics_refusals_before_any_compute(computes):
     with pytest.raises(ValueError, match="user id"):
         stats.sum(yd, bounds=(-3.0, 3.0), groups=_dask(bad, CHUNKINGS[1]), accountant=accountant)
     assert [call for call, _ in accountant.calls] == ["check"]
+
+
+@pytest.mark.slow
+def test_a_local_cluster_of_processes_gives_the_same_releases():
+    """Two worker processes (a LocalCluster started here): the count table travels between
+    them (it is shared by every chunk's task), the tree regressors' partial sums too; the
+    releases are the in-memory ones."""
+    from dpsk import stats
+    from dpsk.ensemble import RandomForestRegressor
+
+    distributed = pytest.importorskip("distributed")
+    X, y, users, w = _data()
+    chunks = CHUNKINGS[1]
+    forest = dict(n_estimators=4, bounds=(-1.0, 1.0), bounds_y=(-4.0, 4.0))
+    expected = (
+        LinearRegression(**PARAMS, random_state=_rng()).fit(X, y, groups=users, sample_weight=w),
+        stats.mean(y, bounds=(-4.0, 4.0), groups=users, random_state=_rng()),
+        RandomForestRegressor(**forest, random_state=_rng()).fit(X, y, sample_weight=w),
+    )
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster),
+    ):
+        Xd, yd, ids, wd = (_dask(a, chunks) for a in (X, y, users, w))
+        got = (
+            LinearRegression(**PARAMS, random_state=_rng()).fit(Xd, yd, groups=ids, sample_weight=wd),
+            stats.mean(yd, bounds=(-4.0, 4.0), groups=ids, random_state=_rng()),
+            RandomForestRegressor(**forest, random_state=_rng()).fit(Xd, yd, sample_weight=wd),
+        )
+    _assert_same(expected[0], got[0])
+    assert expected[1] == got[1]
+    assert np.array_equal(expected[2]._leaf_values, got[2]._leaf_values)
+    assert np.array_equal(expected[2].totals_, got[2].totals_)
