@@ -326,7 +326,10 @@ def _fit_random_trees_regressor(est, X, y, sample_weight=None):
     box_y = Box(y_lower, y_upper)
     view = worker_view(est)
     totals = map_reduce(functools.partial(_regression_totals_chunk, view, box_y), X, y, w)
-    rng = release_generator(est.random_state, context=est, data=fingerprint(totals))
+    # The key holds the number of rows too: max_depth=None releases it (noisily), and a
+    # row of weight 0 changes it but not the sums (a shared stream would reveal the row).
+    key = (*fingerprint(totals), np.array([X.shape[0]]))
+    rng = release_generator(est.random_state, context=est, data=key)
     count, depth, structure, release, sizes = est._spend_leaf_release(
         plan, rng, X.shape[0], n_trees, depth, lower, upper
     )

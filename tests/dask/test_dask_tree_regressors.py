@@ -206,3 +206,18 @@ def test_refusals_before_any_compute(computes):
             est.set_params(accountant=accountant).fit(*args)
         assert [call for call, _ in accountant.calls] == ["check"], message
     assert computes.computes == 0
+
+
+def test_an_integer_seed_keys_the_row_count_too():
+    """With an int seed the stream is keyed by the exact totals and the number of rows: a
+    neighbour with one more row of weight 0 (equal totals) must not get the same stream,
+    or the noisy row count of ``max_depth=None`` would differ by exactly that row."""
+    X, y, w = _data()
+    X2, y2, w2 = np.r_[X, [[0.1, 0.2, 0.3]]], np.r_[y, 1.0], np.r_[w, 0.0]
+    counts = []
+    for data, weights in ((X, y), w), ((X2, y2), w2):
+        est = RandomForestRegressor(n_estimators=3, bounds=(-1.0, 1.0), bounds_y=BOUNDS_Y, random_state=0)
+        chunks = (len(weights) // 2, len(weights) - len(weights) // 2)
+        est.fit(*(_dask(a, chunks) for a in data), sample_weight=_dask(weights, chunks))
+        counts.append(est.n_rows_)
+    assert counts[1] - counts[0] != 1.0
