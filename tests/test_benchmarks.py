@@ -176,3 +176,46 @@ def test_progress_flag_reaches_the_runner(runner, tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "machine", lambda command: {"command": command})
     assert runner.main(["--no-diffprivlib", "--progress", "--out", str(tmp_path)]) == 0
     assert seen == {"show_progress": True}
+
+
+def test_small_data_chooses_on_cross_validation_of_the_training_rows(runner, monkeypatch):
+    """bench_small_data: candidates see only training rows until the choice is made, and the
+    choice follows the cross-validated accuracy even when the test split would disagree."""
+    import bench_small_data
+    import numpy as np
+
+    views, (y, y_test), *_ = bench_small_data.breast_cancer()
+    train, test = views["linear"]
+    training_rows = {row.tobytes() for row in train}
+    labels = {row.tobytes(): label for row, label in zip(train, y)}
+    seen = []
+
+    class Memoriser:
+        """Right on every training row, wrong on every other row (a test-split loser)."""
+
+        def __init__(self, seed):
+            self.seed = seed
+
+        def fit(self, X, y):
+            seen.extend(row.tobytes() for row in X)
+            return self
+
+        def score(self, X, y):
+            seen.extend(row.tobytes() for row in X)
+            predicted = np.array([labels.get(row.tobytes(), 1 - label) for row, label in zip(X, y)])
+            return float(np.mean(predicted == y))
+
+    class Majority(Memoriser):
+        def score(self, X, y):
+            seen.extend(row.tobytes() for row in X)
+            return float(np.mean(y == 1))
+
+    fakes = {"default (C=None)": ("linear", Majority), "memoriser": ("linear", Memoriser)}
+    monkeypatch.setattr(bench_small_data, "candidates", lambda: fakes)
+    (_, cv_rows), (_, test_rows) = bench_small_data.run(quick=True, adult=False)
+    # The default before the change, then the 2 candidates: 2 seeds, 5 folds of fit + score each.
+    cross_validation = seen[: 3 * 2 * 5 * len(train)]
+    assert set(cross_validation) == training_rows and [row["fits"] for row in cv_rows] == [10, 10, 10]
+    assert set(seen[len(cross_validation) :]) - training_rows  # only the test table reads the test split
+    assert test_rows[-1]["model"].startswith("dpsk, memoriser (best by CV)")
+    assert "mean 0.0000" in test_rows[-1]["test accuracy"]  # chosen although it fails the test split

@@ -147,7 +147,11 @@ CLASSIFIER_DOCS = {
     spends 99% of its ε (and all its δ) on the perturbed objective and 1% on the
     output noise that makes the guarantee cover the
     *returned*, approximate solution (approximate minima perturbation, Iyengar et al.
-    2019); ``method="output"`` spends it all on the output noise. With ``bounds``, the
+    2019); ``method="output"`` spends it all on the output noise. For the logistic loss
+    (``LogisticRegression``, pure-ε noise) the objective's noise and the Hessian's change
+    are bounded together (a row's curvature ℓ″ = s(1 − s) is small when its gradient s is
+    large), which leaves more of ε for the noise than the separate bounds of Chaudhuri et
+    al. (about 0.99 instead of 0.75 of ε₁ at the breast_cancer default). With ``bounds``, the
     objective's noise has density ∝ exp(−β‖b‖_K), ‖·‖_K the norm of the box that holds
     every row's gradient (the K-norm mechanism, Hardt & Talwar 2010), when that is
     smaller than the ball's (``delta=0``) or the Gaussian's (``delta > 0``; that step is
@@ -409,6 +413,7 @@ class BasePrivateLinearClassifier(DaskScoreMixin, DPEstimatorMixin, ClassifierMi
             n_params=n_params,
             tol=self.tol,
             box=box,
+            curvature_tracks_slope=getattr(loss, "curvature_tracks_slope", False),
         )
         return scale, lam, plan
 

@@ -41,6 +41,21 @@ exp(±(β + ε_det)), ε_det = log(1 + c/μ): the release is (β + ε_det)-DP. G
 (The Huberized hinge's ℓ″ jumps at two margins: the inverse map is then a Lipschitz,
 piecewise smooth bijection and the density formula holds almost everywhere, as CMS note.)
 
+**The logistic loss: one bound for both factors.** The two factors are evaluated at the
+same v, hence at the same margin t = y zᵀv: with s = |ℓ′(t)| ∈ [0, 1], ‖g‖ <= s and, for
+the logistic loss, ℓ″(t) = σ(t)σ(−t) = s(1 − s) exactly. The log density ratio is
+therefore at most φ(β) = max over s in [0, 1] of β s + log(1 + s(1 − s)/μ) (with D'
+in the denominator the determinant factor is <= 1 and the bound is β s <= β <= φ(β)):
+a row with the full gradient has no curvature left and one with the full curvature
+(s = ½) has half the gradient. The release is φ(β)-DP, and φ(β) < β + ε_det (at ε₁ =
+0.99 and μ = 0.92: β = 0.750 by the separate bounds, 0.989 by the joint one). For the
+pure-ε noises (gamma- and box-norm) β is the largest value with φ(β) <= ε₁
+(:func:`joint_objective_budget`: φ is concave in s, so its maximum is bounded above
+rigorously by the tangent at the computed maximiser, and β is found by bisection from
+the separate bound, which is always feasible). Δ keeps the same rule. The Huberized
+hinge (ℓ″ is not a function of ℓ′), the Gaussian variant and the user-level fit keep
+the separate bounds. Losses that qualify set ``curvature_tracks_slope`` (ℓ″ <= 4c·s(1 − s)).
+
 Carrying the norm R through the unscaled rows instead gives the same result: ‖g‖ ≤ R
 and the rank-one term ℓ″xxᵀ adds at most cR²/Λ_x to the determinant ratio (Λ_x = 1/C
 the unscaled regularisation). Scaling that curvature term by R rather than R², as the
@@ -134,6 +149,7 @@ __all__ = [
     "clip_rows",
     "default_regularization",
     "fit_private_linear",
+    "joint_objective_budget",
     "plan_perturbation",
     "private_row_bounds",
     "release_row_norm",
@@ -295,12 +311,57 @@ def _box_wins(box, n_params, epsilon, delta):
     return _box_noise_size(box, n_params) < n_params
 
 
-def plan_perturbation(*, method, epsilon, delta, lam, curvature, n_params, tol, box=None):
+def _joint_loss_bound(beta, a):
+    """An upper bound (rounded up) on max over s in [0, 1] of f(s) = β s + log1p(a s (1 − s)).
+
+    f is concave in s (f″ < 0), so it lies below its tangent at any point p: the maximum
+    over [0, 1] of f(p) + f′(p)(s − p), reached at s = 0 or 1, bounds it whatever the
+    rounding of p (the computed stationary point, clamped to [0, 1]). A relative margin of
+    1e-12 of the magnitudes involved covers the rounding of the evaluation itself.
+    """
+    if beta <= 0.0:
+        point = 0.5
+    else:  # root in [0, 1] of f′(s) = β + a(1 − 2s)/(1 + a s (1 − s))
+        b = a * (2.0 - beta)
+        point = (-b + math.sqrt(b * b + 4.0 * beta * a * (beta + a))) / (2.0 * beta * a)
+        point = min(max(point, 0.0), 1.0)
+    inner = 1.0 + a * point * (1.0 - point)
+    value = beta * point + math.log1p(a * point * (1.0 - point))
+    curve = a * (1.0 - 2.0 * point) / inner
+    slope = beta + curve
+    bound = value + max(-slope * point, slope * (1.0 - point))
+    return round_up(bound + 1e-12 * (1.0 + abs(value) + beta + abs(curve)))
+
+
+def joint_objective_budget(epsilon, mu, curvature):
+    """The largest β (found by bisection, always feasible) with max over s in [0, 1] of
+    β s + log(1 + 4c s (1 − s)/μ) <= ``epsilon``: the pure-ε noise budget of objective
+    perturbation for a loss with ℓ″ <= 4c·s(1 − s), s = |ℓ′| (the logistic loss, c = 1/4;
+    see the module docstring). At least the separate bound ε − log(1 + c/μ)."""
+    a = 4.0 * curvature / mu
+    low = round_down(epsilon - round_up(math.log1p(curvature / mu)))
+    if low <= 0.0 or _joint_loss_bound(low, a) > epsilon:  # not expected: the separate bound is feasible
+        return low
+    high = epsilon
+    for _ in range(60):
+        middle = 0.5 * (low + high)
+        if _joint_loss_bound(middle, a) <= epsilon:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+def plan_perturbation(*, method, epsilon, delta, lam, curvature, n_params, tol, box=None, curvature_tracks_slope=False):
     """Noise parameters for one binary problem with budget (ε, δ) (see the module docstring).
 
     ``box``: the half-widths from :func:`box_half_widths` when the features have public
     bounds; objective perturbation then draws box-norm noise (ε-DP, also when δ > 0) if
     it is smaller than the gamma-norm or Gaussian noise.
+
+    ``curvature_tracks_slope``: the loss has ℓ″ <= 4·curvature·s(1 − s) with s = |ℓ′|
+    (logistic); the pure-ε noise then gets the joint budget of
+    :func:`joint_objective_budget` instead of ε − ε_det.
 
     ``epsilon=inf``: no noise at all (the exact regularised solution), one non-private
     release.
@@ -324,6 +385,8 @@ def plan_perturbation(*, method, epsilon, delta, lam, curvature, n_params, tol, 
         noise, scale = "gaussian", gaussian_sigma(budget, delta)
         objective_event = ApproxDPEvent(eps_objective, delta)
     else:
+        if curvature_tracks_slope:
+            budget = joint_objective_budget(eps_objective, mu, curvature)
         noise, scale = ("box" if _box_wins(box, n_params, epsilon, delta) else "gamma"), _reciprocal_up(budget)
         objective_event = PureDPEvent(eps_objective)
     output_scale = _ratio_up(round_up(2.0 * tol / mu), eps_output)

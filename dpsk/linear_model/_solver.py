@@ -48,9 +48,11 @@ def _gamma(k):
 
 
 class LogisticLoss:
-    """ℓ(z) = log(1 + e^(−z)): ℓ′ ∈ (−1, 0), 0 < ℓ″ ≤ 1/4."""
+    """ℓ(z) = log(1 + e^(−z)): ℓ′ ∈ (−1, 0), 0 < ℓ″ ≤ 1/4, and ℓ″ = s(1 − s) with s = |ℓ′|."""
 
     curvature = 0.25
+    #: ℓ″ = 4·curvature·s(1 − s), s = |ℓ′|: objective perturbation may bound both at once (``_erm``).
+    curvature_tracks_slope = True
 
     def evaluate(self, z):
         """(ℓ(z), ℓ′(z), ℓ″(z)) elementwise, from one exponential per element."""
