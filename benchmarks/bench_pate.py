@@ -7,16 +7,17 @@
   other half. Teachers: scikit-learn's ``LogisticRegression(max_iter=1000)`` and
   ``HistGradientBoostingClassifier()``, GNMax at δ = 1e-5, the student a clone of the
   teacher; PATE's defaults otherwise: 250 teachers, ``max_queries="auto"`` (the
-  data-independent rule of ``dpsk.ensemble._pate``), the student on the labelled rows.
-  At ε = 1 also ``semi_supervised=True`` (the student self-trained on the unqueried
-  public rows too) and the former setting ``max_queries=300``. Next to: the same scikit-learn models fitted on all
-  private rows (non-private), dpsk's ``LogisticRegression`` at the same (ε, δ)
-  (``data_norm=√13``, as in bench_accuracy.py), and the majority class.
+  data-independent rule of ``dpsk.ensemble._pate``), the student on the labelled rows;
+  next to the same with the number of queries of the previous rule (``previous_rule``:
+  the noise per count held at ``n_teachers / (2√2)``), same run. Next to: the same
+  scikit-learn models fitted on all private rows (non-private), dpsk's
+  ``LogisticRegression`` at the same (ε, δ) (``data_norm=√13``, as in
+  bench_accuracy.py), and the majority class. HistGradientBoosting teachers at ε = 1 only.
 * **breast_cancer** (published ranges, as bench_accuracy.py; 75/25 split, the test part
   halved into public and evaluation) and **digits** (``load_digits``, 10 classes, pixels
   in [0, 16] by construction, same split), LogisticRegression teachers, 20 of them, with
-  the default ``max_queries="auto"`` (with 20 teachers the rule takes its 10-query floor,
-  with a warning) and with every public row queried (``max_queries=None``).
+  the default ``max_queries="auto"``, the previous rule's number of queries, and every
+  public row queried (``max_queries=None``).
 * **SubsampleAggregate** with scikit-learn's ``HuberRegressor`` inside on
   ``make_regression(20000, 20)`` (75/25 split), ε = 1: R² next to dpsk's
   ``LinearRegression`` and scikit-learn's non-private models. Public boxes from the
@@ -25,7 +26,9 @@
   Var(y) = Σβ² <= 10⁵ (``bounds_y=(-1000, 1000)``).
 
 Mean ± standard deviation over ``SEEDS`` seeds of PATE's ``random_state`` (partition,
-query subset, noise) and of dpsk's ``LogisticRegression``; the splits are fixed.
+query subset, noise) and of dpsk's ``LogisticRegression``; the splits are fixed. The
+random stream of a seed also depends on the other parameters (``max_queries`` among
+them), so two rows with the same number of queries are independent repetitions.
 ``--quick`` runs ε = 1 only, with 2 seeds.
 
 Run: ``python benchmarks/bench_pate.py [--quick]``.
@@ -47,13 +50,32 @@ from sklearn.linear_model import LogisticRegression as SkLogisticRegression
 from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
+from dpsk.accounting import get_epsilon
 from dpsk.datasets import load_adult
-from dpsk.ensemble import PATEClassifier, SubsampleAggregate
+from dpsk.ensemble import PATEClassifier, SubsampleAggregate, _pate
 from dpsk.linear_model import LinearRegression, LogisticRegression
 
 DELTA = 1e-5
 #: Seeds per PATE cell (each Adult fit with HistGradientBoosting teachers takes a minute or more).
 SEEDS = 5
+
+
+def previous_rule(n_teachers, epsilon, n_public, delta=DELTA):
+    """The number of queries of the former ``max_queries="auto"`` (kept here for before/after).
+
+    The most GNMax queries (at most ``n_public``, at least 10) whose calibrated noise keeps
+    a standard deviation of at most ``n_teachers / (2√2)`` per count.
+    """
+    sigma = n_teachers / (2.0 * math.sqrt(2.0))
+
+    def fits(n_queries):
+        return get_epsilon(_pate._vote_event("gnmax", n_queries, sigma), delta) <= epsilon
+
+    lo, hi = 0, n_public + 1  # fits(lo) (no query is free); bisection on the integers
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return max(lo, min(10, n_public))
 
 
 def _halves(X, y, seed=0):
@@ -120,6 +142,7 @@ def adult_rows(epsilons, seeds):
         _reference("Adult", "scikit-learn HistGradientBoosting (non-private)", hgb.fit(X, y).score(X_eval, y_eval)),
     ]
     data = (X, y, X_public, X_eval, y_eval)
+    n_public = X_public.shape[0]
     for epsilon in epsilons:
         scores = [
             LogisticRegression(epsilon=epsilon, delta=DELTA, data_norm=math.sqrt(13), classes=[0, 1], random_state=seed)
@@ -128,34 +151,20 @@ def adult_rows(epsilons, seeds):
             for seed in seeds
         ]
         rows.append(_reference("Adult", f"dpsk LogisticRegression (δ={DELTA:g})", _mean_sd(scores), epsilon))
-        rows.append(_pate_row("Adult", "LogisticRegression", lr, *data, epsilon, [0, 1], seeds))
-        if epsilon != 1.0:
-            continue  # the variants and the slow teachers: at ε = 1 only
-        rows.append(_pate_row("Adult", "HistGradientBoosting", hgb, *data, epsilon, [0, 1], seeds))
-        for name, teacher in (("LogisticRegression", lr), ("HistGradientBoosting", hgb)):
+        teachers = (
+            (("LogisticRegression", lr),)
+            if epsilon != 1.0
+            else (("LogisticRegression", lr), ("HistGradientBoosting", hgb))
+        )
+        for name, teacher in teachers:  # the slow teachers at ε = 1 only
+            rows.append(_pate_row("Adult", name, teacher, *data, epsilon, [0, 1], seeds))
+            previous = previous_rule(250, epsilon, n_public)
             rows.append(
                 _pate_row(
-                    "Adult",
-                    name,
-                    teacher,
-                    *data,
-                    epsilon,
-                    [0, 1],
-                    seeds,
-                    ", self-trained student",
-                    semi_supervised=True,
+                    "Adult", name, teacher, *data, epsilon, [0, 1], seeds, ", previous rule", max_queries=previous
                 )
             )
-        rows.append(
-            _pate_row(
-                "Adult", "LogisticRegression", lr, *data, epsilon, [0, 1], seeds, ", max_queries=300", max_queries=300
-            )
-        )
     return rows
-
-
-#: The small data sets' query settings: the default rule, and every public row queried.
-QUERY_VARIANTS = (("", {}), (", every public row queried", {"max_queries": None}))
 
 
 def _digits():
@@ -174,7 +183,12 @@ def small_rows(epsilons, seeds):
         rows.append(_reference(dataset, "scikit-learn LogisticRegression (non-private)", score))
         data = (X, y, X_public, X_eval, y_eval)
         for epsilon in epsilons:
-            for label, params in QUERY_VARIANTS:
+            variants = (
+                ("", {}),
+                (", previous rule", {"max_queries": previous_rule(20, epsilon, X_public.shape[0])}),
+                (", every public row queried", {"max_queries": None}),
+            )
+            for label, params in variants:
                 rows.append(
                     _pate_row(
                         dataset,

@@ -43,32 +43,37 @@ How many queries (``max_queries="auto"``)
 Every query adds two counts of noise to the composition, so at a fixed (ε, δ) the vote
 noise grows with the number T of queries: for Gaussian noise under tight composition the
 2T releases of sensitivity 1 at scale σ cost what one release at scale σ/√(2T) costs,
-so σ(T) ≈ √(2T) · σ₁(ε, δ) with σ₁ the analytic Gaussian scale. Labelling every public
-row spends the budget on many labels drowned in noise. The default rule fixes instead
-the quality of a label, from public parameters only (ε, δ, ``n_teachers``, the
-aggregator, and the number of public rows as a cap; never X, y or the votes):
+so σ(T) ≈ √(2T) · σ₁(ε, δ) with σ₁ the analytic Gaussian scale. More labels, each
+noisier. The default rule weighs the two with a model of the student's error, from
+public parameters only (ε, δ, ``n_teachers``, the number of ``classes``, the aggregator,
+and the number of public rows; never X, y or the votes):
 
-* the noise of one count must have a standard deviation s at most
-  s* = ``TARGET_MARGIN · n_teachers / (TARGET_Z · √2)`` = n_teachers / (2√2) ≈ 0.35 ·
-  ``n_teachers``: the difference of two counts' noise has standard deviation √2·s, so a
-  query on which three quarters of the teachers agree (margin ``TARGET_MARGIN`` ·
-  n_teachers, half the teachers) keeps its label with probability Φ(1) ≈ 84% at least,
-  a unanimous one (margin n_teachers) with probability Φ(2) ≈ 97.7%;
-* s* gives the largest noise scale allowed (σ* = s* for the discrete Gaussian, whose
-  standard deviation is at most σ; for the discrete Laplace the b* whose standard
-  deviation √(2q)/(1−q), q = exp(−1/b), is s*);
-* T is the largest number of queries whose declared event at that scale costs at most
-  (ε, δ) under the accountant's tightest composition (an integer search on ``get_epsilon``),
-  at least ``MIN_QUERIES`` (with a warning: then the labels are noisier than the target)
-  and at most the number of public rows. σ is then calibrated for T as usual (σ ≤ σ*
-  up to the calibration's relative tolerance of 0.2%).
+* a label's quality: on a query where a fraction ``ASSUMED_AGREEMENT`` = 0.9 of the
+  teachers vote the right class and the rest one other class (the others none), the
+  noisy argmax over the C classes returns the right class with probability p(σ)
+  (Gaussian quadrature; for the discrete Laplace, a Gaussian of the same standard
+  deviation at the pure-DP scale b = 2T/ε). Its *signal* is κ = (C·p − 1)/(C − 1): 1
+  for an exact label, 0 for a uniformly random one (for symmetric label noise, T labels
+  of signal κ are worth about T·κ² exact ones);
+* the student's error is modelled as (1 − κ) + L/(T·κ²): a term for what label noise
+  does to a learner that is not noise-robust, and an estimation term that falls with the
+  effective number of labels, L = ``LABELS_NEEDED`` = 100 being the scale at which a
+  student has "enough" labels;
+* T minimises it over a geometric grid of [1, number of public rows] (with σ(T) from the
+  continuous Gaussian approximation; the noise of the chosen T is then calibrated
+  exactly), at least ``MIN_QUERIES`` (with a warning when that floor binds: the labels
+  are then noisier than the model would choose).
 
-For Gaussian noise this is T ≈ (s*/σ₁)²/2 = n_teachers² / (16 σ₁²): at ε = 1, δ = 1e-5
-(σ₁ ≈ 3.73), 250 teachers give s* ≈ 88 and T = 267 queries; T grows as n_teachers² and
-about as ε². The constants were not tuned on any evaluation data: they make the rule
-reproduce the setting an earlier sweep on a split of Adult's *training* rows had
-chosen by hand (250 teachers, about 300 queries at ε = 1; the sweep found 100 to 1,000
-queries about equally good), and the 84%/97.7% reading above is what they mean.
+What it does: with two classes κ is concave in the margin-to-noise ratio, so T·κ² never
+falls as T grows and, while labels are scarce (T·κ² well below L), the rule labels every
+public row (breast_cancer: 20 teachers, 71 public rows); when many labels are affordable
+(Adult: 250 teachers, 8,140 public rows) the first term stops the noise before the
+labels drown (a few hundred queries at ε = 1). With many classes p rises slowly until
+the right class's margin clears the noise of all C − 1 others, so few accurate labels
+beat many drowned ones (digits: 20 teachers, 10 classes). The two constants were chosen
+on validation splits of the *training* rows of breast_cancer, digits and Adult (never
+their test rows), among (a, L) in {0.75, 0.9} × {30, 100, 300}; see
+``benchmarks/results/bench_pate.md``.
 
 The student (``semi_supervised=True``)
 ======================================
@@ -90,6 +95,7 @@ from fractions import Fraction
 from numbers import Integral, Real
 
 import numpy as np
+from scipy import special
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.dummy import DummyClassifier
 from sklearn.semi_supervised import SelfTrainingClassifier
@@ -125,12 +131,13 @@ THRESHOLD_NOISE_RATIO = 2.0
 #: Default threshold of Confident-GNMax, as a fraction of ``n_teachers``.
 THRESHOLD_FRACTION = 0.6
 
-#: Default rule for the number of queries (see the module docstring): the vote margin, as a
-#: fraction of ``n_teachers``, that a label must survive ...
-TARGET_MARGIN = 0.5
+#: Default rule for the number of queries (see the module docstring): the fraction of teachers
+#: assumed to agree on a query's label when judging the label's quality ...
+ASSUMED_AGREEMENT = 0.9
 
-#: ... by this many standard deviations of the difference of two counts' noise (Φ(1) ≈ 84%).
-TARGET_Z = 1.0
+#: ... and the number of exact labels at which the student's estimation error is comparable
+#: to the error label noise causes.
+LABELS_NEEDED = 100.0
 
 #: The fewest queries the default rule asks (a student needs labels); a warning says when it binds.
 MIN_QUERIES = 10
@@ -167,55 +174,79 @@ def _smallest_scale(cost_of, epsilon, delta, lo, hi, tolerance=1.002):
     return hi
 
 
-def _laplace_scale_for_std(std):
-    """The scale b of the discrete Laplace ``P(k) ∝ exp(-|k|/b)`` whose standard deviation is ``std``.
-
-    Its variance is 2q/(1 − q)² with q = exp(−1/b), increasing in b: bisection on b, the
-    lower end (standard deviation <= ``std``) returned.
-    """
-
-    def deviation(b):
-        q = math.exp(-1.0 / b)
-        return math.sqrt(2.0 * q) / (1.0 - q)
-
-    lo, hi = 1e-3, max(1.0, std)
-    while deviation(hi) < std:
-        lo, hi = hi, 2.0 * hi
-    for _ in range(100):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if deviation(mid) <= std else (lo, mid)
-    return lo
-
-
 def _needs_delta(aggregator, delta):
     if aggregator != "lnmax" and delta == 0:
         raise ValueError(f"aggregator={aggregator!r} adds Gaussian noise and needs delta > 0; use 'lnmax' for delta=0")
 
 
+#: Gauss-Hermite nodes and weights (probabilists'), normalised: E[f(Z)] ≈ Σ w f(z).
+_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(64)
+_WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
+
+
+def label_signal(n_teachers, n_classes, noise_std, agreement=ASSUMED_AGREEMENT):
+    """κ = (C·p − 1)/(C − 1) of a noisy-argmax label, p its probability of being right.
+
+    The vote: ``agreement · n_teachers`` on the right class, the rest on one other class,
+    none on the remaining ``n_classes − 2``; every count gets independent Gaussian noise of
+    standard deviation ``noise_std``. p = E[Φ(Z + m₁/s) · Φ(Z + m₀/s)^(C−2)], Z standard
+    normal, m₁ the margin over the runner-up and m₀ the right class's count. Public
+    parameters only.
+    """
+    if noise_std <= 0:
+        return 1.0
+    top = agreement * n_teachers / noise_std
+    margin = (2.0 * agreement - 1.0) * n_teachers / noise_std
+    values = special.ndtr(_NODES + margin)
+    if n_classes > 2:
+        values = values * special.ndtr(_NODES + top) ** (n_classes - 2)
+    p = float(_WEIGHTS @ values)
+    return max(n_classes * p - 1.0, 0.0) / (n_classes - 1.0)
+
+
+def _modelled_error(aggregator, n_teachers, n_classes, epsilon, delta, n_queries):
+    """The rule's model of the student's error with ``n_queries`` labels (module docstring)."""
+    if aggregator == "lnmax":
+        b = 2.0 * n_queries / epsilon  # pure-DP composition of the 2T releases
+        q = math.exp(-1.0 / b)
+        std = math.sqrt(2.0 * q) / (1.0 - q)
+    else:
+        spread = 2.0 + (1.0 / THRESHOLD_NOISE_RATIO**2 if aggregator == "confident" else 0.0)
+        std = math.sqrt(spread * n_queries) * gaussian_sigma(epsilon, delta)
+    signal = label_signal(n_teachers, n_classes, std)
+    if signal <= 0:
+        return math.inf
+    return (1.0 - signal) + LABELS_NEEDED / (n_queries * signal**2)
+
+
 @functools.lru_cache(maxsize=128)
-def auto_queries(aggregator, n_teachers, epsilon, delta, n_public, sigma=None, sigma_threshold=None):
+def auto_queries(aggregator, n_teachers, n_classes, epsilon, delta, n_public, sigma=None, sigma_threshold=None):
     """The default number of queries (``max_queries="auto"``): public parameters only.
 
-    The most queries (at most ``n_public``) whose noise, calibrated to (ε, δ), keeps a vote
-    margin of ``TARGET_MARGIN · n_teachers`` at ``TARGET_Z`` standard deviations of the
-    difference of two counts' noise (module docstring); with a given ``sigma``, the most
-    queries that this noise affords within (ε, δ). Returns ``(n_queries, below_target)``:
-    at least ``min(MIN_QUERIES, n_public)``, with ``below_target`` True when that floor
-    binds (the labels are then noisier than the target). Never reads data.
+    The number of queries in [1, ``n_public``] that minimises the modelled student error
+    (1 − κ) + ``LABELS_NEEDED``/(T·κ²) (module docstring), searched on a geometric grid;
+    with a given ``sigma``, the most queries that this noise affords within (ε, δ).
+    Returns ``(n_queries, below_target)``: at least ``min(MIN_QUERIES, n_public)``, with
+    ``below_target`` True when that floor binds (the labels are then noisier than the
+    model would choose). Never reads data: two data sets with the same number of public
+    rows and the same public parameters get the same answer.
     """
     _needs_delta(aggregator, delta)
+    floor = min(MIN_QUERIES, n_public)
+    if n_public == 0:
+        return 0, False
     if sigma is None:
-        std = TARGET_MARGIN * n_teachers / (TARGET_Z * math.sqrt(2.0))
-        scale = _laplace_scale_for_std(std) if aggregator == "lnmax" else std
-    else:
-        scale = float(sigma)
+        grid = np.unique(np.round(np.geomspace(1, n_public, 200)).astype(np.int64))
+        errors = [_modelled_error(aggregator, n_teachers, n_classes, epsilon, delta, int(t)) for t in grid]
+        best = int(grid[int(np.argmin(errors))])
+        return max(best, floor), best < floor
+    scale = float(sigma)
     threshold_scale = THRESHOLD_NOISE_RATIO * scale if sigma_threshold is None else float(sigma_threshold)
 
     def fits(n_queries):
         return get_epsilon(_vote_event(aggregator, n_queries, scale, threshold_scale), delta) <= epsilon
 
-    floor = min(MIN_QUERIES, n_public)
-    if n_public == 0 or not fits(1):
+    if not fits(1):
         return floor, floor > 0
     lo, hi = 1, 2  # fits(lo); exponential search, then bisection on the integers
     while hi <= n_public and fits(hi):
@@ -395,13 +426,14 @@ class PATEClassifier(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, Base
 
     max_queries : int, "auto" or None, default="auto"
         Number of public rows labelled (a random subset when ``X_public`` has more).
-        ``"auto"``: a data-independent rule from (ε, δ), ``n_teachers`` and the
-        aggregator — the most queries whose calibrated noise has a standard deviation
-        of at most ``n_teachers / (2√2)`` per count, so that a query on which three
-        quarters of the teachers agree keeps its label with probability ≥ 84% (a
-        unanimous one ≥ 97.7%); at least 10 (with a warning when that floor binds) and
-        at most the number of public rows. 267 queries for 250 teachers at ε = 1,
-        δ = 1e-5, growing as ``n_teachers**2`` and about as ε². With a given ``sigma``:
+        ``"auto"``: a data-independent rule from (ε, δ), ``n_teachers``, the number of
+        ``classes`` (2 if not given), the aggregator and the number of public rows — the
+        number of queries that minimises a model of the student's error, trading more
+        labels against noisier ones (module docstring and the user guide): every public
+        row while labels are scarce and two classes, a few hundred accurate labels when
+        many are affordable, few accurate labels with many classes and few teachers; at
+        least 10 (with a warning when that floor binds). 343 queries for 250 teachers,
+        2 classes and 8,140 public rows at ε = 1, δ = 1e-5. With a given ``sigma``:
         the most queries that noise affords within (ε, δ). None: every public row (the
         noise then grows as the square root of their number).
 
@@ -651,9 +683,12 @@ class PATEClassifier(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, Base
             return min(int(self.max_queries), n_public)
         if math.isinf(self.epsilon):
             return n_public  # refused by _cost unless sigma is given; then every row is free
+        # The number of classes is public only when given; without it, assume two.
+        n_classes = 2 if self.classes is None else max(_n_rows(self.classes), 2)
         n_queries, below_target = auto_queries(
             self.aggregator,
             int(self.n_teachers),
+            int(n_classes),
             float(self.epsilon),
             float(self.delta),
             int(n_public),
@@ -662,8 +697,8 @@ class PATEClassifier(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, Base
         )
         if below_target:
             warnings.warn(
-                f"max_queries='auto': even {n_queries} queries leave the vote noise above the target margin "
-                f"for n_teachers={self.n_teachers} at epsilon={self.epsilon}; the labels will be noisy. "
+                f"max_queries='auto': even {n_queries} queries leave the labels too noisy for a student "
+                f"with n_teachers={self.n_teachers} at epsilon={self.epsilon}. "
                 "Use more teachers (more private rows) or a larger epsilon.",
                 UserWarning,
                 stacklevel=3,

@@ -137,36 +137,74 @@ class _ShapeOnly:
         raise AssertionError("X_public was read")
 
 
+def test_pate_label_signal_matches_a_simulated_noisy_argmax():
+    """Check the rule's label-quality model (quadrature) against a simulation of the noisy argmax."""
+    rng = np.random.default_rng(0)
+    for n_teachers, n_classes, std in ((20, 2, 10.0), (20, 10, 6.0), (250, 2, 150.0), (50, 5, 30.0)):
+        votes = np.zeros(n_classes)
+        votes[0] = _pate.ASSUMED_AGREEMENT * n_teachers
+        votes[1] = (1 - _pate.ASSUMED_AGREEMENT) * n_teachers
+        noisy = votes + std * rng.standard_normal((200_000, n_classes))
+        p = np.mean(np.argmax(noisy, axis=1) == 0)
+        simulated = (n_classes * p - 1) / (n_classes - 1)
+        assert _pate.label_signal(n_teachers, n_classes, std) == pytest.approx(simulated, abs=0.01)
+    assert _pate.label_signal(20, 2, 0.0) == 1.0
+    assert _pate.label_signal(20, 10, 1e6) == pytest.approx(0.0, abs=1e-4)
+
+
 @pytest.mark.parametrize("aggregator", ["gnmax", "lnmax", "confident"])
-def test_pate_auto_queries_rule_keeps_the_target_margin(aggregator):
-    """Check the default rule: the most queries whose noise keeps the target margin, and no more."""
-    n_teachers, epsilon, delta = 250, 1.0, 1e-5
-    n_queries, below = _pate.auto_queries(aggregator, n_teachers, epsilon, delta, 10**6)
-    assert not below and n_queries > _pate.MIN_QUERIES
-    std = _pate.TARGET_MARGIN * n_teachers / (_pate.TARGET_Z * np.sqrt(2))
-    scale = _pate._laplace_scale_for_std(std) if aggregator == "lnmax" else std
-    ratio = _pate.THRESHOLD_NOISE_RATIO
-
-    def cost(n):
-        return get_epsilon(_pate._vote_event(aggregator, n, scale, ratio * scale), delta)
-
-    assert cost(n_queries) <= epsilon < cost(n_queries + 1)
-    calibrated = _pate.calibrate_pate(aggregator, n_queries, epsilon, delta)[0]
-    assert calibrated <= scale * 1.002  # the calibration's relative tolerance
-    # More teachers or more budget buy more queries; the public rows cap them.
-    assert _pate.auto_queries(aggregator, 2 * n_teachers, epsilon, delta, 10**6)[0] > 3 * n_queries
-    assert _pate.auto_queries(aggregator, n_teachers, 2 * epsilon, delta, 10**6)[0] > 2 * n_queries
-    assert _pate.auto_queries(aggregator, n_teachers, epsilon, delta, 7) == (7, False)
+def test_pate_auto_queries_trade_labels_against_noise(aggregator):
+    """Check the default rule: the grid minimum of its error model; scarce labels: every row; many classes: fewer."""
+    delta = 0.0 if aggregator == "lnmax" else 1e-5
+    n_queries, below = _pate.auto_queries(aggregator, 250, 2, 1.0, delta, 8140)
+    assert not below and _pate.MIN_QUERIES < n_queries < 8140
+    errors = {t: _pate._modelled_error(aggregator, 250, 2, 1.0, delta, t) for t in range(10, 8141, 10)}
+    assert _pate._modelled_error(aggregator, 250, 2, 1.0, delta, n_queries) <= min(errors.values()) + 1e-3
+    # More budget or more teachers afford more (accurate) labels; the public rows cap them.
+    assert _pate.auto_queries(aggregator, 250, 2, 5.0, delta, 8140)[0] > 2 * n_queries
+    assert _pate.auto_queries(aggregator, 500, 2, 1.0, delta, 8140)[0] > 1.5 * n_queries
+    assert _pate.auto_queries(aggregator, 250, 2, 1.0, delta, 7) == (7, False)
+    if aggregator == "gnmax":
+        # Two classes, few teachers, few public rows: labels are scarce, every row is labelled.
+        assert _pate.auto_queries(aggregator, 20, 2, 1.0, delta, 71) == (71, False)
+        # Ten classes: a label needs its class to clear nine noisy counts, so fewer, better labels.
+        assert _pate.auto_queries(aggregator, 20, 10, 5.0, delta, 225)[0] < 60
 
 
 def test_pate_auto_queries_floor_warns():
-    """Check that too few teachers for the target still label MIN_QUERIES rows, with a warning."""
-    assert _pate.auto_queries("gnmax", 5, 1.0, 1e-5, 1000) == (_pate.MIN_QUERIES, True)
+    """Check that too few teachers for the number of classes still label MIN_QUERIES rows, with a warning."""
+    assert _pate.auto_queries("gnmax", 5, 10, 1.0, 1e-5, 1000) == (_pate.MIN_QUERIES, True)
     X, y, X_public = _blobs()
-    with pytest.warns(UserWarning, match="above the target margin"):
-        clf = PATEClassifier(SkLogisticRegression(), n_teachers=5, classes=[0, 1], random_state=0)
+    with pytest.warns(UserWarning, match="too noisy"):
+        clf = PATEClassifier(SkLogisticRegression(), n_teachers=5, classes=np.arange(10), random_state=0)
         clf.fit(X, y, X_public=X_public)
     assert clf.n_queries_ == _pate.MIN_QUERIES
+
+
+@pytest.mark.parametrize("aggregator", ["gnmax", "confident"])
+def test_pate_auto_queries_depend_on_public_shapes_only(aggregator):
+    """Check that two data sets with the same public shapes get the same queries and noise.
+
+    The private row counts differ (400 and 3000, not public): a rule reading them, or the
+    values, would give different answers.
+    """
+    fitted = []
+    for n, seed in ((400, 0), (3000, 1)):
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(n, 2)) * (seed + 1)
+        y = (X[:, seed] > 0).astype(int)
+        X_public = rng.normal(size=(300, 2)) + seed
+        clf = PATEClassifier(
+            SkLogisticRegression(), n_teachers=50, aggregator=aggregator, epsilon=2.0, classes=[0, 1], random_state=0
+        )
+        fitted.append(clf.fit(X, y, X_public=X_public))
+    first, second = fitted
+    assert first.n_queries_ == second.n_queries_ == _pate.auto_queries(aggregator, 50, 2, 2.0, 1e-5, 300)[0]
+    assert first.sigma_ == second.sigma_
+    assert first.privacy_spent_ == second.privacy_spent_
+    # The number of classes is public (given): it changes the rule, the data never do.
+    clf = PATEClassifier(SkLogisticRegression(), n_teachers=50, epsilon=2.0, classes=np.arange(10), random_state=0)
+    assert clf.fit(X, y, X_public=X_public).n_queries_ == _pate.auto_queries("gnmax", 50, 10, 2.0, 1e-5, 300)[0]
 
 
 def test_pate_default_queries_follow_the_rule_with_one_spend():
@@ -181,7 +219,7 @@ def test_pate_default_queries_follow_the_rule_with_one_spend():
     )
     with record_releases() as drawn:
         clf.fit(X, y, X_public=X_public)
-    expected = _pate.auto_queries("gnmax", 100, 2.0, 1e-5, 500)[0]
+    expected = _pate.auto_queries("gnmax", 100, 2, 2.0, 1e-5, 500)[0]
     assert 10 < clf.n_queries_ == expected < 500
     assert clf.privacy_spent_ == SelfComposedEvent(DiscreteGaussianEvent(clf.sigma_, 1), 2 * expected)
     assert _leaves(drawn) == _leaves([clf.privacy_spent_])
@@ -209,7 +247,7 @@ def test_pate_auto_queries_read_no_data(sigma, monkeypatch):
     clf = PATEClassifier(SkLogisticRegression(), sigma=sigma, epsilon=2.0, classes=[0, 1])
     with pytest.raises(KeyboardInterrupt):
         clf.fit(_Unreadable(), _Unreadable(), X_public=_ShapeOnly((5000, 3)))
-    assert seen["n_queries"] == _pate.auto_queries("gnmax", 250, 2.0, 1e-5, 5000, sigma)[0]
+    assert seen["n_queries"] == _pate.auto_queries("gnmax", 250, 2, 2.0, 1e-5, 5000, sigma)[0]
     assert 10 < seen["n_queries"] < 5000
 
 
