@@ -8,7 +8,14 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from dpsk._core._clip import clip_bounds, clip_rows_l2
-from dpsk._core._exact_sums import GRAM_BITS, ExactGram, exact_gram_sums, fixed_point_grid, gram_floats
+from dpsk._core._exact_sums import (
+    GRAM_BITS,
+    ExactGram,
+    exact_gram,
+    exact_gram_sums,
+    fixed_point_grid,
+    gram_floats,
+)
 from dpsk.accounting._events import budget_event
 from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.dask._data import dask_apply, dask_fit, is_dask
@@ -88,27 +95,50 @@ class _Geometry:
         integers: the release's sensitivities hold for the computed statistics. Weights
         are rounded down (``exact_gram``), so a row never weighs more than its weight.
         """
-        return gram_floats(self.exact_sums(X, sample_weight))
+        kernel = self._kernel(X)
+        if kernel is None:  # the L1 clip: block by block
+            return gram_floats(self.exact_sums(X, sample_weight))
+        return exact_gram(X, *kernel[0], sample_weight=sample_weight, **kernel[1])
 
     def exact_sums(self, X, sample_weight=None):
         """The exact integers behind :meth:`statistics` (an ``ExactGram``; ``dpsk.dask``
         merges those of the chunks before the one rounding)."""
+        kernel = self._kernel(X)
+        if kernel is not None:
+            return exact_gram_sums(X, *kernel[0], sample_weight=sample_weight, **kernel[1])
+        return self._l1_sums(X, sample_weight)
+
+    def _kernel(self, X):
+        """``(args, kwargs)`` of the one-pass exact Gram (the kernel clips each row to the
+        box, then into the ball, without a copy of X), or None with the L1 clip."""
         radius = self._radius()
-        if self.data_norm is None and self.l1_norm is None:
-            return exact_gram_sums(X, self.lower, self.upper, self.centre, radius, sample_weight=sample_weight)
+        if self.l1_norm is not None:
+            return None
+        if self.data_norm is None:
+            return (self.lower, self.upper, self.centre, radius), {}
+        big = np.full(X.shape[1], np.finfo(np.float64).max)
+        box = None if self.lower is None else (self.lower, self.upper)
+        return (-big, big, self.centre, radius), {"clip_box": box, "clip_norm": self._ball_radius(radius)}
+
+    def _ball_radius(self, radius):
+        """The radius rows are clipped to before rounding: smaller by ‖step‖/2 (and a
+        margin), the most rounding to nearest can move y, so ‖y‖ <= ``data_norm``."""
         step = fixed_point_grid(radius, GRAM_BITS)[0]
-        # Rounding moves y by at most step/2 per coordinate, i.e. ‖step‖/2 in norm.
         margin = float(np.linalg.norm(step)) * (1.0 + 2.0**-40)
+        return max(self.data_norm - margin, self.data_norm / 2)
+
+    def _l1_sums(self, X, sample_weight=None):
+        """The exact sums with the L1 clip (pure ε): clipped block by block in numpy."""
+        radius = self._radius()
+        step = fixed_point_grid(radius, GRAM_BITS)[0]
         big = np.full(X.shape[1], np.finfo(np.float64).max)
         if self.data_norm is None:  # only the box, then the L1 clip: the kernel still clamps to the box
             norm, kernel_box = None, (self.lower, self.upper)
         else:
-            norm, kernel_box = max(self.data_norm - margin, self.data_norm / 2), (-big, big)
-        # ... and by at most ‖step‖₁/2 in L1 norm (the other half covers the float error
-        # of scaling y, far below a grid step).
-        l1 = (
-            None if self.l1_norm is None else max(self.l1_norm - float(step.sum()) * (1.0 + 2.0**-40), self.l1_norm / 2)
-        )
+            norm, kernel_box = self._ball_radius(radius), (-big, big)
+        # Rounding moves y by at most ‖step‖₁/2 in L1 norm (the other half covers the
+        # float error of scaling y, far below a grid step).
+        l1 = max(self.l1_norm - float(step.sum()) * (1.0 + 2.0**-40), self.l1_norm / 2)
         # Clipped block by block (a block-sized copy, not one of X); the blocks' exact
         # integer sums add exactly and are rounded once (``gram_floats``).
         n = X.shape[0]
@@ -120,10 +150,10 @@ class _Geometry:
                 rows = clip_bounds(rows, self.lower, self.upper)
             if norm is not None:
                 rows = clip_rows_l2(rows, norm)
-            if l1 is not None:  # scale y = x − centre into the L1 ball (stays in the box and the ball)
-                y = rows - self.centre
-                scale = np.minimum(1.0, l1 / np.maximum(np.abs(y).sum(axis=1), np.finfo(np.float64).tiny))
-                rows = self.centre + y * scale[:, None]
+            # Scale y = x − centre into the L1 ball (stays in the box and the ball).
+            y = rows - self.centre
+            scale = np.minimum(1.0, l1 / np.maximum(np.abs(y).sum(axis=1), np.finfo(np.float64).tiny))
+            rows = self.centre + y * scale[:, None]
             weights = None if sample_weight is None else sample_weight[start : start + block]
             parts.append(exact_gram_sums(rows, *kernel_box, self.centre, radius, sample_weight=weights))
         first = parts[0]
