@@ -409,6 +409,12 @@ cdef extern from *:
        0 <= s < 2**52, r = (s + 2**52) - 2**52 is s rounded to an integer exactly, so
        floor(s) = r - (r > s); both results are integers below 2**21, exact in float64.
        flag[j] turns NaN where x[j] is not finite. */
+    #if defined(__GNUC__) && !defined(__clang__)
+    /* The selects below are if-converted (vectorised) only when comparisons may not trap;
+       values and roundings are IEEE's either way (no reassociation, no contraction). */
+    #pragma GCC push_options
+    #pragma GCC optimize ("no-trapping-math")
+    #endif
     #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
     __attribute__((target_clones("avx2", "default")))
     #endif
@@ -429,10 +435,13 @@ cdef extern from *:
             t = t < -qmax[j] ? -qmax[j] : t;
             s = t + offset[j];
             r = (s + magic) - magic;
-            r = r > s ? r - 1.0 : r;
+            r = r - (double) (r > s);
             b[j] = r - qmax[j];
         }
     }
+    #if defined(__GNUC__) && !defined(__clang__)
+    #pragma GCC pop_options
+    #endif
     """
     void _quantise_row "_dpsk_quantise_row"(const double* x, Py_ssize_t d, const double* lo,
                                             const double* hi, const double* centre,
@@ -465,7 +474,7 @@ cdef inline void _syrk_block(const double* buf, int rows, Py_ssize_t d, double* 
             colsum[j] += b[j]
     if d > 0 and rows > 0:
         # One triangle (dsyrk: half dgemm's work).
-        dsyrk(lower, trans, &m, &rows, &one, buf, &m, &beta, block_gram, &m)
+        dsyrk(lower, trans, &m, &rows, &one, <double*> buf, &m, &beta, block_gram, &m)
     elif d > 0 and fresh:
         for j in range(d * d):
             block_gram[j] = 0.0
