@@ -15,7 +15,10 @@ Times: dpsk, scikit-learn with its default BLAS threads, and scikit-learn with B
 limited to one thread (what dpsk does inside its fits, ``dpsk.utils._threads``) are
 timed interleaved in this process, best of 5 (3 with ``--quick``), so that load from
 other processes affects all alike; the load average (1 min) at the start is in every
-row. "spread" is the slowest over the fastest of the repeated fits. Memory: the peak
+row. "spread" is the slowest over the fastest of the repeated fits (wall time); "CPU
+spread" the same for the process's CPU time (all threads), which load from other
+processes disturbs less than the wall time (it still pays for shared caches and cores).
+Memory: the peak
 of the allocations made during one fit (``tracemalloc``, which numpy reports to), on
 top of X. Targets: time and memory within 1.2× of scikit-learn, spread under 1.5×.
 """
@@ -41,14 +44,17 @@ CLASSES = [0, 1]
 
 
 def _times(candidates, repeats):
-    """Wall times (s) of each callable, interleaved over ``repeats`` rounds."""
+    """Wall and CPU times (s) of each callable, interleaved over ``repeats`` rounds
+    (``cpu`` maps each name to its process CPU times, all threads)."""
     times = {name: [] for name in candidates}
+    cpu = {name: [] for name in candidates}
     for _ in range(repeats):
         for name, func in candidates.items():
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             func()
             times[name].append(time.perf_counter() - start)
-    return times
+            cpu[name].append(time.process_time() - start_cpu)
+    return times, cpu
 
 
 def _peak_mb(func):
@@ -119,7 +125,7 @@ def run(quick=False):
     repeats = 3 if quick else 5
     time_rows, memory_rows = [], []
     for name, data, X, ours, theirs in _cases(X_adult, y_adult, X_big, y_big):
-        times = _times({"dpsk": ours, "sk": theirs, "sk1": _single_thread(theirs)}, repeats)
+        times, cpu = _times({"dpsk": ours, "sk": theirs, "sk1": _single_thread(theirs)}, repeats)
         best = {key: min(values) for key, values in times.items()}
         time_rows.append(
             {
@@ -132,6 +138,8 @@ def run(quick=False):
                 "dpsk / scikit-learn 1 thread": best["dpsk"] / best["sk1"],
                 "dpsk spread": max(times["dpsk"]) / best["dpsk"],
                 "scikit-learn spread": max(times["sk"]) / best["sk"],
+                "dpsk CPU spread": max(cpu["dpsk"]) / min(cpu["dpsk"]),
+                "scikit-learn 1 thread CPU spread": max(cpu["sk1"]) / min(cpu["sk1"]),
                 "load (1 min)": load,
             }
         )

@@ -621,6 +621,23 @@ def _raw_floats(const long long[:, ::1] raw):
     return out
 
 
+def _raw_gram_floats(const long long[:, ::1] raw, Py_ssize_t d, double[::1] scale):
+    """The symmetric d × d float64 Gram of a raw packed upper triangle, entry (i, j) the
+    correctly rounded integer times ``scale[i]·scale[j]`` (powers of two whose products
+    stay in the normal range: every product, and the scaling, is exact), bitwise
+    ``_scaled_floats(ints, np.outer(scale, scale))``."""
+    out = np.empty((d, d))
+    cdef double[:, ::1] o = out
+    cdef Py_ssize_t i, j, p = 0
+    with nogil:
+        for i in range(d):
+            for j in range(i, d):
+                o[i, j] = _i128_to_double(_from_raw(raw, p)) * (scale[i] * scale[j])
+                o[j, i] = o[i, j]
+                p += 1
+    return out
+
+
 def _symmetric(packed, d, dtype):
     """The symmetric d × d matrix of a packed upper triangle (row-major)."""
     full = np.zeros((d, d), dtype=dtype)
@@ -683,10 +700,10 @@ def _exact_gram_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t sto
         free(total)
 
 
-#: Rows per dsyrk call of the exact Gram: about 128 kB of quantised rows (at most
+#: Rows per dsyrk call of the exact Gram: about 64 kB of quantised rows (at most
 #: _GRAM_BLOCK, the bound of the exactness argument; at least 64). A small buffer keeps
 #: the pass's memory low; the block's triangle costs d²/2 additions, the rows d²/2·rows.
-_GRAM_BUFFER_BYTES = 2 ** 17
+_GRAM_BUFFER_BYTES = 2 ** 16
 
 
 def _gram_rows(d):
@@ -827,15 +844,20 @@ def exact_gram(X, lower, upper, centre, radius, *, sample_weight=None, toward_ze
                                                 n_threads, clip_box, clip_norm)
     d = total.shape[0]
     unit = 1.0 / scale   # a power of two: the scaling stays exact
-    gram_scale = np.outer(step, step) * unit
-    if not (np.all((gram_scale >= 2.0 ** -900) & (gram_scale <= 2.0 ** 100))
-            and np.all((step * unit >= 2.0 ** -900) & (step * unit <= 2.0 ** 100))):
+    # Positive steps: every step_i·step_j·unit and step_i·unit lies in [2**-900, 2**100]
+    # iff the extremes do (an underflow of the test only sends rare grids to Fractions).
+    small, large = float(step.min(initial=1.0)), float(step.max(initial=1.0))
+    if not (small * small * unit >= 2.0 ** -900 and large * large * unit <= 2.0 ** 100
+            and small * unit >= 2.0 ** -900 and large * unit <= 2.0 ** 100):
         # Extreme grids: Fraction arithmetic (gram_floats)
         return gram_floats(ExactGram(count, _raw_ints(total), _symmetric(_raw_ints(gram), d, object), step, scale))
     # The correctly rounded float of each integer times a power of two in range: exact,
     # as in _scaled_floats.
     total = _raw_floats(total) * (step * unit)
-    gram = _symmetric(_raw_floats(gram), d, np.float64) * gram_scale
+    # Powers of two in range (checked above): each scaling is exact, in any order.
+    gram = _raw_gram_floats(gram, d, np.ascontiguousarray(step))
+    if scale != 1:
+        gram *= unit
     return (count if scale == 1 else float(Fraction(count, scale))), total, gram
 
 

@@ -458,9 +458,10 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             total = np.zeros(n_features)
         else:
             count, total, triangle = release.randomise((np.array([count]), total, gram[upper_index]))
-        noisy = np.zeros((n_features, n_features))
+        noisy = np.empty((n_features, n_features))
         noisy[upper_index] = triangle
-        noisy = noisy + np.triu(noisy, 1).T
+        noisy.T[upper_index] = triangle  # the mirror, in place
+        del triangle, upper_index
 
         self.bounds_ = None if bounds[0] is None else bounds
         self.data_norm_ = data_norm
@@ -519,7 +520,9 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         n_features = second_moment.shape[0]
         n = max(float(count[0]), 2.0)
         mean_y = total / n
-        covariance = second_moment / n - np.outer(mean_y, mean_y)
+        covariance = second_moment  # in place: the caller's own noisy matrix
+        covariance /= n
+        covariance -= np.outer(mean_y, mean_y)
         mean = geometry.centre + mean_y
         if geometry.lower is not None:
             mean = np.clip(mean, geometry.lower, geometry.upper)
