@@ -19,10 +19,13 @@ Exact sums (fixed point; the kernels behind every centred release)
     ``q_ij`` quantises ``clip(x_ij) − mid_j`` on the grid ``step_j``. ``sample_weight``
     in [0, 1] (else ``ValueError``), rounded *down* to ``W_i/2**28``. stats, scalers,
     GaussianNB, KMeans; :class:`ExactMoments` converts (``about``, ``round``).
-``exact_gram(X, lower, upper, centre, radius, *, n_threads=None) -> (n, total, gram)``
-    ``Σ y`` and ``Σ y yᵀ`` (float64, each the correctly rounded exact sum) of the rows
+``exact_gram(X, lower, upper, centre, radius, *, sample_weight=None, clip_box=None, clip_norm=None, ...)``
+    ``(count, Σ y, Σ y yᵀ)`` (float64, each the correctly rounded exact sum) of the rows
     ``y = q·step``, ``q`` quantising ``clip(x) − centre`` on a grid of about
-    ``radius·2**-20``, to nearest, clamped to ``|q_j| <= Q_j``. PCA.
+    ``radius·2**-20``, to nearest, clamped to ``|q_j| <= Q_j``. ``clip_box``/``clip_norm``
+    first clip each row, in X's dtype, to a box and then into an L2 ball, bitwise as
+    ``clip_bounds`` then ``clip_rows_l2`` (no copy of X). One pass; no Python integers
+    (a correctly rounded 128-bit → float64 conversion in C). PCA.
 ``exact_gram_sums(X, lower, upper, centre, radius, *, sample_weight=None, ...) -> ExactGram``
     The exact integers behind ``exact_gram`` (count, Σq, Σqqᵀ, the grid and the weight
     scale), for releases that rescale the rows before their one rounding
@@ -58,9 +61,10 @@ without weights, and for every n_threads and chunking. The argument:
 3. *Sums are exact.* ``|W q| < 2**59`` and ``W q² < 2**90`` per row, so over at most 2**36
    rows every partial sum is below 2**126: 128-bit integer additions never overflow
    and are exact, in any order (chunks are combined as Python integers). For the Gram,
-   |q| < 2**20 and a dsyrk over at most 4096 rows only forms integers below 2**52, which
-   float64 represents exactly in any summation order (with or without FMA); block
-   results are added in 128-bit integers. Hence the exact statistic E (a rational
+   |q| < 2**20 and the float64 sums (dsyrk calls accumulating over at most 4096 rows
+   between two flushes) only form integers below 2**52, which float64 represents
+   exactly in any summation order (with or without FMA); each flush adds them to
+   128-bit integers. Hence the exact statistic E (a rational
    computed from these integers and the public grid, centre and normalisation) is a
    sum of per-row terms, each bounded by Δ per unit weight by step 1 — the real-number
    sensitivity argument applies verbatim to E: ``‖E(D) − E(D')‖ <= Δ``.
@@ -816,10 +820,23 @@ def exact_gram_sums(X, lower, upper, centre, radius, *, sample_weight=None, towa
                     n_threads=None, clip_box=None, clip_norm=None):
     """:class:`ExactGram` of the quantised clipped rows about ``centre`` (the integers
     behind :func:`exact_gram`, for releases that rescale before their one rounding)."""
-    count, total, gram, step, scale = _gram_raw(X, lower, upper, centre, radius, sample_weight, toward_zero,
-                                                n_threads, clip_box, clip_norm)
+    return _raw_exact(_gram_raw(X, lower, upper, centre, radius, sample_weight, toward_zero, n_threads,
+                                clip_box, clip_norm))
+
+
+def _raw_exact(raw):
+    """The :class:`ExactGram` of ``_gram_raw``'s (count, raw Σq, raw packed Σqqᵀ, step, scale)."""
+    count, total, gram, step, scale = raw
     d = total.shape[0]
     return ExactGram(count, _raw_ints(total), _symmetric(_raw_ints(gram), d, object), step, scale)
+
+
+def _raw_merge(parts):
+    """One ``_gram_raw`` result of several over disjoint rows on one grid (exact sums)."""
+    count, total, gram, step, scale = parts[0]
+    for part in parts[1:]:
+        count, total, gram = count + part[0], _raw_add(total, part[1]), _raw_add(gram, part[2])
+    return count, total, gram, step, scale
 
 
 def exact_gram(X, lower, upper, centre, radius, *, sample_weight=None, toward_zero=False, n_threads=None,
@@ -840,8 +857,13 @@ def exact_gram(X, lower, upper, centre, radius, *, sample_weight=None, toward_ze
     and then into the L2 ball (bitwise ``clip_rows_l2(clip_bounds(X, lo, hi), clip_norm)``,
     without the copy); ``lower``/``upper`` then clamp the clipped values as always.
     """
-    count, total, gram, step, scale = _gram_raw(X, lower, upper, centre, radius, sample_weight, toward_zero,
-                                                n_threads, clip_box, clip_norm)
+    return _raw_floats_of(_gram_raw(X, lower, upper, centre, radius, sample_weight, toward_zero, n_threads,
+                                    clip_box, clip_norm))
+
+
+def _raw_floats_of(raw):
+    """``exact_gram``'s (count, total, gram) of a ``_gram_raw`` result (one rounding each)."""
+    count, total, gram, step, scale = raw
     d = total.shape[0]
     unit = 1.0 / scale   # a power of two: the scaling stays exact
     # Positive steps: every step_i·step_j·unit and step_i·unit lies in [2**-900, 2**100]

@@ -10,11 +10,13 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from dpsk._core._clip import clip_bounds, clip_rows_l2
 from dpsk._core._exact_sums import (
     GRAM_BITS,
-    ExactGram,
+    _gram_raw,
+    _raw_exact,
+    _raw_floats_of,
+    _raw_merge,
     exact_gram,
     exact_gram_sums,
     fixed_point_grid,
-    gram_floats,
 )
 from dpsk.accounting._events import budget_event
 from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
@@ -39,8 +41,8 @@ __all__ = ["PCA"]
 #: The matrix is the output; the count and the sum only centre it, and their noise
 #: enters the covariance divided by n.
 BUDGET_SHARES = (0.05, 0.15, 0.8)
-#: Rows clipped at a time with ``data_norm`` (a block-sized copy instead of a copy of X).
-_BLOCK_ROWS = 8192
+#: Bytes of rows clipped at a time with ``l1_norm`` (block-sized copies, not copies of X).
+_L1_BLOCK_BYTES = 2**19
 
 
 class _Geometry:
@@ -97,7 +99,7 @@ class _Geometry:
         """
         kernel = self._kernel(X)
         if kernel is None:  # the L1 clip: block by block
-            return gram_floats(self.exact_sums(X, sample_weight))
+            return _raw_floats_of(self._l1_sums(X, sample_weight))
         return exact_gram(X, *kernel[0], sample_weight=sample_weight, **kernel[1])
 
     def exact_sums(self, X, sample_weight=None):
@@ -106,7 +108,7 @@ class _Geometry:
         kernel = self._kernel(X)
         if kernel is not None:
             return exact_gram_sums(X, *kernel[0], sample_weight=sample_weight, **kernel[1])
-        return self._l1_sums(X, sample_weight)
+        return _raw_exact(self._l1_sums(X, sample_weight))
 
     def _kernel(self, X):
         """``(args, kwargs)`` of the one-pass exact Gram (the kernel clips each row to the
@@ -128,7 +130,8 @@ class _Geometry:
         return max(self.data_norm - margin, self.data_norm / 2)
 
     def _l1_sums(self, X, sample_weight=None):
-        """The exact sums with the L1 clip (pure ε): clipped block by block in numpy."""
+        """The exact sums with the L1 clip (pure ε), clipped block by block in numpy (small
+        blocks; their 128-bit sums add exactly): ``_gram_raw``'s tuple."""
         radius = self._radius()
         step = fixed_point_grid(radius, GRAM_BITS)[0]
         big = np.full(X.shape[1], np.finfo(np.float64).max)
@@ -142,7 +145,7 @@ class _Geometry:
         # Clipped block by block (a block-sized copy, not one of X); the blocks' exact
         # integer sums add exactly and are rounded once (``gram_floats``).
         n = X.shape[0]
-        block = max(_BLOCK_ROWS, -(-n // 8))  # large blocks keep the kernel's row threads busy
+        block = max(1, _L1_BLOCK_BYTES // (8 * max(X.shape[1], 1)))
         parts = []
         for start in range(0, max(n, 1), block):
             rows = X[start : start + block]
@@ -155,15 +158,8 @@ class _Geometry:
             scale = np.minimum(1.0, l1 / np.maximum(np.abs(y).sum(axis=1), np.finfo(np.float64).tiny))
             rows = self.centre + y * scale[:, None]
             weights = None if sample_weight is None else sample_weight[start : start + block]
-            parts.append(exact_gram_sums(rows, *kernel_box, self.centre, radius, sample_weight=weights))
-        first = parts[0]
-        return ExactGram(
-            sum(p.count for p in parts),
-            sum(p.total for p in parts[1:]) + first.total,
-            sum(p.gram for p in parts[1:]) + first.gram,
-            first.step,
-            first.weight_scale,
-        )
+            parts.append(_gram_raw(rows, *kernel_box, self.centre, radius, weights, False, 1, None, None))
+        return _raw_merge(parts)
 
     def _radius(self):
         """Public per-coordinate bound on |y_j|."""

@@ -31,7 +31,12 @@ def _reference_sums(X, geometry, sample_weight=None):
         rows = clip_bounds(rows, geometry.lower, geometry.upper)
     if geometry.data_norm is not None:
         rows = clip_rows_l2(rows, geometry._ball_radius(radius))
-    else:  # the box only: the kernel clamps to it in float64
+    if geometry.l1_norm is not None:  # scaled towards the centre (the old numpy steps)
+        l1 = max(geometry.l1_norm - float(step.sum()) * (1.0 + 2.0**-40), geometry.l1_norm / 2)
+        y = rows - geometry.centre
+        scale = np.minimum(1.0, l1 / np.maximum(np.abs(y).sum(axis=1), np.finfo(np.float64).tiny))
+        rows = geometry.centre + y * scale[:, None]
+    if geometry.data_norm is None:  # the box only: the kernel clamps to it in float64
         rows = np.minimum(np.maximum(rows.astype(np.float64), geometry.lower), geometry.upper)
     t = (rows.astype(np.float64) - geometry.centre) * inverse
     t = np.minimum(np.maximum(t, -qmax), qmax)
@@ -64,16 +69,17 @@ def _boundary_rows(rng, n, d, radius, lower, upper, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("rule", ["ball", "box", "both"])
+@pytest.mark.parametrize("rule", ["ball", "box", "both", "ball_l1", "box_l1"])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_one_pass_gram_is_bitwise_the_clipped_copy_path(dtype, rule, weighted):
     rng = np.random.default_rng(16)
     n, d, norm = 1500, 7, 3.0
     lower, upper = np.linspace(-2.0, -0.5, d), np.linspace(0.3, 2.5, d)
-    box = (None, None) if rule == "ball" else (lower, upper)
-    geometry = _Geometry(*box, None if rule == "box" else norm, d)
+    box = (None, None) if rule.startswith("ball") else (lower, upper)
+    l1_norm = 4.0 if rule.endswith("l1") else None
+    geometry = _Geometry(*box, None if rule.startswith("box") else norm, d, l1_norm=l1_norm)
     # Rows on the radius the kernel clips to (data_norm less the rounding margin)
-    clip = norm if rule == "box" else geometry._ball_radius(geometry._radius())
+    clip = norm if rule.startswith("box") else geometry._ball_radius(geometry._radius())
     X = _boundary_rows(rng, n, d, clip, lower, upper, dtype)
     weights = None
     if weighted:
