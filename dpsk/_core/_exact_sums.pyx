@@ -19,10 +19,13 @@ Exact sums (fixed point; the kernels behind every centred release)
     ``q_ij`` quantises ``clip(x_ij) − mid_j`` on the grid ``step_j``. ``sample_weight``
     in [0, 1] (else ``ValueError``), rounded *down* to ``W_i/2**28``. stats, scalers,
     GaussianNB, KMeans; :class:`ExactMoments` converts (``about``, ``round``).
-``exact_gram(X, lower, upper, centre, radius, *, n_threads=None) -> (n, total, gram)``
-    ``Σ y`` and ``Σ y yᵀ`` (float64, each the correctly rounded exact sum) of the rows
+``exact_gram(X, lower, upper, centre, radius, *, sample_weight=None, clip_box=None, clip_norm=None, ...)``
+    ``(count, Σ y, Σ y yᵀ)`` (float64, each the correctly rounded exact sum) of the rows
     ``y = q·step``, ``q`` quantising ``clip(x) − centre`` on a grid of about
-    ``radius·2**-20``, to nearest, clamped to ``|q_j| <= Q_j``. PCA.
+    ``radius·2**-20``, to nearest, clamped to ``|q_j| <= Q_j``. ``clip_box``/``clip_norm``
+    first clip each row, in X's dtype, to a box and then into an L2 ball, bitwise as
+    ``clip_bounds`` then ``clip_rows_l2`` (no copy of X). One pass; no Python integers
+    (a correctly rounded 128-bit → float64 conversion in C). PCA.
 ``exact_gram_sums(X, lower, upper, centre, radius, *, sample_weight=None, ...) -> ExactGram``
     The exact integers behind ``exact_gram`` (count, Σq, Σqqᵀ, the grid and the weight
     scale), for releases that rescale the rows before their one rounding
@@ -58,9 +61,10 @@ without weights, and for every n_threads and chunking. The argument:
 3. *Sums are exact.* ``|W q| < 2**59`` and ``W q² < 2**90`` per row, so over at most 2**36
    rows every partial sum is below 2**126: 128-bit integer additions never overflow
    and are exact, in any order (chunks are combined as Python integers). For the Gram,
-   |q| < 2**20 and a dsyrk over at most 4096 rows only forms integers below 2**52, which
-   float64 represents exactly in any summation order (with or without FMA); block
-   results are added in 128-bit integers. Hence the exact statistic E (a rational
+   |q| < 2**20 and the float64 sums (dsyrk calls accumulating over at most 4096 rows
+   between two flushes) only form integers below 2**52, which float64 represents
+   exactly in any summation order (with or without FMA); each flush adds them to
+   128-bit integers. Hence the exact statistic E (a rational
    computed from these integers and the public grid, centre and normalisation) is a
    sum of per-row terms, each bounded by Δ per unit weight by step 1 — the real-number
    sensitivity argument applies verbatim to E: ``‖E(D) − E(D')‖ <= Δ``.
@@ -81,6 +85,7 @@ without weights, and for every n_threads and chunking. The argument:
 
 from cython cimport floating
 from libc.stdlib cimport calloc, free
+from libc.string cimport memcpy
 from scipy.linalg.cython_blas cimport dsyrk
 
 import numbers
@@ -88,7 +93,10 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpsk._core._clip cimport NormBound, clip_row_norm, make_norm_bound
 from dpsk._core._common cimport _row, _row_class, _sum, _vec
+
+from dpsk._core._clip import _bounds_in_dtype
 from dpsk._core._common import (
     _check_array,
     _check_bounds,
@@ -366,85 +374,344 @@ def exact_moments(X, lower, upper, y_index=None, n_classes=1, sample_weight=None
     return _combine_moments(parts, n_classes, d, w, centre, half, step)
 
 
-cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _Grid* g,
-                          bint toward_zero, double* buf, double* block_gram, Py_ssize_t block,
-                          i128* gram, i128* total, double* flag, double* colsum) noexcept nogil:
-    """Σq and Σqqᵀ (lower triangle, column-major = upper triangle row-major) exactly."""
-    cdef int m = <int> d, rows
-    cdef const double* lo = g.lo
-    cdef const double* hi = g.hi
-    cdef const double* centre = g.centre
-    cdef const double* inverse = g.inverse
-    cdef const double* qmax = g.qmax
-    cdef const double* offset = g.offset
+cdef extern from *:
+    """
+    /* Correctly rounded (to nearest, ties to even) double of a 128-bit integer, as
+       Python's int.__float__: exact below 2**53, else the top 53 bits rounded on the
+       rest. |v| < 2**127 here, so the result is finite. */
+    static double _dpsk_i128_to_double(__int128 v) {
+        unsigned __int128 u = v < 0 ? -(unsigned __int128) v : (unsigned __int128) v;
+        unsigned long long hi = (unsigned long long) (u >> 64), lo = (unsigned long long) u;
+        int bits, shift;
+        unsigned __int128 mant, rest, half;
+        double r;
+        if (hi == 0 && lo < (1ULL << 53)) {
+            r = (double) lo;
+        } else {
+            bits = hi ? 128 - __builtin_clzll(hi) : 64 - __builtin_clzll(lo);
+            shift = bits - 53;
+            mant = u >> shift;
+            rest = u & ((((unsigned __int128) 1) << shift) - 1);
+            half = ((unsigned __int128) 1) << (shift - 1);
+            if (rest > half || (rest == half && (mant & 1)))
+                mant += 1;   /* 2**53 at most: still exact */
+            r = ldexp((double) (unsigned long long) mant, shift);
+        }
+        return v < 0 ? -r : r;
+    }
+    """
+    double _i128_to_double "_dpsk_i128_to_double"(i128) noexcept nogil
+
+
+cdef extern from *:
+    """
+    /* _quantise(x[j], ..., toward_zero=0) of a row, as doubles, in float arithmetic only,
+       so that the loop vectorises (the integer conversions of _quantise do not; AVX2 where
+       the CPU has it, without FMA: no contraction changes a rounding).
+       _quantise returns trunc(s) - qmax with s = t + offset in [1/2, 2 qmax + 1/2]
+       (t clamped to [-qmax, qmax], qmax < 2**20): there trunc is floor, and for
+       0 <= s < 2**52, r = (s + 2**52) - 2**52 is s rounded to an integer exactly, so
+       floor(s) = r - (r > s); both results are integers below 2**21, exact in float64.
+       flag[j] turns NaN where x[j] is not finite. */
+    #if defined(__GNUC__) && !defined(__clang__)
+    /* The selects below are if-converted (vectorised) only when comparisons may not trap;
+       values and roundings are IEEE's either way (no reassociation, no contraction). */
+    #pragma GCC push_options
+    #pragma GCC optimize ("no-trapping-math")
+    #endif
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    __attribute__((target_clones("avx2", "default")))
+    #endif
+    static void _dpsk_quantise_row(const double* __restrict x, Py_ssize_t d,
+                                   const double* __restrict lo, const double* __restrict hi,
+                                   const double* __restrict centre, const double* __restrict inverse,
+                                   const double* __restrict qmax, const double* __restrict offset,
+                                   double* __restrict b, double* __restrict flag) {
+        const double magic = 4503599627370496.0;
+        Py_ssize_t j;
+        for (j = 0; j < d; j++) {
+            double v = x[j], t, s, r;
+            flag[j] += v * 0.0;
+            v = v < lo[j] ? lo[j] : v;
+            v = v > hi[j] ? hi[j] : v;
+            t = (v - centre[j]) * inverse[j];
+            t = t > qmax[j] ? qmax[j] : t;
+            t = t < -qmax[j] ? -qmax[j] : t;
+            s = t + offset[j];
+            r = (s + magic) - magic;
+            r = r - (double) (r > s);
+            b[j] = r - qmax[j];
+        }
+    }
+    #if defined(__GNUC__) && !defined(__clang__)
+    #pragma GCC pop_options
+    #endif
+    """
+    void _quantise_row "_dpsk_quantise_row"(const double* x, Py_ssize_t d, const double* lo,
+                                            const double* hi, const double* centre,
+                                            const double* inverse, const double* qmax,
+                                            const double* offset, double* b,
+                                            double* flag) noexcept nogil
+
+
+cdef inline void _syrk_block(const double* buf, int rows, Py_ssize_t d, double* block_gram,
+                             double* colsum, bint fresh) noexcept nogil:
+    """colsum (+)= Σq and block_gram (+)= Σqqᵀ (lower triangle, column-major = the upper
+    triangle row-major) over ``rows`` quantised rows in ``buf``; ``fresh`` starts anew.
+
+    Between two flushes (``_flush``) at most _GRAM_BLOCK rows are added: integers below
+    2**20 over at most 2**12 rows, so every partial sum is an integer below 2**32 (Σq)
+    and 2**52 (Σqqᵀ), exact in float64 whatever the order, blocking or FMA use.
+    """
+    cdef int m = <int> d
     cdef char* trans = b"N"
     cdef char* lower = b"L"
-    cdef double one = 1.0, zero = 0.0, v
-    cdef Py_ssize_t start = 0, r, i, j
-    cdef long long q
+    cdef double one = 1.0, beta = 0.0 if fresh else 1.0
+    cdef Py_ssize_t r, j
+    cdef const double* b
+    if fresh:
+        for j in range(d):
+            colsum[j] = 0.0
+    for r in range(rows):
+        b = buf + r * d
+        for j in range(d):
+            colsum[j] += b[j]
+    if d > 0 and rows > 0:
+        # One triangle (dsyrk: half dgemm's work).
+        dsyrk(lower, trans, &m, &rows, &one, <double*> buf, &m, &beta, block_gram, &m)
+    elif d > 0 and fresh:
+        for j in range(d * d):
+            block_gram[j] = 0.0
+
+
+cdef inline void _flush(Py_ssize_t d, const double* block_gram, const double* colsum, i128* gram,
+                        i128* total, int shift) noexcept nogil:
+    """total += colsum·2**shift, and the packed upper triangle of the Gram += the block's
+    ·2**shift, in exact 128-bit integers (the floats are exact integers, see _syrk_block)."""
+    cdef Py_ssize_t i, j, p = 0
+    for j in range(d):
+        total[j] += (<i128> (<long long> colsum[j])) << shift
+    for i in range(d):
+        for j in range(i, d):
+            gram[p] += (<i128> (<long long> block_gram[i * d + j])) << shift
+            p += 1
+
+
+cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _Grid* g,
+                          bint toward_zero, const floating* box_lo, const floating* box_hi,
+                          const NormBound* ball, floating* row, double* drow, const long long* units,
+                          double* buf, double* picked, double* block_gram, Py_ssize_t block,
+                          i128* gram, i128* total, double* flag, double* colsum) noexcept nogil:
+    """Σ W q and the packed upper triangle of Σ W qqᵀ exactly (W = 1 without ``units``).
+
+    With ``box_lo``/``box_hi`` and/or ``ball``, each row is first clipped into ``row``:
+    to the box in X's dtype, then into the ball (``clip_row_norm``), bitwise as
+    ``clip_bounds`` then ``clip_rows_l2`` would write it; no copy of X is made. With
+    ``units`` (integer weights below 2**(GRAM_WEIGHT_BITS + 1)) the block's quantised
+    rows are summed once per binary digit k of the weights, over the rows whose weight
+    has digit k, times 2**k: Σ_k 2**k Σ_{i: digit k} qqᵀ = Σ W qqᵀ, exactly. Returns 1 if
+    the ball clip met a non-finite row (the flags catch the rest).
+    """
+    cdef Py_ssize_t start = 0, r, j, k, m, pending = 0
+    cdef int rows, bad = 0
     cdef double* b
     cdef const floating* x
+    cdef const double* xd
+    cdef double dv
+    cdef floating v
+    cdef bint clip = box_lo != NULL or ball != NULL
+    cdef long long any_units
     while start < n:
         rows = <int> min(block, n - start)
+        any_units = 0
         for r in range(rows):
             b = buf + r * d
             x = X + (start + r) * d
-            for j in range(d):
-                v = x[j]
-                flag[j] += v * 0.0
-                q = _quantise(v, lo[j], hi[j], centre[j], inverse[j], qmax[j], offset[j], toward_zero)
-                b[j] = <double> q
-        # Σq per column from the block's floats: integers below 2**20 over at most 2**12
-        # rows, so every partial sum is an integer below 2**32, exact in float64.
-        for j in range(d):
-            colsum[j] = 0.0
-        for r in range(rows):
-            b = buf + r * d
-            for j in range(d):
-                colsum[j] += b[j]
-        for j in range(d):
-            total[j] += <long long> colsum[j]
-        # Integers below 2**20, at most 2**12 rows: every partial sum of the product is
-        # an integer below 2**52, exact in float64 whatever the order or FMA use.
-        if d > 0:
-            # One triangle (dsyrk: half dgemm's work): column-major lower = the upper
-            # triangle row-major, which is all the loop below reads.
-            dsyrk(lower, trans, &m, &rows, &one, buf, &m, &zero, block_gram, &m)
+            if clip:
+                for j in range(d):
+                    v = x[j]
+                    flag[j] += v * 0.0
+                    if box_lo != NULL:
+                        v = box_lo[j] if v < box_lo[j] else v
+                        v = box_hi[j] if v > box_hi[j] else v
+                    row[j] = v
+                if ball != NULL and clip_row_norm(row, row, d, ball):
+                    bad = 1
+                x = row
+            if floating is float:   # exact; the quantisation reads doubles
+                for j in range(d):
+                    drow[j] = x[j]
+                xd = drow
+            else:
+                xd = x
+            if toward_zero:
+                for j in range(d):
+                    dv = xd[j]
+                    flag[j] += dv * 0.0
+                    b[j] = <double> _quantise(dv, g.lo[j], g.hi[j], g.centre[j], g.inverse[j], g.qmax[j],
+                                              g.offset[j], True)
+            else:
+                _quantise_row(xd, d, g.lo, g.hi, g.centre, g.inverse, g.qmax, g.offset, b, flag)
+            if units != NULL:
+                any_units |= units[start + r]
+        if units == NULL:
+            # Float accumulation across blocks, flushed to integers every _GRAM_BLOCK rows.
+            if pending + rows > _GRAM_BLOCK:
+                _flush(d, block_gram, colsum, gram, total, 0)
+                pending = 0
+            _syrk_block(buf, rows, d, block_gram, colsum, pending == 0)
+            pending += rows
+        else:
+            k = 0
+            while any_units >> k:
+                m = 0
+                for r in range(rows):
+                    if (units[start + r] >> k) & 1:
+                        memcpy(picked + m * d, buf + r * d, d * sizeof(double))
+                        m += 1
+                if m > 0:
+                    _syrk_block(picked, <int> m, d, block_gram, colsum, True)
+                    _flush(d, block_gram, colsum, gram, total, <int> k)
+                k += 1
+        start += rows
+    if pending > 0:
+        _flush(d, block_gram, colsum, gram, total, 0)
+    return bad
+
+
+cdef object _raw(const i128* values, Py_ssize_t size):
+    """The 128-bit integers as an int64 array of shape (size, 2): high (signed), low words."""
+    out = np.empty((size, 2), dtype=np.int64)
+    cdef long long[:, ::1] o = out
+    cdef Py_ssize_t i
+    for i in range(size):
+        o[i, 0] = _i128_hi(values[i])
+        o[i, 1] = <long long> _i128_lo(values[i])
+    return out
+
+
+cdef inline i128 _from_raw(const long long[:, ::1] raw, Py_ssize_t i) noexcept nogil:
+    return ((<i128> raw[i, 0]) << 64) | (<i128> (<unsigned long long> raw[i, 1]))
+
+
+def _raw_add(const long long[:, ::1] a, const long long[:, ::1] b):
+    """Entrywise sum of two raw 128-bit arrays (exact: every sum stays below 2**126)."""
+    cdef Py_ssize_t i, size = a.shape[0]
+    cdef i128* s = <i128*> calloc(max(size, 1), sizeof(i128))
+    if s == NULL:
+        raise MemoryError()
+    try:
+        for i in range(size):
+            s[i] = _from_raw(a, i) + _from_raw(b, i)
+        return _raw(s, size)
+    finally:
+        free(s)
+
+
+def _raw_ints(raw):
+    """Raw 128-bit integers as an object array of exact Python ints."""
+    raw = np.asarray(raw)
+    return raw[:, 0].astype(object) * (1 << 64) + raw[:, 1].view(np.uint64).astype(object)
+
+
+def _raw_floats(const long long[:, ::1] raw):
+    """Raw 128-bit integers as float64, each correctly rounded (as ``float(int)``)."""
+    cdef Py_ssize_t i, size = raw.shape[0]
+    out = np.empty(size)
+    cdef double[::1] o = out
+    with nogil:
+        for i in range(size):
+            o[i] = _i128_to_double(_from_raw(raw, i))
+    return out
+
+
+def _raw_gram_floats(const long long[:, ::1] raw, Py_ssize_t d, double[::1] scale):
+    """The symmetric d × d float64 Gram of a raw packed upper triangle, entry (i, j) the
+    correctly rounded integer times ``scale[i]·scale[j]`` (powers of two whose products
+    stay in the normal range: every product, and the scaling, is exact), bitwise
+    ``_scaled_floats(ints, np.outer(scale, scale))``."""
+    out = np.empty((d, d))
+    cdef double[:, ::1] o = out
+    cdef Py_ssize_t i, j, p = 0
+    with nogil:
         for i in range(d):
             for j in range(i, d):
-                gram[i * d + j] += <long long> block_gram[i * d + j]
-        start += rows
-    return 0
+                o[i, j] = _i128_to_double(_from_raw(raw, p)) * (scale[i] * scale[j])
+                o[j, i] = o[i, j]
+                p += 1
+    return out
+
+
+def _symmetric(packed, d, dtype):
+    """The symmetric d × d matrix of a packed upper triangle (row-major)."""
+    full = np.zeros((d, d), dtype=dtype)
+    upper = np.triu_indices(d)
+    full[upper] = packed
+    full.T[upper] = packed
+    return full
 
 
 def _exact_gram_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop,
                       double[::1] lo, double[::1] hi, double[::1] centre, double[::1] inverse,
-                      double[::1] qmax, double[::1] offset, bint toward_zero):
-    cdef Py_ssize_t d = X.shape[1], n = stop - start, i, j
-    cdef Py_ssize_t block = min(n, _GRAM_BLOCK)
-    cdef double[:, ::1] buf = np.empty((max(block, 1), max(d, 1)))
+                      double[::1] qmax, double[::1] offset, bint toward_zero, clip_box,
+                      clip_norm, units):
+    """(non-finite flag, raw Σq, raw packed triangle of Σqqᵀ) of rows [start, stop)."""
+    cdef Py_ssize_t d = X.shape[1], n = stop - start
+    cdef Py_ssize_t block = max(1, min(n, _GRAM_BLOCK, _gram_rows(d)))
+    cdef Py_ssize_t size = d * (d + 1) // 2
+    cdef double[:, ::1] buf = np.empty((block, max(d, 1)))
+    cdef double[:, ::1] picked = np.empty((block if units is not None else 1, max(d, 1)))
     cdef double[:, ::1] bg = np.empty((max(d, 1), max(d, 1)))
     cdef double[::1] flag = np.zeros(max(d, 1))
     cdef double[::1] colsum = np.zeros(max(d, 1))
     cdef const floating* x = _row(X, start)
-    cdef i128* gram = <i128*> calloc(max(d * d, 1), sizeof(i128))
+    cdef const floating[::1] box_lo
+    cdef const floating[::1] box_hi
+    cdef const floating* blo = NULL
+    cdef const floating* bhi = NULL
+    cdef floating[::1] row
+    cdef NormBound ball
+    cdef const NormBound* pball = NULL
+    cdef const long long[::1] uv
+    cdef const long long* up = NULL
+    if clip_box is not None and d > 0:
+        box_lo, box_hi = clip_box
+        blo, bhi = &box_lo[0], &box_hi[0]
+    if clip_norm is not None:
+        ball = make_norm_bound(clip_norm, d, True, floating is float)
+        pball = &ball
+    if units is not None:
+        uv = units
+        up = &uv[start] if n > 0 else NULL
+    row = np.empty(max(d, 1), dtype=np.float32 if floating is float else np.float64)
+    cdef double[::1] drow = np.empty(max(d, 1))
+    cdef i128* gram = <i128*> calloc(max(size, 1), sizeof(i128))
     cdef i128* total = <i128*> calloc(max(d, 1), sizeof(i128))
     cdef double bad
+    cdef int clip_bad
     cdef _Grid g = _grid(lo, hi, centre, inverse, qmax, offset)
     try:
         if gram == NULL or total == NULL:
             raise MemoryError()
         with nogil:
-            _exact_gram_pass(x, n, d, &g, toward_zero, &buf[0, 0], &bg[0, 0],
-                             block, gram, total, &flag[0], &colsum[0])
+            clip_bad = _exact_gram_pass(x, n, d, &g, toward_zero, blo, bhi, pball, &row[0], &drow[0], up,
+                                        &buf[0, 0], &picked[0, 0], &bg[0, 0], block, gram, total,
+                                        &flag[0], &colsum[0])
             bad = _sum(&flag[0], d)
-            for i in range(d):   # the symmetric matrix (the pass fills the upper triangle)
-                for j in range(i):
-                    gram[i * d + j] = gram[j * d + i]
-        return bad, _to_ints(total, d), _to_ints(gram, d * d).reshape(d, d)
+        return bad + clip_bad, _raw(total, d), _raw(gram, size)
     finally:
         free(gram)
         free(total)
+
+
+#: Rows per dsyrk call of the exact Gram: about 64 kB of quantised rows (at most
+#: _GRAM_BLOCK, the bound of the exactness argument; at least 64). A small buffer keeps
+#: the pass's memory low; the block's triangle costs d²/2 additions, the rows d²/2·rows.
+_GRAM_BUFFER_BYTES = 2 ** 16
+
+
+def _gram_rows(d):
+    return max(64, _GRAM_BUFFER_BYTES // (8 * max(d, 1)))
 
 
 def _scaled_floats(integers, scale):
@@ -464,21 +731,67 @@ def _scaled_floats(integers, scale):
 GRAM_WEIGHT_BITS = 10
 
 
-def _exact_gram_integers(X, lower, upper, centre, inverse, qmax, offset, toward_zero, n_threads):
-    """Exact integer Σq and Σqqᵀ (object arrays) of the quantised rows of X."""
+def _exact_gram_raw(X, lower, upper, centre, inverse, qmax, offset, toward_zero, n_threads,
+                    clip_box, clip_norm, units):
+    """Exact raw Σ W q and packed triangle of Σ W qqᵀ of the quantised rows of X."""
     d = X.shape[1]
     parts = _map_chunks(
         lambda start, stop: _exact_gram_chunk(X, start, stop, lower, upper, centre, inverse, qmax,
-                                              offset, toward_zero),
+                                              offset, toward_zero, clip_box, clip_norm, units),
         X.shape[0], n_threads)
     if any(part[0] != 0 for part in parts):
         _raise_nonfinite()
     if not parts:
-        return np.zeros(d, dtype=object), np.zeros((d, d), dtype=object)
+        return np.zeros((d, 2), dtype=np.int64), np.zeros((d * (d + 1) // 2, 2), dtype=np.int64)
     total, gram = parts[0][1], parts[0][2]
-    for part in parts[1:]:   # exact (Python integers)
-        total, gram = total + part[1], gram + part[2]
+    for part in parts[1:]:   # exact 128-bit additions
+        total, gram = _raw_add(total, part[1]), _raw_add(gram, part[2])
     return total, gram
+
+
+def _gram_setup(X, lower, upper, centre, radius, sample_weight, clip_box, clip_norm):
+    """Checked arguments of the exact Gram: (X, lower, upper, centre, step, inverse, qmax,
+    offset, clip box in X's dtype or None, clip norm or None, integer weights or None)."""
+    X = _check_array(X, "X", 2)
+    n, d = X.shape
+    _check_rows(n)
+    lower, upper = _check_bounds(lower, upper, d)
+    centre = np.ascontiguousarray(centre, dtype=np.float64)
+    _check_shape("centre", centre, (d,))
+    if not np.all(np.isfinite(centre)):
+        raise ValueError("centre must be finite")
+    step, inverse, qmax = fixed_point_grid(np.broadcast_to(radius, (d,)), GRAM_BITS)
+    offset = qmax + 0.5
+    if clip_box is not None:   # as clip_bounds: the bounds rounded inward to X's dtype
+        clip_box = _bounds_in_dtype(*_check_bounds(*clip_box, d), X.dtype)
+    if clip_norm is not None:
+        clip_norm = float(clip_norm)
+        make_norm_bound(clip_norm, d, True, X.dtype == np.float32)   # checks
+    units = None
+    if sample_weight is not None:
+        w = _check_sample_weight(sample_weight, n)
+        if np.any(w > 1.0):
+            raise ValueError("sample_weight must lie in [0, 1] for the exact Gram")
+        units = np.ascontiguousarray(np.floor(np.ldexp(w, GRAM_WEIGHT_BITS)).astype(np.int64))
+    return X, lower, upper, centre, step, inverse, qmax, offset, clip_box, clip_norm, units
+
+
+def _gram_raw(X, lower, upper, centre, radius, sample_weight, toward_zero, n_threads, clip_box, clip_norm):
+    """(count, raw Σq, raw packed Σqqᵀ, step, weight scale) of the exact Gram."""
+    X, lower, upper, centre, step, inverse, qmax, offset, clip_box, clip_norm, units = _gram_setup(
+        X, lower, upper, centre, radius, sample_weight, clip_box, clip_norm)
+    # The blocks' dsyrk calls are small (a few hundred rows × d): BLAS threads inside the
+    # row chunks' own threads only contend (measured 10× slower on 2 cores at 10**6 × 21).
+    # dpsk.utils._threads: a cached controller (threadpool_limits scans the loaded
+    # libraries on every call, ~10 ms), free when nested in a fit's own limit.
+    from dpsk.utils._threads import single_blas_thread
+
+    with single_blas_thread():
+        total, gram = _exact_gram_raw(X, lower, upper, centre, inverse, qmax, offset, bool(toward_zero),
+                                      n_threads, clip_box, clip_norm, units)
+    if units is None:
+        return X.shape[0], total, gram, step, 1
+    return int(units.sum()), total, gram, step, 1 << GRAM_WEIGHT_BITS
 
 
 class ExactGram:
@@ -504,65 +817,70 @@ class ExactGram:
 
 
 def exact_gram_sums(X, lower, upper, centre, radius, *, sample_weight=None, toward_zero=False,
-                    n_threads=None):
+                    n_threads=None, clip_box=None, clip_norm=None):
     """:class:`ExactGram` of the quantised clipped rows about ``centre`` (the integers
     behind :func:`exact_gram`, for releases that rescale before their one rounding)."""
-    X = _check_array(X, "X", 2)
-    n, d = X.shape
-    _check_rows(n)
-    lower, upper = _check_bounds(lower, upper, d)
-    centre = np.ascontiguousarray(centre, dtype=np.float64)
-    _check_shape("centre", centre, (d,))
-    if not np.all(np.isfinite(centre)):
-        raise ValueError("centre must be finite")
-    step, inverse, qmax = fixed_point_grid(np.broadcast_to(radius, (d,)), GRAM_BITS)
-    offset = qmax + 0.5
-    toward_zero = bool(toward_zero)
-
-    def integers(rows):
-        # The blocks' dgemm calls are small (4096 × d): BLAS threads inside the row
-        # chunks' own threads only contend (measured 10× slower on 2 cores at 10**6 × 21).
-        # dpsk.utils._threads: a cached controller (threadpool_limits scans the loaded
-        # libraries on every call, ~10 ms), free when nested in a fit's own limit.
-        from dpsk.utils._threads import single_blas_thread
-
-        with single_blas_thread():
-            return _exact_gram_integers(rows, lower, upper, centre, inverse, qmax, offset, toward_zero, n_threads)
-
-    if sample_weight is None:
-        total, gram = integers(X)
-        return ExactGram(n, total, gram, step, 1)
-    w = _check_sample_weight(sample_weight, n)
-    if np.any(w > 1.0):
-        raise ValueError("sample_weight must lie in [0, 1] for the exact Gram")
-    units = np.floor(np.ldexp(w, GRAM_WEIGHT_BITS)).astype(np.int64)
-    count = 0
-    total = np.zeros(d, dtype=object)
-    gram = np.zeros((d, d), dtype=object)
-    for k in range(GRAM_WEIGHT_BITS + 1):
-        rows = ((units >> k) & 1).astype(bool)
-        if not rows.any():
-            continue
-        part_total, part_gram = integers(np.ascontiguousarray(X[rows]))
-        count += int(rows.sum()) << k
-        total, gram = total + part_total * (1 << k), gram + part_gram * (1 << k)
-    return ExactGram(count, total, gram, step, 1 << GRAM_WEIGHT_BITS)
+    return _raw_exact(_gram_raw(X, lower, upper, centre, radius, sample_weight, toward_zero, n_threads,
+                                clip_box, clip_norm))
 
 
-def exact_gram(X, lower, upper, centre, radius, *, sample_weight=None, toward_zero=False, n_threads=None):
+def _raw_exact(raw):
+    """The :class:`ExactGram` of ``_gram_raw``'s (count, raw Σq, raw packed Σqqᵀ, step, scale)."""
+    count, total, gram, step, scale = raw
+    d = total.shape[0]
+    return ExactGram(count, _raw_ints(total), _symmetric(_raw_ints(gram), d, object), step, scale)
+
+
+def _raw_merge(parts):
+    """One ``_gram_raw`` result of several over disjoint rows on one grid (exact sums)."""
+    count, total, gram, step, scale = parts[0]
+    for part in parts[1:]:
+        count, total, gram = count + part[0], _raw_add(total, part[1]), _raw_add(gram, part[2])
+    return count, total, gram, step, scale
+
+
+def exact_gram(X, lower, upper, centre, radius, *, sample_weight=None, toward_zero=False, n_threads=None,
+               clip_box=None, clip_norm=None):
     """Exact count, Σy and Σyyᵀ of quantised clipped rows about ``centre``; see the module docstring.
 
     Returns ``(count, total, gram)``: ``count`` a Python int (a float with weights),
     ``total`` (n_features,) and ``gram`` (n_features, n_features, symmetric) float64
-    arrays, each entry the correctly rounded value of the exact sum.
+    arrays, each entry the correctly rounded value of the exact sum: bitwise
+    ``gram_floats(exact_gram_sums(...))``, without Python integers.
 
     ``sample_weight`` (in [0, 1]) is rounded *down* to multiples of 2**-GRAM_WEIGHT_BITS,
     so no row weighs more than its weight; the weighted sums are the exact combination
     Σ_k 2**(k − GRAM_WEIGHT_BITS) · S_k of the exact sums S_k over the rows whose rounded
-    weight has binary digit k set (one pass per digit in use), rounded once at the end.
+    weight has binary digit k set, rounded once at the end.
+
+    ``clip_box=(lo, hi)`` and ``clip_norm`` clip the rows first, in X's dtype, to the box
+    and then into the L2 ball (bitwise ``clip_rows_l2(clip_bounds(X, lo, hi), clip_norm)``,
+    without the copy); ``lower``/``upper`` then clamp the clipped values as always.
     """
-    return gram_floats(exact_gram_sums(X, lower, upper, centre, radius, sample_weight=sample_weight,
-                                       toward_zero=toward_zero, n_threads=n_threads))
+    return _raw_floats_of(_gram_raw(X, lower, upper, centre, radius, sample_weight, toward_zero, n_threads,
+                                    clip_box, clip_norm))
+
+
+def _raw_floats_of(raw):
+    """``exact_gram``'s (count, total, gram) of a ``_gram_raw`` result (one rounding each)."""
+    count, total, gram, step, scale = raw
+    d = total.shape[0]
+    unit = 1.0 / scale   # a power of two: the scaling stays exact
+    # Positive steps: every step_i·step_j·unit and step_i·unit lies in [2**-900, 2**100]
+    # iff the extremes do (an underflow of the test only sends rare grids to Fractions).
+    small, large = float(step.min(initial=1.0)), float(step.max(initial=1.0))
+    if not (small * small * unit >= 2.0 ** -900 and large * large * unit <= 2.0 ** 100
+            and small * unit >= 2.0 ** -900 and large * unit <= 2.0 ** 100):
+        # Extreme grids: Fraction arithmetic (gram_floats)
+        return gram_floats(ExactGram(count, _raw_ints(total), _symmetric(_raw_ints(gram), d, object), step, scale))
+    # The correctly rounded float of each integer times a power of two in range: exact,
+    # as in _scaled_floats.
+    total = _raw_floats(total) * (step * unit)
+    # Powers of two in range (checked above): each scaling is exact, in any order.
+    gram = _raw_gram_floats(gram, d, np.ascontiguousarray(step))
+    if scale != 1:
+        gram *= unit
+    return (count if scale == 1 else float(Fraction(count, scale))), total, gram
 
 
 def gram_floats(sums):

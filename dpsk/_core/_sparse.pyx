@@ -563,14 +563,28 @@ def _multinomial_chunk(const floating[::1] data, const index_t[::1] indices, con
 
 def _multinomial_dense(const floating[:, ::1] X, const Py_ssize_t[::1] y_index, const long long[::1] weights,
                        long long[:, ::1] table, int k, long long top, int row_bits):
-    cdef Py_ssize_t d = X.shape[1], i
+    cdef Py_ssize_t d = X.shape[1], i, j, m
     cdef long long[::1] q = np.empty(max(d, 1), dtype=np.int64)
+    # Each row's nonzero values and their columns (a row as CSR stores it): zeros add 0
+    # and never are a row's maximum, so the kernel's integers are the same (bitwise: the
+    # sparse path's), at O(nnz) for the row steps after one O(d) pass (one-hot data).
+    cdef floating[::1] values = np.empty(max(d, 1), dtype=np.float32 if floating is float else np.float64)
+    cdef int[::1] columns = np.empty(max(d, 1), dtype=np.intc)
+    cdef const floating* x
+    cdef floating v
     cdef int bad = 0
     if d == 0:
         return 0
     with nogil:
         for i in range(X.shape[0]):
-            if _multinomial_row(&X[i, 0], <const int*> NULL, d, &q[0], &table[y_index[i], 1], weights[i],
+            x = &X[i, 0]
+            m = 0
+            for j in range(d):   # branch-free; NaN, ±inf and negatives are kept (and refused)
+                v = x[j]
+                values[m] = v
+                columns[m] = <int> j
+                m += v != 0
+            if _multinomial_row(&values[0], &columns[0], m, &q[0], &table[y_index[i], 1], weights[i],
                                 k, top, row_bits):
                 bad = 1
                 break

@@ -8,7 +8,16 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from dpsk._core._clip import clip_bounds, clip_rows_l2
-from dpsk._core._exact_sums import GRAM_BITS, ExactGram, exact_gram_sums, fixed_point_grid, gram_floats
+from dpsk._core._exact_sums import (
+    GRAM_BITS,
+    _gram_raw,
+    _raw_exact,
+    _raw_floats_of,
+    _raw_merge,
+    exact_gram,
+    exact_gram_sums,
+    fixed_point_grid,
+)
 from dpsk.accounting._events import budget_event
 from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.dask._data import dask_apply, dask_fit, is_dask
@@ -32,8 +41,8 @@ __all__ = ["PCA"]
 #: The matrix is the output; the count and the sum only centre it, and their noise
 #: enters the covariance divided by n.
 BUDGET_SHARES = (0.05, 0.15, 0.8)
-#: Rows clipped at a time with ``data_norm`` (a block-sized copy instead of a copy of X).
-_BLOCK_ROWS = 8192
+#: Bytes of rows clipped at a time with ``l1_norm`` (block-sized copies, not copies of X).
+_L1_BLOCK_BYTES = 2**19
 
 
 class _Geometry:
@@ -88,31 +97,55 @@ class _Geometry:
         integers: the release's sensitivities hold for the computed statistics. Weights
         are rounded down (``exact_gram``), so a row never weighs more than its weight.
         """
-        return gram_floats(self.exact_sums(X, sample_weight))
+        kernel = self._kernel(X)
+        if kernel is None:  # the L1 clip: block by block
+            return _raw_floats_of(self._l1_sums(X, sample_weight))
+        return exact_gram(X, *kernel[0], sample_weight=sample_weight, **kernel[1])
 
     def exact_sums(self, X, sample_weight=None):
         """The exact integers behind :meth:`statistics` (an ``ExactGram``; ``dpsk.dask``
         merges those of the chunks before the one rounding)."""
+        kernel = self._kernel(X)
+        if kernel is not None:
+            return exact_gram_sums(X, *kernel[0], sample_weight=sample_weight, **kernel[1])
+        return _raw_exact(self._l1_sums(X, sample_weight))
+
+    def _kernel(self, X):
+        """``(args, kwargs)`` of the one-pass exact Gram (the kernel clips each row to the
+        box, then into the ball, without a copy of X), or None with the L1 clip."""
         radius = self._radius()
-        if self.data_norm is None and self.l1_norm is None:
-            return exact_gram_sums(X, self.lower, self.upper, self.centre, radius, sample_weight=sample_weight)
+        if self.l1_norm is not None:
+            return None
+        if self.data_norm is None:
+            return (self.lower, self.upper, self.centre, radius), {}
+        big = np.full(X.shape[1], np.finfo(np.float64).max)
+        box = None if self.lower is None else (self.lower, self.upper)
+        return (-big, big, self.centre, radius), {"clip_box": box, "clip_norm": self._ball_radius(radius)}
+
+    def _ball_radius(self, radius):
+        """The radius rows are clipped to before rounding: smaller by ‖step‖/2 (and a
+        margin), the most rounding to nearest can move y, so ‖y‖ <= ``data_norm``."""
         step = fixed_point_grid(radius, GRAM_BITS)[0]
-        # Rounding moves y by at most step/2 per coordinate, i.e. ‖step‖/2 in norm.
         margin = float(np.linalg.norm(step)) * (1.0 + 2.0**-40)
+        return max(self.data_norm - margin, self.data_norm / 2)
+
+    def _l1_sums(self, X, sample_weight=None):
+        """The exact sums with the L1 clip (pure ε), clipped block by block in numpy (small
+        blocks; their 128-bit sums add exactly): ``_gram_raw``'s tuple."""
+        radius = self._radius()
+        step = fixed_point_grid(radius, GRAM_BITS)[0]
         big = np.full(X.shape[1], np.finfo(np.float64).max)
         if self.data_norm is None:  # only the box, then the L1 clip: the kernel still clamps to the box
             norm, kernel_box = None, (self.lower, self.upper)
         else:
-            norm, kernel_box = max(self.data_norm - margin, self.data_norm / 2), (-big, big)
-        # ... and by at most ‖step‖₁/2 in L1 norm (the other half covers the float error
-        # of scaling y, far below a grid step).
-        l1 = (
-            None if self.l1_norm is None else max(self.l1_norm - float(step.sum()) * (1.0 + 2.0**-40), self.l1_norm / 2)
-        )
+            norm, kernel_box = self._ball_radius(radius), (-big, big)
+        # Rounding moves y by at most ‖step‖₁/2 in L1 norm (the other half covers the
+        # float error of scaling y, far below a grid step).
+        l1 = max(self.l1_norm - float(step.sum()) * (1.0 + 2.0**-40), self.l1_norm / 2)
         # Clipped block by block (a block-sized copy, not one of X); the blocks' exact
         # integer sums add exactly and are rounded once (``gram_floats``).
         n = X.shape[0]
-        block = max(_BLOCK_ROWS, -(-n // 8))  # large blocks keep the kernel's row threads busy
+        block = max(1, _L1_BLOCK_BYTES // (8 * max(X.shape[1], 1)))
         parts = []
         for start in range(0, max(n, 1), block):
             rows = X[start : start + block]
@@ -120,20 +153,13 @@ class _Geometry:
                 rows = clip_bounds(rows, self.lower, self.upper)
             if norm is not None:
                 rows = clip_rows_l2(rows, norm)
-            if l1 is not None:  # scale y = x − centre into the L1 ball (stays in the box and the ball)
-                y = rows - self.centre
-                scale = np.minimum(1.0, l1 / np.maximum(np.abs(y).sum(axis=1), np.finfo(np.float64).tiny))
-                rows = self.centre + y * scale[:, None]
+            # Scale y = x − centre into the L1 ball (stays in the box and the ball).
+            y = rows - self.centre
+            scale = np.minimum(1.0, l1 / np.maximum(np.abs(y).sum(axis=1), np.finfo(np.float64).tiny))
+            rows = self.centre + y * scale[:, None]
             weights = None if sample_weight is None else sample_weight[start : start + block]
-            parts.append(exact_gram_sums(rows, *kernel_box, self.centre, radius, sample_weight=weights))
-        first = parts[0]
-        return ExactGram(
-            sum(p.count for p in parts),
-            sum(p.total for p in parts[1:]) + first.total,
-            sum(p.gram for p in parts[1:]) + first.gram,
-            first.step,
-            first.weight_scale,
-        )
+            parts.append(_gram_raw(rows, *kernel_box, self.centre, radius, weights, False, 1, None, None))
+        return _raw_merge(parts)
 
     def _radius(self):
         """Public per-coordinate bound on |y_j|."""
@@ -428,9 +454,10 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             total = np.zeros(n_features)
         else:
             count, total, triangle = release.randomise((np.array([count]), total, gram[upper_index]))
-        noisy = np.zeros((n_features, n_features))
+        noisy = np.empty((n_features, n_features))
         noisy[upper_index] = triangle
-        noisy = noisy + np.triu(noisy, 1).T
+        noisy.T[upper_index] = triangle  # the mirror, in place
+        del triangle, upper_index
 
         self.bounds_ = None if bounds[0] is None else bounds
         self.data_norm_ = data_norm
@@ -489,7 +516,9 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         n_features = second_moment.shape[0]
         n = max(float(count[0]), 2.0)
         mean_y = total / n
-        covariance = second_moment / n - np.outer(mean_y, mean_y)
+        covariance = second_moment  # in place: the caller's own noisy matrix
+        covariance /= n
+        covariance -= np.outer(mean_y, mean_y)
         mean = geometry.centre + mean_y
         if geometry.lower is not None:
             mean = np.clip(mean, geometry.lower, geometry.upper)

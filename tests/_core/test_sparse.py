@@ -340,3 +340,37 @@ def test_multinomial_table_refuses_negative_and_non_finite():
         M = sp.csr_matrix(np.array([[1.0, 0.0, bad]]))
         with pytest.raises(ValueError, match="non-negative and finite"):
             S.multinomial_table(M, np.zeros(1, dtype=np.intp), 1, 3, 100, None, 31)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("data_norm", [1e-3, 1.0, 13.0, 1e6])
+def test_dense_multinomial_table_reads_nonzeros_as_csr_does(dtype, data_norm):
+    """The dense kernel runs the row steps on each row's nonzeros (issue 16, slow paths):
+    the reference's and the CSR path's integers, with empty rows, negative zeros, a dense
+    row and a tiny value at a row's end."""
+    from dpsk.naive_bayes._discrete import _ROW_BITS, _multinomial_grid
+
+    rng = np.random.default_rng(7)
+    D = rng.exponential(size=(400, 37)) * (rng.uniform(size=(400, 37)) < 0.15)
+    D[0] = 0.0
+    D[1] = -0.0
+    D[2, 5] = -0.0
+    D[3] = rng.exponential(size=37)
+    D[4, -1] = 1e-300
+    D = D.astype(dtype)
+    y = rng.integers(0, 3, size=400).astype(np.intp)
+    units = rng.integers(0, 1025, size=400).astype(np.int64)
+    k, top = _multinomial_grid(data_norm)
+    with np.errstate(all="ignore"):
+        expected = _reference_table(D.astype(np.float64), y, 3, k, top, units)
+    got = S.multinomial_table(D, y, 3, k, top, units, _ROW_BITS)
+    assert same_bytes(got, expected)
+    assert same_bytes(got, S.multinomial_table(sp.csr_matrix(D), y, 3, k, top, units, _ROW_BITS))
+
+
+@pytest.mark.parametrize("bad", [-1.0, -1e-300, np.nan, np.inf])
+def test_dense_multinomial_table_refuses_negative_and_non_finite(bad):
+    D = np.ones((3, 4))
+    D[1, 2] = bad
+    with pytest.raises(ValueError, match="non-negative and finite"):
+        S.multinomial_table(D, np.zeros(3, dtype=np.intp), 1, 3, 100, None, 31)
