@@ -16,12 +16,16 @@ Broken variants (declare the correct cost, as in ``family.py``):
 * ``StandardScalerSparseNoClipping``: the sparse exact moments with a box that clips nothing;
 * ``LogisticRegressionSparseNoClipping``: sparse rows not clipped to ``data_norm``;
 * ``DecisionTreeClassifierSparseRowsTwice``: every sparse row routed twice (as blocks that
-  overlap would), where the leaf counts declare sensitivity 1.
+  overlap would), where the leaf counts declare sensitivity 1;
+* ``RandomForestClassifierSparseEveryTree``, ``RandomForestRegressorSparseEveryTree``: every
+  sparse row fed to every tree (as block routing that drops the rows' parts would), while
+  the noise and the declared cost are those of disjoint parts.
 """
 
 import numpy as np
 import scipy.sparse as sp
 
+from dpsk.ensemble import RandomForestClassifier, RandomForestRegressor
 from dpsk.linear_model import LogisticRegression
 from dpsk.naive_bayes import MultinomialNB
 from dpsk.tree import DecisionTreeClassifier
@@ -43,6 +47,9 @@ SPARSE_CASES = {
     # rows sit at x = 0 (implicit zeros); the regressor's at x = -1 (stored).
     "DecisionTreeClassifier": ("DecisionTreeClassifier", {}, False),
     "DecisionTreeRegressor": ("DecisionTreeRegressor", {}, False),
+    # The forests' audits (two trees, disjoint parts of the rows) as the trees': no extra column.
+    "RandomForestClassifier": ("RandomForestClassifier", {}, False),
+    "RandomForestRegressor": ("RandomForestRegressor", {}, False),
 }
 
 
@@ -103,10 +110,38 @@ class DecisionTreeClassifierSparseRowsTwice(DecisionTreeClassifier):
         return super().fit(X, y, sample_weight)
 
 
+class _SparseEveryTree:
+    """Mixin for the forests: on sparse X, the rows stacked once per tree, copy t in tree t."""
+
+    def fit(self, X, y, sample_weight=None):
+        self._every_tree = sp.issparse(X) and self.n_estimators > 1
+        if self._every_tree:
+            k = self.n_estimators
+            X, y = sp.vstack([X] * k).tocsr(), np.tile(y, k)
+            sample_weight = None if sample_weight is None else np.tile(sample_weight, k)
+        return super().fit(X, y, sample_weight)
+
+    def _parts(self, rng, n_trees, n_samples):
+        part = super()._parts(rng, n_trees, n_samples)  # same random stream as the correct forest
+        if not self._every_tree:
+            return part
+        return np.repeat(np.arange(n_trees, dtype=np.intp), n_samples // n_trees)
+
+
+class RandomForestClassifierSparseEveryTree(_SparseEveryTree, RandomForestClassifier):
+    pass
+
+
+class RandomForestRegressorSparseEveryTree(_SparseEveryTree, RandomForestRegressor):
+    pass
+
+
 #: (name in SPARSE_AUDITS, broken variant)
 SPARSE_BROKEN_VARIANTS = [
     ("MultinomialNB", MultinomialNBSparseNoClipping),
     ("StandardScaler", StandardScalerSparseNoClipping),
     ("LogisticRegression", LogisticRegressionSparseNoClipping),
     ("DecisionTreeClassifier", DecisionTreeClassifierSparseRowsTwice),
+    ("RandomForestClassifier", RandomForestClassifierSparseEveryTree),
+    ("RandomForestRegressor", RandomForestRegressorSparseEveryTree),
 ]
