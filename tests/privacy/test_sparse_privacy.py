@@ -14,15 +14,18 @@ import pytest
 import scipy.sparse as sp
 
 from dpsk.accounting import record_releases
-from dpsk.audit import audit_estimator
+from dpsk.audit import audit, audit_estimator, estimator_sampler
+from dpsk.audit._samplers import declared_cost
 from dpsk.utils._testing.common import estimators_under_test
 from dpsk.utils._testing.registry import (
     ESTIMATOR_AUDITS,
     SPARSE_AUDITS,
     SPARSE_BROKEN_VARIANTS,
     SPARSE_CASES,
+    SPARSE_STAT_AUDITS,
     sparse_audit,
 )
+from dpsk.utils._testing.sparse import as_pure_claim
 from dpsk.utils.estimator_checks import _fit_quietly, _leaves, _prepared, make_check_data
 
 
@@ -134,6 +137,36 @@ def test_sparse_statistics_release_what_they_declare(function, args, on_invalid)
     assert _leaves(drawn) == _leaves([result.privacy_spent])
 
 
+@pytest.mark.parametrize("on_invalid", ["raise", "drop", "clip"])
+@pytest.mark.parametrize("function", ["histogram", "histogramdd"])
+def test_sparse_histograms_release_what_they_declare(function, on_invalid):
+    """Check the recording harness for the histograms on sparse X (item and user level)."""
+    from dpsk import stats
+    from dpsk.accounting import BudgetAccountant
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.0, 3.0, (300, 3))
+    X[rng.random(X.shape) < 0.6] = 0.0
+    if on_invalid != "raise":
+        X[5, 1], X[9, 2] = np.nan, np.inf
+    for groups in (None, np.arange(300) // 3):
+        accountant = BudgetAccountant(epsilon=5.0)
+        with record_releases() as drawn:
+            result, _ = getattr(stats, function)(
+                sp.csr_matrix(X),
+                epsilon=1.0,
+                bins=3,
+                range=(0.0, 3.0) if function == "histogram" else [(0.0, 3.0)] * 3,
+                groups=groups,
+                on_invalid=on_invalid,
+                random_state=0,
+                return_error=True,
+                accountant=accountant,
+            )
+        assert len(accountant.to_frame()) == 1
+        assert _leaves(drawn) == _leaves([result.privacy_spent])
+
+
 @pytest.mark.parametrize("on_invalid", ["drop", "clip"])
 @pytest.mark.parametrize("name", ["MultinomialNB", "BernoulliNB"])
 def test_sparse_naive_bayes_screening_releases_what_it_declares(name, on_invalid):
@@ -152,3 +185,58 @@ def test_sparse_naive_bayes_screening_releases_what_it_declares(name, on_invalid
     with record_releases() as drawn:
         est.fit(sp.csr_matrix(X), y)
     assert _leaves(drawn) == _leaves([est.privacy_spent_])
+
+
+# -- dpsk.stats on sparse X ----------------------------------------------------------------------
+
+
+def run_statistic(name, n_samples=None):
+    case = SPARSE_STAT_AUDITS[name]
+    neighbours = case.neighbours()
+    claim = as_pure_claim(declared_cost(case.estimator, neighbours))
+    sampler = estimator_sampler(case.estimator, case.projection)
+    return audit(sampler, neighbours, event=claim, n_samples=n_samples or case.n_samples, random_state=0)
+
+
+def test_sparse_statistic_neighbours_hold_implicit_zeros():
+    """Check that the statistics' sparse neighbours are CSR neighbours, with implicit zeros where the values allow."""
+    for name, case in SPARSE_STAT_AUDITS.items():
+        without, with_canary = case.neighbours()
+        assert sp.issparse(without["X"]) and with_canary["X"].shape[0] == without["X"].shape[0] + 1, name
+        assert np.array_equal(with_canary["X"][:-1].toarray(), without["X"].toarray()), name
+        assert without["X"].nnz < np.prod(without["X"].shape) or "quantile" in name or "percentile" in name, name
+
+
+@pytest.mark.audit
+@pytest.mark.parametrize("name", sorted(SPARSE_STAT_AUDITS))
+def test_sparse_statistic_privacy_audit(name):
+    """Check each dpsk.stats function on sparse records against its declared cost (α = 1e-6)."""
+    result = run_statistic(name)
+    assert result.passed, str(result)
+
+
+@pytest.mark.slow
+def test_sparse_statistic_audit_rejects_unclipped_moments(monkeypatch):
+    """Check the audit's power on the sparse mean when the sparse values are not clipped."""
+    from dpsk.stats import _moments
+
+    real = _moments.exact_moments_of
+
+    def unclipped(X, lower, upper, *args, **kwargs):
+        if not sp.issparse(X):
+            return real(X, lower, upper, *args, **kwargs)
+        return real(X, np.full_like(lower, -1e9), np.full_like(upper, 1e9), *args, **kwargs)
+
+    monkeypatch.setattr(_moments, "exact_moments_of", unclipped)
+    assert not run_statistic("mean", 6_000).passed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["histogram", "histogramdd"])
+def test_sparse_histogram_audit_rejects_values_counted_twice(name, monkeypatch):
+    """Check the audit's power on the sparse histograms when a record's values count twice."""
+    from dpsk.stats import _histogram
+
+    real = _histogram._sparse_counts
+    monkeypatch.setattr(_histogram, "_sparse_counts", lambda *args: 2 * real(*args))
+    assert not run_statistic(name).passed
