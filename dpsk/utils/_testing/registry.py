@@ -69,13 +69,17 @@ from dpsk.utils._testing import (
 from dpsk.utils._testing.common import REFERENCE_ESTIMATORS
 from dpsk.utils._testing.family import AUDITS as FAMILY_AUDITS
 from dpsk.utils._testing.family import BROKEN_VARIANTS
-from dpsk.utils._testing.sparse import SPARSE_BROKEN_VARIANTS, SPARSE_CASES, sparse_audit
+from dpsk.utils._testing.sparse import SPARSE_BROKEN_VARIANTS, SPARSE_CASES, SPARSE_STAT_CASES, sparse_audit
+from dpsk.utils._testing.weighted import weighted_audit
 
 __all__ = [
     "BROKEN_VARIANTS",
     "SPARSE_AUDITS",
     "SPARSE_BROKEN_VARIANTS",
     "SPARSE_CASES",
+    "SPARSE_STAT_AUDITS",
+    "SPARSE_WEIGHTED_AUDITS",
+    "WEIGHTED_AUDITS",
     "ESTIMATOR_AUDITS",
     "FAMILY_AUDITS",
     "MECHANISM_AUDITS",
@@ -89,6 +93,7 @@ __all__ = [
     "public_estimators",
     "public_mechanism_classes",
     "public_statistics",
+    "takes_sample_weight",
 ]
 
 
@@ -567,6 +572,28 @@ ESTIMATOR_AUDITS.update(
 # Sparse input (issue 16): the dense audits above on CSR data (dpsk/utils/_testing/sparse.py).
 SPARSE_AUDITS = {
     name: sparse_audit(ESTIMATOR_AUDITS[dense], changes, zero) for name, (dense, changes, zero) in SPARSE_CASES.items()
+}
+
+
+def takes_sample_weight(estimator):
+    """Whether ``estimator.fit`` takes ``sample_weight``."""
+    return "sample_weight" in inspect.signature(estimator.fit).parameters
+
+
+# The dpsk.stats functions that take sparse X, on CSR records (4000 calls, as their dense audits).
+SPARSE_STAT_AUDITS = {
+    name: EstimatorAudit(estimator, project_attribute("value_"), neighbours, n_samples=4_000)
+    for name, (estimator, neighbours) in SPARSE_STAT_CASES.items()
+}
+
+# Weighted input (issue 16): the dense and sparse audits with sample_weight neighbours, the
+# canary at a bootstrap count (dpsk/utils/_testing/weighted.py), for every audited estimator
+# whose fit takes sample_weight.
+WEIGHTED_AUDITS = {
+    name: weighted_audit(audit) for name, audit in ESTIMATOR_AUDITS.items() if takes_sample_weight(audit.estimator)
+}
+SPARSE_WEIGHTED_AUDITS = {
+    name: weighted_audit(audit) for name, audit in SPARSE_AUDITS.items() if takes_sample_weight(audit.estimator)
 }
 
 #: Estimators that are deliberately not audited here, by class name, with the reason.
