@@ -107,7 +107,16 @@ def test_sparse_releases_match_declared_cost(estimator, n_features):
 @pytest.mark.parametrize("on_invalid", ["raise", "drop", "clip"])
 @pytest.mark.parametrize(
     "function, args",
-    [("mean", ()), ("var", ()), ("quantile", ([0.2, 0.8],)), ("median", ())],
+    [
+        ("mean", ()),
+        ("var", ()),
+        ("std", ()),
+        ("sum", ()),
+        ("count", ()),
+        ("quantile", ([0.2, 0.8],)),
+        ("percentile", ([20.0, 80.0],)),
+        ("median", ()),
+    ],
 )
 def test_sparse_statistics_release_what_they_declare(function, args, on_invalid):
     """Check the recording harness on sparse X for dpsk.stats (axis 0, with screening):
@@ -126,7 +135,7 @@ def test_sparse_statistics_release_what_they_declare(function, args, on_invalid)
             sp.csr_matrix(X),
             *args,
             epsilon=1.0,
-            bounds=(0.0, 3.0),
+            **({} if function == "count" else {"bounds": (0.0, 3.0)}),
             axis=0,
             on_invalid=on_invalid,
             random_state=0,

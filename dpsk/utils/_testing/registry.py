@@ -615,7 +615,7 @@ for _name in ("MLPClassifier", "MLPRegressor"):
     NOT_AUDITED[_name] = (
         "audited in tests/neural_network/test_mlp.py (test_audit_accepts_dpsgd_mlp: a canary row whose "
         "gradient alone moves the first layer from a fixed initialisation; no clipping and half the noise "
-        "must fail)"
+        "must fail; test_audit_accepts_weighted_dpsgd_mlp: the same with a canary of weight 4)"
     )
 NOT_AUDITED["SelectPercentile"] = (
     "the fit of SelectKBest (the same base class) with k from the public percentile; SelectKBest's audit covers it"

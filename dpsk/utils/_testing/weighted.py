@@ -18,13 +18,13 @@ which is what a weight that is not clipped to [0, 1] does to a bootstrap count.
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["CANARY_WEIGHT", "weighted_audit", "weights_unclipped"]
+__all__ = ["CANARY_WEIGHT", "weighted_audit", "weights_unclipped", "with_weights"]
 
 #: The canary's weight: a row drawn four times by a bootstrap.
 CANARY_WEIGHT = 4.0
 
 
-def _with_weights(neighbours):
+def with_weights(neighbours):
     """``neighbours(estimator)`` with ``sample_weight``: 1 per row, :data:`CANARY_WEIGHT` for the canary."""
 
     def make(estimator=None):
@@ -45,7 +45,7 @@ def weighted_audit(audit, cls=None):
 
     estimator = audit.estimator if cls is None else cls(**audit.estimator.get_params(deep=False))
     return EstimatorAudit(
-        estimator, audit.projection, _with_weights(audit.neighbours), audit.n_samples, audit.audit_params
+        estimator, audit.projection, with_weights(audit.neighbours), audit.n_samples, audit.audit_params
     )
 
 
