@@ -21,7 +21,6 @@ from sklearn.linear_model import LogisticRegression as SkLogisticRegression
 from sklearn.linear_model import Ridge as SkRidge
 
 from dpsk.accounting import record_releases
-from dpsk.audit import audit_estimator
 from dpsk.cluster import KMeans
 from dpsk.decomposition import PCA
 from dpsk.ensemble import (
@@ -429,17 +428,6 @@ def _weighted_case(kind, name, broken=False):
     return weighted_audit(unweighted, cls=weights_unclipped(type(unweighted.estimator)))
 
 
-def _run_audit(case, seed=0):
-    return audit_estimator(
-        case.estimator,
-        case.neighbours(case.estimator),
-        case.projection,
-        n_samples=case.n_samples,
-        random_state=seed,
-        **case.audit_params,
-    )
-
-
 def test_weighted_neighbours_weigh_the_canary_as_a_bootstrap_count():
     """Check that every weighted audit's neighbours are its unweighted audit's, with weights 1 and the canary's > 1."""
     for kind, name in WEIGHTED_CASES:
@@ -454,7 +442,7 @@ def test_weighted_neighbours_weigh_the_canary_as_a_bootstrap_count():
 @pytest.mark.parametrize("kind, name", WEIGHTED_CASES)
 def test_weighted_privacy_audit(kind, name):
     """Check the weighted path's noise against its declared cost: the canary at a bootstrap count counts once."""
-    result = _run_audit(_weighted_case(kind, name))
+    result = _weighted_case(kind, name).run()
     assert result.passed, str(result)
 
 
@@ -462,7 +450,7 @@ def test_weighted_privacy_audit(kind, name):
 @pytest.mark.parametrize("kind, name", BROKEN_WEIGHTED_CASES)
 def test_weighted_audit_rejects_unclipped_weights(kind, name):
     """Check the weighted audits' power: a weight counted ⌈w⌉ times (not clipped to 1) is rejected."""
-    result = _run_audit(_weighted_case(kind, name, broken=True))
+    result = _weighted_case(kind, name, broken=True).run()
     assert not result.passed, str(result)
 
 

@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 
 from dpsk.accounting import record_releases
-from dpsk.audit import audit, audit_estimator, estimator_sampler
+from dpsk.audit import audit, estimator_sampler
 from dpsk.audit._samplers import declared_cost
 from dpsk.utils._testing.common import estimators_under_test
 from dpsk.utils._testing.registry import (
@@ -27,17 +27,6 @@ from dpsk.utils._testing.registry import (
 )
 from dpsk.utils._testing.sparse import as_pure_claim
 from dpsk.utils.estimator_checks import _fit_quietly, _leaves, _prepared, make_check_data
-
-
-def run(case, seed=0):
-    return audit_estimator(
-        case.estimator,
-        case.neighbours(case.estimator),
-        case.projection,
-        n_samples=case.n_samples,
-        random_state=seed,
-        **case.audit_params,
-    )
 
 
 def test_sparse_neighbours_are_sparse_and_neighbours():
@@ -58,7 +47,7 @@ def test_sparse_neighbours_are_sparse_and_neighbours():
 @pytest.mark.parametrize("name", sorted(SPARSE_AUDITS))
 def test_sparse_privacy_audit(name):
     """Check that the sparse path's noise is enough for the cost it declares, on the dense audit's neighbours."""
-    result = run(SPARSE_AUDITS[name])
+    result = SPARSE_AUDITS[name].run()
     assert result.passed, str(result)
 
 
@@ -70,7 +59,7 @@ def _broken(name, cls):
 @pytest.mark.slow
 @pytest.mark.parametrize("name, cls", SPARSE_BROKEN_VARIANTS, ids=[cls.__name__ for _, cls in SPARSE_BROKEN_VARIANTS])
 def test_sparse_audit_rejects_broken_variant(name, cls):
-    result = run(_broken(name, cls))
+    result = _broken(name, cls).run()
     assert not result.passed, str(result)
 
 
@@ -104,23 +93,31 @@ def test_sparse_releases_match_declared_cost(estimator, n_features):
     assert _leaves(drawn) == _leaves([est.privacy_spent_])
 
 
+_BOUNDS = (0.0, 3.0)
+_USERS = np.arange(300) // 3
+
+#: (function, its other arguments) of every dpsk.stats function that takes sparse X.
+SPARSE_STATISTIC_CALLS = [
+    ("mean", dict(bounds=_BOUNDS, axis=0)),
+    ("var", dict(bounds=_BOUNDS, axis=0)),
+    ("std", dict(bounds=_BOUNDS, axis=0)),
+    ("sum", dict(bounds=_BOUNDS, axis=0)),
+    ("count", dict(axis=0)),
+    ("quantile", dict(q=[0.2, 0.8], bounds=_BOUNDS, axis=0)),
+    ("percentile", dict(q=[20.0, 80.0], bounds=_BOUNDS, axis=0)),
+    ("median", dict(bounds=_BOUNDS, axis=0)),
+    ("histogram", dict(bins=3, range=_BOUNDS)),
+    ("histogram", dict(bins=3, range=_BOUNDS, groups=_USERS)),
+    ("histogramdd", dict(bins=3, range=[_BOUNDS] * 4)),
+    ("histogramdd", dict(bins=3, range=[_BOUNDS] * 4, groups=_USERS)),
+]
+
+
 @pytest.mark.parametrize("on_invalid", ["raise", "drop", "clip"])
-@pytest.mark.parametrize(
-    "function, args",
-    [
-        ("mean", ()),
-        ("var", ()),
-        ("std", ()),
-        ("sum", ()),
-        ("count", ()),
-        ("quantile", ([0.2, 0.8],)),
-        ("percentile", ([20.0, 80.0],)),
-        ("median", ()),
-    ],
-)
-def test_sparse_statistics_release_what_they_declare(function, args, on_invalid):
-    """Check the recording harness on sparse X for dpsk.stats (axis 0, with screening):
-    the releases made are the declared cost, spent once."""
+@pytest.mark.parametrize("function, kwargs", SPARSE_STATISTIC_CALLS)
+def test_sparse_statistics_release_what_they_declare(function, kwargs, on_invalid):
+    """Check the recording harness on sparse X for dpsk.stats (with screening, and user level
+    for the histograms): the releases made are the declared cost, spent once."""
     from dpsk import stats
     from dpsk.accounting import BudgetAccountant
 
@@ -133,47 +130,16 @@ def test_sparse_statistics_release_what_they_declare(function, args, on_invalid)
     with record_releases() as drawn:
         result = getattr(stats, function)(
             sp.csr_matrix(X),
-            *args,
             epsilon=1.0,
-            **({} if function == "count" else {"bounds": (0.0, 3.0)}),
-            axis=0,
+            **kwargs,
             on_invalid=on_invalid,
             random_state=0,
             return_error=True,
             accountant=accountant,
         )
+    result = result[0] if isinstance(result, tuple) else result  # histograms: (counts, edges)
     assert len(accountant.to_frame()) == 1
     assert _leaves(drawn) == _leaves([result.privacy_spent])
-
-
-@pytest.mark.parametrize("on_invalid", ["raise", "drop", "clip"])
-@pytest.mark.parametrize("function", ["histogram", "histogramdd"])
-def test_sparse_histograms_release_what_they_declare(function, on_invalid):
-    """Check the recording harness for the histograms on sparse X (item and user level)."""
-    from dpsk import stats
-    from dpsk.accounting import BudgetAccountant
-
-    rng = np.random.default_rng(0)
-    X = rng.uniform(0.0, 3.0, (300, 3))
-    X[rng.random(X.shape) < 0.6] = 0.0
-    if on_invalid != "raise":
-        X[5, 1], X[9, 2] = np.nan, np.inf
-    for groups in (None, np.arange(300) // 3):
-        accountant = BudgetAccountant(epsilon=5.0)
-        with record_releases() as drawn:
-            result, _ = getattr(stats, function)(
-                sp.csr_matrix(X),
-                epsilon=1.0,
-                bins=3,
-                range=(0.0, 3.0) if function == "histogram" else [(0.0, 3.0)] * 3,
-                groups=groups,
-                on_invalid=on_invalid,
-                random_state=0,
-                return_error=True,
-                accountant=accountant,
-            )
-        assert len(accountant.to_frame()) == 1
-        assert _leaves(drawn) == _leaves([result.privacy_spent])
 
 
 @pytest.mark.parametrize("on_invalid", ["drop", "clip"])

@@ -34,7 +34,13 @@ import dpsk.local as local
 import dpsk.mechanisms as mechanisms
 from dpsk import stats
 from dpsk.accounting import GaussianEvent, LaplaceEvent
-from dpsk.audit import canary_neighbours, project_attribute, statistic_estimator, worst_case_neighbours
+from dpsk.audit import (
+    audit_estimator,
+    canary_neighbours,
+    project_attribute,
+    statistic_estimator,
+    worst_case_neighbours,
+)
 from dpsk.cluster import KMeans
 from dpsk.decomposition import PCA
 from dpsk.ensemble import (
@@ -417,6 +423,17 @@ class EstimatorAudit:
     neighbours: Callable = worst_case_neighbours
     n_samples: int = 6_000
     audit_params: dict = field(default_factory=dict)
+
+    def run(self, random_state=0):
+        """The audit's result (:func:`dpsk.audit.audit_estimator` on the neighbours)."""
+        return audit_estimator(
+            self.estimator,
+            self.neighbours(self.estimator),
+            self.projection,
+            n_samples=self.n_samples,
+            random_state=random_state,
+            **self.audit_params,
+        )
 
 
 def label_neighbours(estimator, n_users=10, rows=4, overshoot=4.0):
