@@ -38,7 +38,7 @@ from dpsk.utils._testing.registry import (
     public_statistics,
     takes_sample_weight,
 )
-from dpsk.utils.estimator_checks import _fit_quietly, _leaves, _prepared, make_check_data
+from dpsk.utils.estimator_checks import _fit_quietly, _fitted_float_arrays, _leaves, _prepared, make_check_data
 
 
 def _sparse_instance(estimator):
@@ -145,3 +145,22 @@ def test_releases_match_declared_cost(estimator, sparse, weighted):
 def test_sklearn_checks_on_sparse_instances(estimator, check):
     """scikit-learn's checks, with its sparse ones, on instances that accept sparse X by a parameter."""
     check(estimator)
+
+
+@pytest.mark.parametrize(
+    "estimator", [est for name, est in SPARSE.items() if name in WEIGHTED], ids=lambda e: type(e).__name__
+)
+def test_sparse_bootstrap_counts_count_once(estimator):
+    """Check check_sample_weight_counts_once's property on sparse X: weights k > 1 give the fit of
+    weight 1 (same noise), so a row repeated through its weight counts once on the sparse path too."""
+    data = _check_data(estimator, sparse=True, weighted=False)
+    counts = np.arange(data["X"].shape[0]) % 4  # 0 (left out), 1, 2 and 3 copies
+    fits = [
+        _fitted_float_arrays(
+            _fit_quietly(_prepared(estimator, data, random_state=np.random.PCG64(11)), {**data, "sample_weight": w})
+        )
+        for w in (counts, (counts > 0).astype(np.float64))
+    ]
+    assert fits[0].keys() == fits[1].keys()
+    for key in fits[0]:
+        np.testing.assert_array_equal(fits[0][key], fits[1][key], err_msg=key)
