@@ -408,11 +408,14 @@ WEIGHTED_CASES = [("dense", name) for name in sorted(WEIGHTED_AUDITS)] + [
     ("sparse", name) for name in sorted(SPARSE_WEIGHTED_AUDITS)
 ]
 #: One weighted audit per family shows the audits' power on weights that are not clipped.
+#: (Not LinearRegression: its worst-case rows all sit at one point, so the fitted slope is the
+#: line through that point and the canary whatever the canary's multiplicity; its audit
+#: cannot see a canary counted 4 times, and it passes that variant.)
 BROKEN_WEIGHTED_CASES = [
     ("dense", "MultinomialNB"),
     ("dense", "StandardScaler"),
     ("dense", "LogisticRegression"),
-    ("dense", "LinearRegression"),
+    ("dense", "GaussianNB"),
     ("dense", "RandomForestClassifier"),
     ("dense", "HistGradientBoostingRegressor"),
     ("sparse", "MultinomialNB"),
