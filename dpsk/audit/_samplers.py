@@ -12,6 +12,7 @@ import contextvars
 import inspect
 
 import numpy as np
+import scipy.sparse as sp
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, clone
 
@@ -292,8 +293,9 @@ class StatisticEstimator(BaseEstimator):
         -------
         self : object
         """
-        X = X if is_dask(X) else np.asarray(X)  # a Dask collection runs on Dask (dpsk.dask)
-        a = X[:, 0] if X.ndim == 2 and X.shape[1] == 1 else X
+        # A Dask collection runs on Dask (dpsk.dask); a sparse matrix stays sparse (its records are its rows).
+        X = X if is_dask(X) or sp.issparse(X) else np.asarray(X)
+        a = X[:, 0] if X.ndim == 2 and X.shape[1] == 1 and not sp.issparse(X) else X
         kwargs = dict(self.params or {})
         if self.bounds is not None and self.bounds_name is not None:
             kwargs[self.bounds_name] = self.bounds

@@ -17,6 +17,7 @@ from dpsk.accounting import (
 )
 from dpsk.audit import audit_estimator, canary_neighbours
 from dpsk.neural_network import MLPClassifier, MLPRegressor
+from dpsk.utils._testing.weighted import with_weights
 
 # ------------------------------------------------------------------ gradients
 
@@ -228,8 +229,10 @@ def _audited(epsilon=1.0, **params):
     )
 
 
-def _audit(estimator):
+def _audit(estimator, weighted=False):
     neighbours = canary_neighbours(np.zeros((19, 1)), np.arange(19) % 2, canary_X=[100.0], canary_y=1)
+    if weighted:  # weight 1 per row, a bootstrap count for the canary (issue 16)
+        neighbours = with_weights(lambda estimator: neighbours)()
     return audit_estimator(estimator, neighbours, _first_weight, n_samples=N_AUDIT, random_state=0)
 
 
@@ -239,6 +242,14 @@ def test_audit_accepts_dpsgd_mlp(monkeypatch, batch_size):
     """Check the correct MLP DP-SGD (Poisson, q = 0.25) and DP-GD pass the audit at the declared cost."""
     monkeypatch.setattr(mlp, "_init_parameters", _fixed_init)
     result = _audit(_audited(batch_size=batch_size))
+    assert result.passed, str(result)
+
+
+@pytest.mark.audit
+def test_audit_accepts_weighted_dpsgd_mlp(monkeypatch):
+    """Check the weighted path: a canary of weight 4 counts once (its weight clipped to 1)."""
+    monkeypatch.setattr(mlp, "_init_parameters", _fixed_init)
+    result = _audit(_audited(batch_size=5), weighted=True)
     assert result.passed, str(result)
 
 

@@ -13,6 +13,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
 from sklearn.ensemble import BaggingClassifier
 from sklearn.linear_model import LinearRegression as SkLinearRegression
 from sklearn.linear_model import LogisticRegression as SkLogisticRegression
@@ -32,6 +34,8 @@ from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB, Multinomial
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
 from dpsk.svm import LinearSVC
 from dpsk.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from dpsk.utils._testing.registry import ESTIMATOR_AUDITS, SPARSE_AUDITS, SPARSE_WEIGHTED_AUDITS, WEIGHTED_AUDITS
+from dpsk.utils._testing.weighted import CANARY_WEIGHT, weighted_audit, weights_unclipped
 
 N, D = 120, 3
 CLASSES = dict(classes=[0, 1])
@@ -393,3 +397,76 @@ def _box():
     from dpsk.mechanisms._joint import Box
 
     return Box(np.full(D, -1.0), np.full(D, 1.0))
+
+
+# --------------------------------------------------------------- black-box privacy audits
+
+#: The canary's bootstrap count would exceed these streams' public horizon (max_samples) in
+#: the broken variant that repeats it: their weighted audits run, their broken variants do not.
+_FIXED_HORIZON = ("OnlineSGDClassifier", "OnlineSGDRegressor")
+
+WEIGHTED_CASES = [("dense", name) for name in sorted(WEIGHTED_AUDITS)] + [
+    ("sparse", name) for name in sorted(SPARSE_WEIGHTED_AUDITS)
+]
+#: One weighted audit per family shows the audits' power on weights that are not clipped.
+#: (Not LinearRegression: its worst-case rows all sit at one point, so the fitted slope is the
+#: line through that point and the canary whatever the canary's multiplicity; its audit
+#: cannot see a canary counted 4 times, and it passes that variant.)
+BROKEN_WEIGHTED_CASES = [
+    ("dense", "MultinomialNB"),
+    ("dense", "StandardScaler"),
+    ("dense", "LogisticRegression"),
+    ("dense", "GaussianNB"),
+    ("dense", "RandomForestClassifier"),
+    ("dense", "HistGradientBoostingRegressor"),
+    ("sparse", "MultinomialNB"),
+    ("sparse", "RandomForestRegressor"),
+]
+
+
+def _weighted_case(kind, name, broken=False):
+    """The weighted audit of ``name`` on dense or sparse X; ``broken``: of its variant that does not clip weights."""
+    if not broken:
+        return (WEIGHTED_AUDITS if kind == "dense" else SPARSE_WEIGHTED_AUDITS)[name]
+    unweighted = (ESTIMATOR_AUDITS if kind == "dense" else SPARSE_AUDITS)[name]
+    return weighted_audit(unweighted, cls=weights_unclipped(type(unweighted.estimator)))
+
+
+def test_weighted_neighbours_weigh_the_canary_as_a_bootstrap_count():
+    """Check that every weighted audit's neighbours are its unweighted audit's, with weights 1 and the canary's > 1."""
+    for kind, name in WEIGHTED_CASES:
+        case = _weighted_case(kind, name)
+        without, with_canary = case.neighbours(case.estimator)
+        assert np.all(without["sample_weight"] == 1.0), name
+        assert with_canary["sample_weight"][-1] == CANARY_WEIGHT > 1.0, name
+        assert sp.issparse(without["X"]) == (kind == "sparse"), name
+
+
+@pytest.mark.audit
+@pytest.mark.parametrize("kind, name", WEIGHTED_CASES)
+def test_weighted_privacy_audit(kind, name):
+    """Check the weighted path's noise against its declared cost: the canary at a bootstrap count counts once."""
+    result = _weighted_case(kind, name).run()
+    assert result.passed, str(result)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind, name", BROKEN_WEIGHTED_CASES)
+def test_weighted_audit_rejects_unclipped_weights(kind, name):
+    """Check the weighted audits' power: a weight counted ⌈w⌉ times (not clipped to 1) is rejected."""
+    result = _weighted_case(kind, name, broken=True).run()
+    assert not result.passed, str(result)
+
+
+@pytest.mark.parametrize("kind, name", [case for case in WEIGHTED_CASES if case[1] not in _FIXED_HORIZON])
+def test_unclipped_weights_variant_declares_the_correct_cost_and_differs(kind, name):
+    """Check that the broken variant declares the cost of the correct fit, and that on the weighted canary
+    neighbour its fit (same noise) differs: only its weights are wrong."""
+    broken, correct = _weighted_case(kind, name, broken=True), _weighted_case(kind, name)
+    _, with_canary = correct.neighbours(correct.estimator)
+    fits = [
+        clone(case.estimator).set_params(random_state=np.random.PCG64(0)).fit(**with_canary)
+        for case in (broken, correct)
+    ]
+    assert fits[0].privacy_spent_ == fits[1].privacy_spent_
+    assert not np.array_equal(correct.projection(fits[0]), correct.projection(fits[1]))

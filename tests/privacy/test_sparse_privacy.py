@@ -14,27 +14,19 @@ import pytest
 import scipy.sparse as sp
 
 from dpsk.accounting import record_releases
-from dpsk.audit import audit_estimator
+from dpsk.audit import audit, estimator_sampler
+from dpsk.audit._samplers import declared_cost
 from dpsk.utils._testing.common import estimators_under_test
 from dpsk.utils._testing.registry import (
     ESTIMATOR_AUDITS,
     SPARSE_AUDITS,
     SPARSE_BROKEN_VARIANTS,
     SPARSE_CASES,
+    SPARSE_STAT_AUDITS,
     sparse_audit,
 )
+from dpsk.utils._testing.sparse import as_pure_claim
 from dpsk.utils.estimator_checks import _fit_quietly, _leaves, _prepared, make_check_data
-
-
-def run(case, seed=0):
-    return audit_estimator(
-        case.estimator,
-        case.neighbours(case.estimator),
-        case.projection,
-        n_samples=case.n_samples,
-        random_state=seed,
-        **case.audit_params,
-    )
 
 
 def test_sparse_neighbours_are_sparse_and_neighbours():
@@ -44,14 +36,18 @@ def test_sparse_neighbours_are_sparse_and_neighbours():
         assert sp.issparse(without["X"]) and sp.issparse(with_canary["X"]), name
         assert with_canary["X"].shape[0] == without["X"].shape[0] + 1, name
         assert np.array_equal(with_canary["X"][:-1].toarray(), without["X"].toarray()), name
-        assert without["X"].nnz < np.prod(without["X"].shape) or name in ("KMeans", "DecisionTreeRegressor"), name
+        assert without["X"].nnz < np.prod(without["X"].shape) or name in (
+            "KMeans",
+            "DecisionTreeRegressor",
+            "RandomForestRegressor",
+        ), name
 
 
 @pytest.mark.audit
 @pytest.mark.parametrize("name", sorted(SPARSE_AUDITS))
 def test_sparse_privacy_audit(name):
     """Check that the sparse path's noise is enough for the cost it declares, on the dense audit's neighbours."""
-    result = run(SPARSE_AUDITS[name])
+    result = SPARSE_AUDITS[name].run()
     assert result.passed, str(result)
 
 
@@ -63,7 +59,7 @@ def _broken(name, cls):
 @pytest.mark.slow
 @pytest.mark.parametrize("name, cls", SPARSE_BROKEN_VARIANTS, ids=[cls.__name__ for _, cls in SPARSE_BROKEN_VARIANTS])
 def test_sparse_audit_rejects_broken_variant(name, cls):
-    result = run(_broken(name, cls))
+    result = _broken(name, cls).run()
     assert not result.passed, str(result)
 
 
@@ -97,14 +93,31 @@ def test_sparse_releases_match_declared_cost(estimator, n_features):
     assert _leaves(drawn) == _leaves([est.privacy_spent_])
 
 
+_BOUNDS = (0.0, 3.0)
+_USERS = np.arange(300) // 3
+
+#: (function, its other arguments) of every dpsk.stats function that takes sparse X.
+SPARSE_STATISTIC_CALLS = [
+    ("mean", dict(bounds=_BOUNDS, axis=0)),
+    ("var", dict(bounds=_BOUNDS, axis=0)),
+    ("std", dict(bounds=_BOUNDS, axis=0)),
+    ("sum", dict(bounds=_BOUNDS, axis=0)),
+    ("count", dict(axis=0)),
+    ("quantile", dict(q=[0.2, 0.8], bounds=_BOUNDS, axis=0)),
+    ("percentile", dict(q=[20.0, 80.0], bounds=_BOUNDS, axis=0)),
+    ("median", dict(bounds=_BOUNDS, axis=0)),
+    ("histogram", dict(bins=3, range=_BOUNDS)),
+    ("histogram", dict(bins=3, range=_BOUNDS, groups=_USERS)),
+    ("histogramdd", dict(bins=3, range=[_BOUNDS] * 4)),
+    ("histogramdd", dict(bins=3, range=[_BOUNDS] * 4, groups=_USERS)),
+]
+
+
 @pytest.mark.parametrize("on_invalid", ["raise", "drop", "clip"])
-@pytest.mark.parametrize(
-    "function, args",
-    [("mean", ()), ("var", ()), ("quantile", ([0.2, 0.8],)), ("median", ())],
-)
-def test_sparse_statistics_release_what_they_declare(function, args, on_invalid):
-    """Check the recording harness on sparse X for dpsk.stats (axis 0, with screening):
-    the releases made are the declared cost, spent once."""
+@pytest.mark.parametrize("function, kwargs", SPARSE_STATISTIC_CALLS)
+def test_sparse_statistics_release_what_they_declare(function, kwargs, on_invalid):
+    """Check the recording harness on sparse X for dpsk.stats (with screening, and user level
+    for the histograms): the releases made are the declared cost, spent once."""
     from dpsk import stats
     from dpsk.accounting import BudgetAccountant
 
@@ -117,15 +130,14 @@ def test_sparse_statistics_release_what_they_declare(function, args, on_invalid)
     with record_releases() as drawn:
         result = getattr(stats, function)(
             sp.csr_matrix(X),
-            *args,
             epsilon=1.0,
-            bounds=(0.0, 3.0),
-            axis=0,
+            **kwargs,
             on_invalid=on_invalid,
             random_state=0,
             return_error=True,
             accountant=accountant,
         )
+    result = result[0] if isinstance(result, tuple) else result  # histograms: (counts, edges)
     assert len(accountant.to_frame()) == 1
     assert _leaves(drawn) == _leaves([result.privacy_spent])
 
@@ -148,3 +160,58 @@ def test_sparse_naive_bayes_screening_releases_what_it_declares(name, on_invalid
     with record_releases() as drawn:
         est.fit(sp.csr_matrix(X), y)
     assert _leaves(drawn) == _leaves([est.privacy_spent_])
+
+
+# -- dpsk.stats on sparse X ----------------------------------------------------------------------
+
+
+def run_statistic(name, n_samples=None):
+    case = SPARSE_STAT_AUDITS[name]
+    neighbours = case.neighbours()
+    claim = as_pure_claim(declared_cost(case.estimator, neighbours))
+    sampler = estimator_sampler(case.estimator, case.projection)
+    return audit(sampler, neighbours, event=claim, n_samples=n_samples or case.n_samples, random_state=0)
+
+
+def test_sparse_statistic_neighbours_hold_implicit_zeros():
+    """Check that the statistics' sparse neighbours are CSR neighbours, with implicit zeros where the values allow."""
+    for name, case in SPARSE_STAT_AUDITS.items():
+        without, with_canary = case.neighbours()
+        assert sp.issparse(without["X"]) and with_canary["X"].shape[0] == without["X"].shape[0] + 1, name
+        assert np.array_equal(with_canary["X"][:-1].toarray(), without["X"].toarray()), name
+        assert without["X"].nnz < np.prod(without["X"].shape) or "quantile" in name or "percentile" in name, name
+
+
+@pytest.mark.audit
+@pytest.mark.parametrize("name", sorted(SPARSE_STAT_AUDITS))
+def test_sparse_statistic_privacy_audit(name):
+    """Check each dpsk.stats function on sparse records against its declared cost (α = 1e-6)."""
+    result = run_statistic(name)
+    assert result.passed, str(result)
+
+
+@pytest.mark.slow
+def test_sparse_statistic_audit_rejects_unclipped_moments(monkeypatch):
+    """Check the audit's power on the sparse mean when the sparse values are not clipped."""
+    from dpsk.stats import _moments
+
+    real = _moments.exact_moments_of
+
+    def unclipped(X, lower, upper, *args, **kwargs):
+        if not sp.issparse(X):
+            return real(X, lower, upper, *args, **kwargs)
+        return real(X, np.full_like(lower, -1e9), np.full_like(upper, 1e9), *args, **kwargs)
+
+    monkeypatch.setattr(_moments, "exact_moments_of", unclipped)
+    assert not run_statistic("mean", 6_000).passed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["histogram", "histogramdd"])
+def test_sparse_histogram_audit_rejects_values_counted_twice(name, monkeypatch):
+    """Check the audit's power on the sparse histograms when a record's values count twice."""
+    from dpsk.stats import _histogram
+
+    real = _histogram._sparse_counts
+    monkeypatch.setattr(_histogram, "_sparse_counts", lambda *args: 2 * real(*args))
+    assert not run_statistic(name).passed

@@ -34,7 +34,13 @@ import dpsk.local as local
 import dpsk.mechanisms as mechanisms
 from dpsk import stats
 from dpsk.accounting import GaussianEvent, LaplaceEvent
-from dpsk.audit import canary_neighbours, project_attribute, statistic_estimator, worst_case_neighbours
+from dpsk.audit import (
+    audit_estimator,
+    canary_neighbours,
+    project_attribute,
+    statistic_estimator,
+    worst_case_neighbours,
+)
 from dpsk.cluster import KMeans
 from dpsk.decomposition import PCA
 from dpsk.ensemble import (
@@ -69,13 +75,17 @@ from dpsk.utils._testing import (
 from dpsk.utils._testing.common import REFERENCE_ESTIMATORS
 from dpsk.utils._testing.family import AUDITS as FAMILY_AUDITS
 from dpsk.utils._testing.family import BROKEN_VARIANTS
-from dpsk.utils._testing.sparse import SPARSE_BROKEN_VARIANTS, SPARSE_CASES, sparse_audit
+from dpsk.utils._testing.sparse import SPARSE_BROKEN_VARIANTS, SPARSE_CASES, SPARSE_STAT_CASES, sparse_audit
+from dpsk.utils._testing.weighted import weighted_audit
 
 __all__ = [
     "BROKEN_VARIANTS",
     "SPARSE_AUDITS",
     "SPARSE_BROKEN_VARIANTS",
     "SPARSE_CASES",
+    "SPARSE_STAT_AUDITS",
+    "SPARSE_WEIGHTED_AUDITS",
+    "WEIGHTED_AUDITS",
     "ESTIMATOR_AUDITS",
     "FAMILY_AUDITS",
     "MECHANISM_AUDITS",
@@ -89,6 +99,7 @@ __all__ = [
     "public_estimators",
     "public_mechanism_classes",
     "public_statistics",
+    "takes_sample_weight",
 ]
 
 
@@ -413,6 +424,17 @@ class EstimatorAudit:
     n_samples: int = 6_000
     audit_params: dict = field(default_factory=dict)
 
+    def run(self, random_state=0):
+        """The audit's result (:func:`dpsk.audit.audit_estimator` on the neighbours)."""
+        return audit_estimator(
+            self.estimator,
+            self.neighbours(self.estimator),
+            self.projection,
+            n_samples=self.n_samples,
+            random_state=random_state,
+            **self.audit_params,
+        )
+
 
 def label_neighbours(estimator, n_users=10, rows=4, overshoot=4.0):
     """Label privacy: same public X and users; the last user's labels low or beyond the high bound.
@@ -569,6 +591,28 @@ SPARSE_AUDITS = {
     name: sparse_audit(ESTIMATOR_AUDITS[dense], changes, zero) for name, (dense, changes, zero) in SPARSE_CASES.items()
 }
 
+
+def takes_sample_weight(estimator):
+    """Whether ``estimator.fit`` takes ``sample_weight``."""
+    return "sample_weight" in inspect.signature(estimator.fit).parameters
+
+
+# The dpsk.stats functions that take sparse X, on CSR records (4000 calls, as their dense audits).
+SPARSE_STAT_AUDITS = {
+    name: EstimatorAudit(estimator, project_attribute("value_"), neighbours, n_samples=4_000)
+    for name, (estimator, neighbours) in SPARSE_STAT_CASES.items()
+}
+
+# Weighted input (issue 16): the dense and sparse audits with sample_weight neighbours, the
+# canary at a bootstrap count (dpsk/utils/_testing/weighted.py), for every audited estimator
+# whose fit takes sample_weight.
+WEIGHTED_AUDITS = {
+    name: weighted_audit(audit) for name, audit in ESTIMATOR_AUDITS.items() if takes_sample_weight(audit.estimator)
+}
+SPARSE_WEIGHTED_AUDITS = {
+    name: weighted_audit(audit) for name, audit in SPARSE_AUDITS.items() if takes_sample_weight(audit.estimator)
+}
+
 #: Estimators that are deliberately not audited here, by class name, with the reason.
 NOT_AUDITED = {
     name: "audited in test_selection_privacy.py with neighbours that make the selection visible "
@@ -588,7 +632,7 @@ for _name in ("MLPClassifier", "MLPRegressor"):
     NOT_AUDITED[_name] = (
         "audited in tests/neural_network/test_mlp.py (test_audit_accepts_dpsgd_mlp: a canary row whose "
         "gradient alone moves the first layer from a fixed initialisation; no clipping and half the noise "
-        "must fail)"
+        "must fail; test_audit_accepts_weighted_dpsgd_mlp: the same with a canary of weight 4)"
     )
 NOT_AUDITED["SelectPercentile"] = (
     "the fit of SelectKBest (the same base class) with k from the public percentile; SelectKBest's audit covers it"

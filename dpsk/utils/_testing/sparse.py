@@ -16,18 +16,30 @@ Broken variants (declare the correct cost, as in ``family.py``):
 * ``StandardScalerSparseNoClipping``: the sparse exact moments with a box that clips nothing;
 * ``LogisticRegressionSparseNoClipping``: sparse rows not clipped to ``data_norm``;
 * ``DecisionTreeClassifierSparseRowsTwice``: every sparse row routed twice (as blocks that
-  overlap would), where the leaf counts declare sensitivity 1.
+  overlap would), where the leaf counts declare sensitivity 1;
+* ``RandomForestClassifierSparseEveryTree``, ``RandomForestRegressorSparseEveryTree``: every
+  sparse row fed to every tree (as block routing that drops the rows' parts would), while
+  the noise and the declared cost are those of disjoint parts.
+
+``SPARSE_STAT_CASES``: the item-level audits of :mod:`dpsk.stats` (those in
+``tests/stats/test_stats_privacy.py``) on CSR records, for every statistic that takes
+sparse X; their broken variants are in ``tests/privacy/test_sparse_privacy.py``
+(monkeypatched: the sparse moments unclipped, sparse histogram values counted twice).
 """
 
 import numpy as np
 import scipy.sparse as sp
 
+from dpsk import stats
+from dpsk.accounting import ComposedEvent, PureDPEvent, get_epsilon
+from dpsk.audit import canary_neighbours, statistic_estimator
+from dpsk.ensemble import RandomForestClassifier, RandomForestRegressor
 from dpsk.linear_model import LogisticRegression
 from dpsk.naive_bayes import MultinomialNB
 from dpsk.tree import DecisionTreeClassifier
 from dpsk.utils._testing.family import HUGE, StandardScalerNoClipping
 
-__all__ = ["SPARSE_BROKEN_VARIANTS", "SPARSE_CASES", "sparse_audit"]
+__all__ = ["SPARSE_BROKEN_VARIANTS", "SPARSE_CASES", "SPARSE_STAT_CASES", "as_pure_claim", "sparse_audit"]
 
 #: Dense audits run on CSR data: {name: (name of the dense audit, parameters to change, zero column)}.
 SPARSE_CASES = {
@@ -43,6 +55,9 @@ SPARSE_CASES = {
     # rows sit at x = 0 (implicit zeros); the regressor's at x = -1 (stored).
     "DecisionTreeClassifier": ("DecisionTreeClassifier", {}, False),
     "DecisionTreeRegressor": ("DecisionTreeRegressor", {}, False),
+    # The forests' audits (two trees, disjoint parts of the rows) as the trees': no extra column.
+    "RandomForestClassifier": ("RandomForestClassifier", {}, False),
+    "RandomForestRegressor": ("RandomForestRegressor", {}, False),
 }
 
 
@@ -103,10 +118,102 @@ class DecisionTreeClassifierSparseRowsTwice(DecisionTreeClassifier):
         return super().fit(X, y, sample_weight)
 
 
+class _SparseEveryTree:
+    """Mixin for the forests: on sparse X, the rows stacked once per tree, copy t in tree t."""
+
+    def fit(self, X, y, sample_weight=None):
+        self._every_tree = sp.issparse(X) and self.n_estimators > 1
+        if self._every_tree:
+            k = self.n_estimators
+            X, y = sp.vstack([X] * k).tocsr(), np.tile(y, k)
+            sample_weight = None if sample_weight is None else np.tile(sample_weight, k)
+        return super().fit(X, y, sample_weight)
+
+    def _parts(self, rng, n_trees, n_samples):
+        part = super()._parts(rng, n_trees, n_samples)  # same random stream as the correct forest
+        if not self._every_tree:
+            return part
+        return np.repeat(np.arange(n_trees, dtype=np.intp), n_samples // n_trees)
+
+
+class RandomForestClassifierSparseEveryTree(_SparseEveryTree, RandomForestClassifier):
+    pass
+
+
+class RandomForestRegressorSparseEveryTree(_SparseEveryTree, RandomForestRegressor):
+    pass
+
+
 #: (name in SPARSE_AUDITS, broken variant)
 SPARSE_BROKEN_VARIANTS = [
     ("MultinomialNB", MultinomialNBSparseNoClipping),
     ("StandardScaler", StandardScalerSparseNoClipping),
     ("LogisticRegression", LogisticRegressionSparseNoClipping),
     ("DecisionTreeClassifier", DecisionTreeClassifierSparseRowsTwice),
+    ("RandomForestClassifier", RandomForestClassifierSparseEveryTree),
+    ("RandomForestRegressor", RandomForestRegressorSparseEveryTree),
 ]
+
+
+# -- dpsk.stats on sparse X (reductions along axis 0, histograms) ------------------------------
+
+
+def _stat_neighbours(low=0.0, canary=4.0, high=None, n=50, columns=1):
+    """The item-level neighbours of tests/stats/test_stats_privacy.py as CSR: ``n`` records at
+    ``low`` (half at ``high`` if given) and the canary, in ``columns`` equal columns. Records
+    at 0 are implicit zeros."""
+    X = np.full((n, columns), low)
+    if high is not None:
+        X[n // 2 :] = high
+    pair = canary_neighbours(X, canary_X=np.full(columns, canary))
+    out = []
+    for data in pair:
+        M = sp.csr_matrix(data["X"])
+        M.eliminate_zeros()
+        out.append({"X": M})
+    return lambda estimator=None: tuple(out)
+
+
+def as_pure_claim(event):
+    """The claim as a composition of pure-ε events (the audit's profiles do not cover every
+    event type, e.g. the exponential mechanism's; the pure ε of each release is implied by
+    it, so no validity is lost)."""
+    leaves = event.events if isinstance(event, ComposedEvent) else (event,)
+    return ComposedEvent(tuple(PureDPEvent(get_epsilon(leaf, 0.0)) for leaf in leaves))
+
+
+def _stat_audit(function, neighbours, **params):
+    """``(estimator, neighbours)`` of ``function`` at ε = 1 (as the dense audits)."""
+    return statistic_estimator(function, epsilon=1.0, **params), neighbours
+
+
+def _quantile_neighbours(estimator=None):
+    """As tests/stats/test_stats_privacy.py: 4 records at 0.05, 2 at 0.65, 44 at 0.85 and a
+    canary below the range, so that the gaps around the target rank 5 move by the score's
+    full range."""
+    X = np.concatenate([np.full(4, 0.05), np.full(2, 0.65), np.full(44, 0.85)])[:, None]
+    return tuple({"X": sp.csr_matrix(d["X"])} for d in canary_neighbours(X, canary_X=[-4.0]))
+
+
+#: {name: (statistic as an estimator, neighbours)}: the statistics' dense item-level audits
+#: (tests/stats/test_stats_privacy.py) on CSR records:
+#: the same neighbours, where records at the lower value sit at 0 when that changes no bin
+#: (median: 0.1 -> 0 in the bin [0, 0.25); histogram: 0.25 -> 0 in the bin [0, 0.5)), so
+#: that the implicit zeros are counted. The quantiles keep their stored values (the fine
+#: grid's gaps are the audit). Each audited by the pure ε its declared cost implies.
+SPARSE_STAT_CASES = {
+    "mean": _stat_audit(stats.mean, _stat_neighbours(), bounds=(0, 1)),
+    "var": _stat_audit(stats.var, _stat_neighbours(), bounds=(0, 1)),
+    "std": _stat_audit(stats.std, _stat_neighbours(), bounds=(0, 1)),
+    "sum": _stat_audit(stats.sum, _stat_neighbours(), bounds=(-1, 1)),
+    "count": _stat_audit(stats.count, _stat_neighbours(), bounds_name=None),
+    "median": _stat_audit(stats.median, _stat_neighbours(high=0.9), bounds=(0, 1), bins=4),
+    "quantile, fine grid": _stat_audit(stats.quantile, _quantile_neighbours, bounds=(0, 1), q=0.1),
+    "percentile, fine grid": _stat_audit(stats.percentile, _quantile_neighbours, bounds=(0, 1), q=10.0),
+    "histogram": _stat_audit(
+        stats.histogram, _stat_neighbours(canary=0.75), bounds=(0, 1), bounds_name="range", bins=2
+    ),
+    "histogramdd": _stat_audit(
+        stats.histogramdd, _stat_neighbours(canary=0.75, columns=2), bounds=[(0, 1)] * 2, bounds_name="range", bins=2
+    ),
+}
