@@ -54,7 +54,7 @@ from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from dpsk._core._hist_boost import MAX_BINS, bin_features, node_histograms, raw_predictions, route
-from dpsk.accounting import note_release
+from dpsk.accounting import ComposedEvent, note_release
 from dpsk.accounting._events import budget_event
 from dpsk.base import (
     BOUNDS_CONSTRAINT,
@@ -63,6 +63,7 @@ from dpsk.base import (
     BaseJointLogLikelihoodClassifier,
     DPEstimatorMixin,
 )
+from dpsk.ensemble._boosting_bins import QuantileEdges
 from dpsk.ensemble._boosting_plan import (
     MAX_CELLS,
     _best_split,
@@ -76,13 +77,15 @@ from dpsk.ensemble._boosting_plan import (
 )
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._noisy_count import RowCount
-from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, PrivateSensitivity, is_private, private_box
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, PrivateSensitivity, wants_private
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_bounds, resolve_classes
 
 __all__ = ["HistGradientBoostingClassifier", "HistGradientBoostingRegressor"]
 
 _AUTO = "auto"
+#: ``bin_strategy="auto"``: quantile edges (see ``_boosting_bins``).
+AUTO_BIN_STRATEGY = "quantile"
 
 
 def _store_params(estimator, params):
@@ -111,6 +114,7 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         "l2_regularization": [Interval(Real, 0, None, closed="left")],
         "categorical_features": ["array-like", None],
         "bounds": [*BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
+        "bin_strategy": [StrOptions({_AUTO, "uniform", "quantile"})],
         "clip_gradients": [Interval(Real, 0, None, closed="neither"), None],
     }
 
@@ -124,7 +128,29 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         return validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
 
     def _binned(self, X):
-        return bin_features(X, self.bounds_[0], self.bounds_[1], self.n_bins_, self.is_categorical_)
+        binned = bin_features(X, self.bounds_[0], self.bounds_[1], self.n_bins_, self.is_categorical_)
+        for j, edges in enumerate(self.bin_edges_ or ()):
+            if edges is not None:  # quantile bins: x <= edges[0] in bin 0, edges[b-1] < x <= edges[b] in bin b
+                binned[:, j] = np.searchsorted(edges, X[:, j], side="left")
+        return binned
+
+    def _private_box(self, numeric):
+        """Whether the numeric columns' box is released privately (``bounds`` left out or "private")."""
+        return bool(numeric.any()) and wants_private(self.bounds)
+
+    def _bin_strategy(self, numeric):
+        """``bin_strategy_``: "uniform" or "quantile" (``"auto"``: see ``AUTO_BIN_STRATEGY``)."""
+        if not numeric.any():
+            return "uniform"
+        return AUTO_BIN_STRATEGY if self.bin_strategy == _AUTO else self.bin_strategy
+
+    def _check_y(self, y):
+        """The validated y before any spend (subclasses: the public checks of the labels)."""
+        return y
+
+    def _target_requests(self):
+        """Private releases the target needs (the regressor's ``bounds_y``): PrivateSensitivity requests."""
+        return {}
 
     @_fit_context(prefer_skip_nested_validation=True)
     @Substitution(sample_weight=_shared_docs["sample_weight"])
@@ -151,18 +177,16 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         n, d = X.shape
         is_categorical = _categorical_mask(self.categorical_features, d, getattr(self, "feature_names_in_", None))
-        # "private" bounds: a box of the numeric columns released inside the one event (after the spend).
-        plan, numeric = PrivateSensitivity(self, epsilon, {}), ~is_categorical
-        if is_categorical.all():
-            lower, upper = np.zeros(d), np.full(d, float(self.max_bins))
-        elif is_private(self.bounds):
-            plan = private_box(self, X[:, numeric])[0]
-            lower, upper = np.zeros(d), np.ones(d)  # placeholders: nothing below depends on them
-        else:
-            lower, upper = resolve_bounds(self, self.bounds, X)
-            lower, upper = np.array(lower, dtype=np.float64), np.array(upper, dtype=np.float64)
+        numeric = ~is_categorical
+        y = self._check_y(y)  # public classes / finite targets: may warn, never reads beyond the domain
+        # Left out (None) or "private": the numeric columns' box (and bounds_y) released inside the one event.
+        requests = {"bounds": ("columns", int(numeric.sum()), None)} if self._private_box(numeric) else {}
+        requests.update(self._target_requests())
+        plan = PrivateSensitivity(self, epsilon, requests)
+        lower, upper = np.zeros(d), np.ones(d)  # private: placeholders, nothing below depends on them
+        if numeric.any() and "bounds" not in plan:
+            lower, upper = (np.array(b, dtype=np.float64) for b in resolve_bounds(self, self.bounds, X))
         lower[is_categorical], upper[is_categorical] = 0.0, float(self.max_bins)
-        target = self._encode_y(y)  # public classes / bounds_y: may warn, never reads beyond the domain
         K = self._n_outputs
         depth = self._depth()
         k = _n_features_per_node(self.max_features, d)
@@ -171,22 +195,32 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
             k, cyclic = d, False  # no noise to save: every feature at every node (non-private boosting)
         if 2 ** (depth - 1) * k * int(self.max_bins) * K > MAX_CELLS:
             raise ValueError("max_depth, max_features, max_bins and the classes give too many histogram cells")
-        clip = float(self.clip_gradients) if self.clip_gradients is not None else self._default_clip()
         hess_bound = self._hessian_bound()
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
         # "auto" rounds: from a noisy row count (its ε share inside the one event).
         count = self._row_count(plan.fit_epsilon, n, rng, needed=self.max_iter == _AUTO)
+        strategy = self._bin_strategy(numeric)
+        edges = QuantileEdges(count.fit_epsilon, delta, int(numeric.sum()) if strategy == "quantile" else 0, self.max_bins)
         n_levels = 1 if cyclic else depth  # releases of histograms per tree (see the loop below)
-        n_iter = auto_schedule(count.fit_epsilon, delta, count.value, d, n_levels, K)[0]
+        n_iter = auto_schedule(count.fit_epsilon, delta, count.value, d, n_levels, K, edges.fraction)[0]
         n_iter = n_iter if self.max_iter == _AUTO else int(self.max_iter)
         lr = auto_learning_rate(n_iter, d) if self.learning_rate == _AUTO else float(self.learning_rate)
-        noise = self._noise_plan(count.fit_epsilon, delta, n_iter, n_levels, k, K)
-        plan.spend(self, count.compose(noise.event), rng)
-        if plan.requests:
+        noise = self._noise_plan(count.fit_epsilon, delta, n_iter, n_levels, k, K, edges.fraction)
+        fit_event = noise.event if edges.event is None else ComposedEvent((edges.event, noise.event))
+        plan.spend(self, count.compose(fit_event), rng)
+        if "bounds" in plan:
             lower[numeric], upper[numeric] = self._released_box(plan, X[:, numeric])
+        target = self._encode_y(y, plan)  # after the spend: a private bounds_y is released here
+        self.bin_edges_ = None
+        if strategy == "quantile":
+            released = self._released_edges(edges, X[:, numeric], lower[numeric], upper[numeric], rng)
+            self.bin_edges_ = [None] * d
+            for j, e in zip(np.flatnonzero(numeric), released):
+                self.bin_edges_[j] = e
         if noise.exact:
             note_release(noise.event)  # the one (noise-free) release
         self.n_rows_, self.learning_rate_ = count.value, lr
+        clip = float(self.clip_gradients) if self.clip_gradients is not None else self._default_clip()
 
         self.bounds_ = (lower, upper)
         self.is_categorical_ = is_categorical
@@ -194,6 +228,7 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         self.max_depth_ = depth
         self.max_features_ = k
         self.feature_schedule_ = "cyclic" if cyclic else ("all" if k == d else "random")
+        self.bin_strategy_ = strategy
         self.clip_gradients_ = clip
         binned = self._binned(X)
         weight = None if sample_weight is None else sample_weight[:, None]
@@ -274,9 +309,13 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         return self
 
     # Hooks of the release, one place each (the audits' broken variants override them).
-    def _noise_plan(self, epsilon, delta, n_iter, n_levels, k, n_outputs):
+    def _noise_plan(self, epsilon, delta, n_iter, n_levels, k, n_outputs, fraction=1.0):
         """The noise of every release and the fit's event (see ``_Noise``)."""
-        return _Noise(epsilon, delta, n_iter, n_levels, k, n_outputs)
+        return _Noise(epsilon, delta, n_iter, n_levels, k, n_outputs, fraction)
+
+    def _released_edges(self, edges, X, lower, upper, rng):
+        """The quantile bin edges of the numeric columns X (``QuantileEdges``, after the spend)."""
+        return edges.release(X, lower, upper, rng)
 
     def _released_box(self, plan, X):
         """The private bounds of the numeric columns X: the plan's release (after the spend)."""
@@ -507,6 +546,7 @@ class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikel
         epsilon=1.0,
         delta=1e-6,
         bounds=None,
+        bin_strategy="auto",
         classes=None,
         clip_gradients=None,
         accountant=None,
@@ -514,13 +554,16 @@ class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikel
     ):
         _store_params(self, locals())
 
-    def _encode_y(self, y):
+    def _check_y(self, y):
         classes, y_index = resolve_classes(self, self.classes, y)
         self.classes_, self.n_classes_ = classes, classes.size
         self._n_outputs = 1 if classes.size <= 2 else classes.size
+        return y_index
+
+    def _encode_y(self, y_index, plan):
         if self._n_outputs == 1:
             return (y_index == 1).astype(np.float64)[:, None]
-        return np.eye(classes.size)[y_index]
+        return np.eye(self.classes_.size)[y_index]
 
     def _baseline(self):
         return np.zeros(self._n_outputs)
@@ -661,6 +704,7 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         epsilon=1.0,
         delta=1e-6,
         bounds=None,
+        bin_strategy="auto",
         bounds_y=None,
         clip_gradients=None,
         accountant=None,
@@ -670,11 +714,23 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
 
     _n_outputs = 1
 
-    def _encode_y(self, y):
-        y = np.asarray(y, dtype=np.float64)
-        lower, upper = resolve_bounds(self, self.bounds_y, y[:, None], param="bounds_y", attribute="bounds_y_")
+    def _check_y(self, y):
+        return np.asarray(y, dtype=np.float64)
+
+    def _target_requests(self):
+        return {"bounds_y": ("columns", 1, None)} if wants_private(self.bounds_y) else {}
+
+    def _encode_y(self, y, plan):
+        if "bounds_y" in plan:
+            lower, upper = self._released_bounds_y(plan, y[:, None])
+        else:
+            lower, upper = resolve_bounds(self, self.bounds_y, y[:, None], param="bounds_y", attribute="bounds_y_")
         self.bounds_y_ = (float(lower[0]), float(upper[0]))
         return np.clip(y, *self.bounds_y_)[:, None]
+
+    def _released_bounds_y(self, plan, y):
+        """The private bounds of the target (after the spend): the plan's release."""
+        return plan.box("bounds_y", y, None)
 
     def _baseline(self):
         return np.array([self.bounds_y_[0] / 2 + self.bounds_y_[1] / 2])
