@@ -686,7 +686,7 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
 
     _parameter_constraints = {
         **BaseHistGradientBoosting._parameter_constraints,
-        "bounds_y": TARGET_BOUNDS_CONSTRAINT,
+        "bounds_y": [*TARGET_BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
     }
     _y_numeric = True
 
