@@ -107,7 +107,8 @@ class _Noise:
             # Laplace scale per unit of L2 sensitivity and weight: the L1 norm of K entries
             # is at most √K times their L2 norm, and Δ₁/b = share · w · ε / W.
             self.unit = {
-                part: math.sqrt(n_outputs) * total_weight / (share * epsilon * fraction) for part, share in shares.items()
+                part: math.sqrt(n_outputs) * total_weight / (share * epsilon * fraction)
+                for part, share in shares.items()
             }
         self.root_k = math.sqrt(n_outputs)
         largest = max(self.unit.values()) * self.spread["level"] / self._per_weight(min(1.0, LEAF_WEIGHT))

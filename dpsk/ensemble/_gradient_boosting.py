@@ -5,8 +5,12 @@
 Mechanism
 =========
 
-Bins come from public information only: equal-width bins of the public ``bounds`` for
-numeric features, the (clipped) integer codes for categorical ones. The boosted trees
+Bins: for numeric features, by default (``bin_strategy="quantile"``) edges released by
+recursive private medians inside the feature's range (``_boosting_bins``: exact
+exponential-mechanism quantiles, a share of the budget, inside the fit's one event), or
+equal-width bins of the range (``"uniform"``); the range is the public ``bounds``, or a
+box released privately inside the event (``bounds`` left out or ``"private"``).
+Categorical features: the (clipped) integer codes. The boosted trees
 are complete binary trees of depth ``D`` whose nodes split on *one* feature by a mask
 over its bins (``bin <= t`` for numeric features, any set of categories for categorical
 ones). Each boosting round adds one tree (with ``K`` outputs per leaf: 1 for regression
@@ -31,10 +35,14 @@ and binary classification, ``n_classes`` for multiclass):
    row) are released the same way, and the Newton step ``-lr G / (H + λ)`` of the noisy
    sums is the leaf value.
 
-An initial "tree" of depth 0 (one leaf, full Newton step) sets the baseline. The fit is
+An initial "tree" of depth 0 (one leaf, full Newton step) sets the baseline. Before the
+trees come the private box and ``bounds_y`` when asked for (their pure-ε share), the row
+count of ``max_iter="auto"`` (1% of ε) and the quantile edges (10% of ρ, or of ε with
+δ = 0). The trees are
 an adaptive composition of ``1 + max_iter (L + 1)`` releases (``L`` = 1 cyclic, else D), each ``Δ² / (2σ²)``-zCDP
-(Canonne, Kamath & Steinke 2020), given equal shares of the budget ``ρ = zcdp_rho(ε, δ)``
-(pure ε: shares of ε, basic composition), and recorded as one event.
+(Canonne, Kamath & Steinke 2020), given equal shares of the rest of the budget ``ρ =
+zcdp_rho(ε, δ)`` (pure ε: shares of ε, basic composition); everything is recorded as
+one event.
 
 Why one feature per node and not all: with all ``d`` features per node a level's
 sensitivity is ``sqrt(d)`` times one feature's, so each histogram cell gets ``sqrt(d)``
@@ -200,7 +208,9 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         # "auto" rounds: from a noisy row count (its ε share inside the one event).
         count = self._row_count(plan.fit_epsilon, n, rng, needed=self.max_iter == _AUTO)
         strategy = self._bin_strategy(numeric)
-        edges = QuantileEdges(count.fit_epsilon, delta, int(numeric.sum()) if strategy == "quantile" else 0, self.max_bins)
+        edges = QuantileEdges(
+            count.fit_epsilon, delta, int(numeric.sum()) if strategy == "quantile" else 0, self.max_bins
+        )
         n_levels = 1 if cyclic else depth  # releases of histograms per tree (see the loop below)
         n_iter = auto_schedule(count.fit_epsilon, delta, count.value, d, n_levels, K, edges.fraction)[0]
         n_iter = n_iter if self.max_iter == _AUTO else int(self.max_iter)
@@ -371,9 +381,23 @@ _BOOSTING_DOCS = {
         ``floor(log2(max_leaf_nodes))`` (capped by ``max_depth``).
 
     max_bins : int, default=32
-        Number of bins of every feature (at most 256): equal-width bins of the public
-        ``bounds`` for numeric features; categorical codes are clipped to
-        ``[0, max_bins - 1]``.
+        Number of bins of every feature (at most 256). Numeric features: see
+        ``bin_strategy`` (quantile bins use the largest power of two at most
+        ``max_bins``); categorical codes are clipped to ``[0, max_bins - 1]``.
+
+    bin_strategy : {"auto", "uniform", "quantile"}, default="auto"
+        How numeric features are cut (the names of scikit-learn's ``KBinsDiscretizer``).
+        ``"uniform"``: equal-width bins of the feature's range (``bounds_``).
+        ``"quantile"``: bin edges released privately inside the fit's one event, by
+        recursive medians: the median of the values in the range, then the median of
+        each half, ``floor(log2(max_bins))`` levels, each median an exact
+        exponential-mechanism quantile (as :func:`dpsk.stats.quantile`) inside its
+        sub-range; stored in ``bin_edges_``. A mass at one value (a feature that is
+        mostly 0) then takes one bin and the other values keep the resolution.
+        The edges cost 10% of the budget (of ρ with ``delta > 0``, else of ε), taken from
+        the trees. ``"auto"``: ``"quantile"`` (a fixed rule; on a validation split of
+        Adult's training rows it gained 0.007 accuracy at ε = 1 and lost 0.004 at ε =
+        0.1, see the user guide).
 
     max_features : int, float or None, default=None
         Features drawn at random for each node (an int, or a fraction of the features
@@ -394,8 +418,7 @@ _BOOSTING_DOCS = {
         of X's columns). Their values are category codes: rounded down and clipped to
         ``[0, max_bins - 1]``; a node splits them into any two sets of categories.""",
     "privacy": """**Privacy.** (ε, δ)-DP under add/remove-one-row (pure ε-DP with
-    ``delta=0``), for public ``bounds``{public}. Bins come from the public bounds and
-    ``max_bins`` only. Each row's gradient vector is clipped to L2 norm
+    ``delta=0``), for ``bounds``{public}. Each row's gradient vector is clipped to L2 norm
     ``clip_gradients`` and its hessian vector to the loss's bound, both scaled by the
     row's weight (clipped to [0, 1]) and truncated onto a fixed-point grid of ``Q``
     integer steps per bound: the sums released are exact integer sums, so their
@@ -407,16 +430,24 @@ _BOOSTING_DOCS = {
     never from the data), so the release has L2 sensitivity ``√k Q`` (L1 ``k √K Q``, ``K`` outputs); splits are
     chosen from these noisy sums only. The leaves' sums (sensitivity ``Q``) give the
     Newton steps. ``max_iter="auto"`` first releases a row count (geometric mechanism,
-    1% of ε) and ``bounds="private"`` a box of the numeric features (its share of ε),
-    both composed into the fit's event. With ``1 + max_iter (L + 1)`` releases (``L``
-    = 1 cyclic, else the depth), each gets an equal share
+    1% of ε), ``bounds`` (and the regressor's ``bounds_y``) left out or ``"private"`` a box
+    of the numeric features (and of y) (the share of ε for private bounds),
+    both composed into the fit's event. ``bin_strategy="quantile"`` (the default)
+    releases the numeric features' bin edges first: ``log2(max_bins)`` levels of medians per
+    feature, each median an exponential-mechanism selection (score: the distance of
+    its rank to the target rank, sensitivity 1) inside the sub-range the earlier
+    edges cut; a row lies in one sub-range per level, so a level's selections are a
+    parallel composition, and the levels compose
+    sequentially (``p log2(max_bins)`` levels, ``p`` numeric features), each ε_q-DP and
+    ε_q²/8-zCDP (bounded range), with 10% of ρ (of ε with ``delta=0``) in all. With ``1 + max_iter (L + 1)`` releases (``L``
+    = 1 cyclic, else the depth), each gets an equal share of the rest
     of ρ = zcdp_rho(ε, δ) with discrete Gaussian noise (Canonne, Kamath & Steinke 2020;
     60% to gradients, 40% to hessians), and ``privacy_spent_`` composes their zCDP
     costs into one event; with
     ``delta=0``, of ε with discrete Laplace noise (basic composition). Exact integer
-    noise on integer sums: floating-point safe. Released: the structure and leaf values
-    of every tree, ``leaf_sums_``, ``baseline_`` and predictions, all computed from the
-    noisy sums.
+    noise on integer sums: floating-point safe. Released: the bin edges, the structure
+    and leaf values of every tree, ``leaf_sums_``, ``baseline_`` and predictions, all
+    computed from the noisy releases.
     Domain: finite X{domain}, finite, non-negative ``sample_weight``. Data outside it
     raise a ``ValueError`` before any noise is drawn, which reveals only that the data
     left the domain (:ref:`declared_domain`).""",
@@ -440,10 +471,17 @@ _BOOSTING_DOCS = {
     feature_schedule_ : {"cyclic", "random", "all"}
         How the nodes' features were chosen (all from public information).
     n_bins_ : int
+    bin_strategy_ : {"uniform", "quantile"}
+        The strategy used (``"uniform"`` when no feature is numeric).
+    bin_edges_ : list of ndarray or None, or None
+        ``"quantile"``: the released edges of every numeric feature (sorted, distinct;
+        a value ``x <= edges[0]`` is in bin 0, ``edges[b - 1] < x <= edges[b]`` in bin
+        ``b``), None for categorical features. ``"uniform"``: None.
     clip_gradients_ : float
     is_categorical_ : ndarray of shape (n_features,), dtype bool
     bounds_ : tuple of ndarray
-        The bounds used (given, or derived from the data with a warning).
+        The bounds used: given, released privately (left out or ``"private"``), or
+        derived from the data with a warning (``"data"``).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when X has string feature names.""",
@@ -452,7 +490,7 @@ _BOOSTING_DOCS = {
 
 @Substitution(
     epsilon=_shared_docs["epsilon"],
-    bounds=_shared_docs["bounds"],
+    bounds=_shared_docs["bounds_private"],
     classes=_shared_docs["classes"],
     accountant=_shared_docs["accountant"],
     random_state=_shared_docs["random_state"],
@@ -460,13 +498,15 @@ _BOOSTING_DOCS = {
     head=_BOOSTING_DOCS["head"],
     clip=_BOOSTING_DOCS["clip"].format(default="1 (the logistic loss's gradients have norm at most √2)"),
     attributes=_BOOSTING_DOCS["attributes"],
-    privacy=_BOOSTING_DOCS["privacy"].format(public=" and ``classes``", domain=", labels in ``classes``"),
+    privacy=_BOOSTING_DOCS["privacy"].format(
+        public=" (or released privately) and ``classes``", domain=", labels in ``classes``"
+    ),
 )
 class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikelihoodClassifier):
     """Histogram gradient-boosted trees for classification with differential privacy.
 
     The private counterpart of scikit-learn's ``HistGradientBoostingClassifier``: the
-    features are binned once from public bounds, and each boosting round grows one
+    features are binned once (private quantile edges by default), and each boosting round grows one
     tree from noisy gradient and hessian histograms of the logistic (binary) or
     softmax (multiclass) loss. The whole fit costs (ε, δ).
 
@@ -614,20 +654,20 @@ class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikel
 
 @Substitution(
     epsilon=_shared_docs["epsilon"],
-    bounds=_shared_docs["bounds"],
+    bounds=_shared_docs["bounds_private"],
     accountant=_shared_docs["accountant"],
     random_state=_shared_docs["random_state"],
     privacy_spent_=_shared_docs["privacy_spent_"],
     head=_BOOSTING_DOCS["head"],
     clip=_BOOSTING_DOCS["clip"].format(default="a quarter of the width of ``bounds_y``"),
     attributes=_BOOSTING_DOCS["attributes"],
-    privacy=_BOOSTING_DOCS["privacy"].format(public=" and ``bounds_y``", domain=" and y"),
+    privacy=_BOOSTING_DOCS["privacy"].format(public=" and ``bounds_y`` (or released privately)", domain=" and y"),
 )
 class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
     """Histogram gradient-boosted trees for regression (squared error) with differential privacy.
 
     The private counterpart of scikit-learn's ``HistGradientBoostingRegressor``: the
-    features are binned once from public bounds, and each boosting round grows one
+    features are binned once (private quantile edges by default), and each boosting round grows one
     tree from noisy histograms of the clipped residuals (and of the row counts, the
     hessians of the squared error). The whole fit costs (ε, δ).
 
@@ -643,10 +683,14 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
 
     {bounds}
 
-    bounds_y : tuple (lower, upper) or None, default=None
+    bounds_y : tuple (lower, upper), "private", "data" or None, default=None
         Public bounds on the target; values outside are clipped. The starting
-        prediction is their middle, and predictions stay inside them. ``None`` derives
-        them from the data with a :class:`~dpsk.exceptions.PrivacyLeakWarning`.
+        prediction is their middle, and predictions stay inside them. ``"private"``
+        (or left out, ``None``): released inside the fit from a noisy logarithmic
+        histogram of y (:func:`dpsk.stats.bounds`), with the share of ε for private
+        bounds (``bounds_epsilon_share``, 10 %), composed into the fit's one event.
+        ``"data"``: the data's range, with a :class:`~dpsk.exceptions.PrivacyLeakWarning`
+        (the guarantee no longer holds).
 
     {clip}
 
