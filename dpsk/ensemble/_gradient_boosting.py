@@ -223,7 +223,9 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         target = self._encode_y(y, plan)  # after the spend: a private bounds_y is released here
         self.bin_edges_ = None
         if strategy == "quantile":
-            released = self._released_edges(edges, X[:, numeric], lower[numeric], upper[numeric], rng)
+            # Rows of weight 0 contribute nothing (as to the sums); a positive weight counts as one row.
+            rows = X[:, numeric] if sample_weight is None else X[sample_weight > 0][:, numeric]
+            released = self._released_edges(edges, rows, lower[numeric], upper[numeric], rng)
             self.bin_edges_ = [None] * d
             for j, e in zip(np.flatnonzero(numeric), released):
                 self.bin_edges_[j] = e
@@ -393,7 +395,8 @@ _BOOSTING_DOCS = {
         each half, ``floor(log2(max_bins))`` levels, each median an exact
         exponential-mechanism quantile (as :func:`dpsk.stats.quantile`) inside its
         sub-range; stored in ``bin_edges_``. A mass at one value (a feature that is
-        mostly 0) then takes one bin and the other values keep the resolution.
+        mostly 0) then takes one bin and the other values keep the resolution. Rows
+        of ``sample_weight`` 0 are left out of the ranks; any positive weight counts 1.
         The edges cost 10% of the budget (of ρ with ``delta > 0``, else of ε), taken from
         the trees. ``"auto"``: ``"quantile"`` (a fixed rule; on a validation split of
         Adult's training rows it gained 0.007 accuracy at ε = 1 and lost 0.004 at ε =
