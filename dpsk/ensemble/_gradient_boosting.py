@@ -440,11 +440,10 @@ _BOOSTING_DOCS = {
     feature, each median an exponential-mechanism selection (score: the distance of
     its rank to the target rank, sensitivity 1) inside the sub-range the earlier
     edges cut; a row lies in one sub-range per level, so a level's selections are a
-    parallel composition, and the levels compose
-    sequentially (``p log2(max_bins)`` levels, ``p`` numeric features), each ε_q-DP and
-    ε_q²/8-zCDP (bounded range), with 10% of ρ (of ε with ``delta=0``) in all. With ``1 + max_iter (L + 1)`` releases (``L``
-    = 1 cyclic, else the depth), each gets an equal share of the rest
-    of ρ = zcdp_rho(ε, δ) with discrete Gaussian noise (Canonne, Kamath & Steinke 2020;
+    parallel composition, and the levels compose sequentially (``p log2(max_bins)``
+    levels, ``p`` numeric features), each ε_q-DP and ε_q²/8-zCDP (bounded range), with
+    10% of ρ (of ε with ``delta=0``) in all. With ``1 + max_iter (L + 1)`` releases
+    (``L`` = 1 cyclic, else the depth), each gets an equal share of the rest of ρ = zcdp_rho(ε, δ) with discrete Gaussian noise (Canonne, Kamath & Steinke 2020;
     60% to gradients, 40% to hessians), and ``privacy_spent_`` composes their zCDP
     costs into one event; with
     ``delta=0``, of ε with discrete Laplace noise (basic composition). Exact integer
