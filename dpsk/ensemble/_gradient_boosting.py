@@ -443,10 +443,10 @@ _BOOSTING_DOCS = {
     parallel composition, and the levels compose sequentially (``p log2(max_bins)``
     levels, ``p`` numeric features), each ε_q-DP and ε_q²/8-zCDP (bounded range), with
     10% of ρ (of ε with ``delta=0``) in all. With ``1 + max_iter (L + 1)`` releases
-    (``L`` = 1 cyclic, else the depth), each gets an equal share of the rest of ρ = zcdp_rho(ε, δ) with discrete Gaussian noise (Canonne, Kamath & Steinke 2020;
-    60% to gradients, 40% to hessians), and ``privacy_spent_`` composes their zCDP
-    costs into one event; with
-    ``delta=0``, of ε with discrete Laplace noise (basic composition). Exact integer
+    (``L`` = 1 cyclic, else the depth), each gets an equal share of the rest of ρ =
+    zcdp_rho(ε, δ) with discrete Gaussian noise (Canonne, Kamath & Steinke 2020; 60% to
+    gradients, 40% to hessians), and ``privacy_spent_`` composes their zCDP costs into
+    one event; with ``delta=0``, of ε with discrete Laplace noise (basic composition). Exact integer
     noise on integer sums: floating-point safe. Released: the bin edges, the structure
     and leaf values of every tree, ``leaf_sums_``, ``baseline_`` and predictions, all
     computed from the noisy releases.
