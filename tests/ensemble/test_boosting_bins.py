@@ -117,6 +117,23 @@ def test_bad_bin_strategy_refused_before_any_spend(params):
     assert acc.spent_budget == []
 
 
+@pytest.mark.parametrize(
+    "params, y_bad",
+    [(dict(bounds_y="bogus"), False), (dict(bounds_y="private"), True), (dict(bounds_y=None), True)],
+)
+def test_regressor_bad_input_refused_before_any_spend(params, y_bad):
+    """Check the regressor: an unknown bounds_y, or a non-finite target with bounds_y to be released,
+    raises before the accountant is charged."""
+    acc = BudgetAccountant(epsilon=10.0)
+    X, y = _skewed(200)
+    y = y.astype(float)
+    if y_bad:
+        y[3] = np.nan
+    with pytest.raises(ValueError):
+        HistGradientBoostingRegressor(accountant=acc, bounds=(0.0, 1000.0), **params).fit(X, y)
+    assert acc.spent_budget == []
+
+
 # -- bounds_y ------------------------------------------------------------------------------
 
 
