@@ -103,6 +103,36 @@ def _store_params(estimator, params):
             setattr(estimator, name, value)
 
 
+#: Cyclic trees: each leaf's sums also estimated from the round's root histogram (see ``_combine_leaves``).
+COMBINE_LEAVES = True
+
+
+def _combine_leaves(leaves, root, leaf_bins, noise, scales):
+    """Inverse-variance combination of two independent noisy estimates of the leaves' sums (post-processing).
+
+    Under the cyclic schedule a leaf's rows are exactly those whose bin of the round's
+    feature it holds, so the sum of the root histogram over the leaf's ``b`` bins is a
+    second estimate of the released leaf sums, with ``b`` cells' noise: the weighted
+    mean ``(x/σ_l² + y/(b σ_r²)) / (1/σ_l² + 1/(b σ_r²))`` has the smallest variance of
+    the unbiased combinations. A leaf without bins has no rows: its sums are 0. Returns
+    the combined ``(G, H)`` and the hessian sums' noise std per leaf, ``(n_leaves, 1)``.
+    """
+    b = leaf_bins.sum(axis=1).astype(np.float64)[:, None]  # (n_leaves, 1)
+    out, std_h = [], None
+    for part, leaf, cells, scale in zip(("g", "h"), leaves, root, scales):
+        derived = leaf_bins.astype(np.float64) @ cells[0, 0]  # (n_leaves, K)
+        var_leaf = (noise.std(part, "leaf") * scale) ** 2
+        var_root = b * (noise.std(part, "level") * scale) ** 2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            weight = np.where(b > 0, var_root / (var_leaf + var_root), 0.0)
+            var = np.where(b > 0, var_leaf * var_root / (var_leaf + var_root), 0.0)
+        if not var_leaf > 0:  # no noise (ε = ∞): both are the exact sums
+            weight, var = np.ones_like(b), np.zeros_like(b)
+        out.append(weight * leaf + (1.0 - weight) * derived)
+        std_h = np.sqrt(var)
+    return out[0], out[1], std_h
+
+
 class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
     """The fit shared by the classifier and the regressor: see the module docstring.
 
@@ -310,6 +340,8 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
             n_leaves = 2**depth
             G, H, std_h, _ = sums(one_bin, node, np.zeros((n_leaves, 1), dtype=np.intp), 1, "leaf")
             G, H = G[:, 0, 0], H[:, 0, 0]  # (n_leaves, K)
+            if cyclic and COMBINE_LEAVES:
+                G, H, std_h = _combine_leaves((G, H), root, node_bins, noise, (scale_g, scale_h))
             leaf_sums[t, :, :, 0], leaf_sums[t, :, :, 1] = G, H
             values[t] = lr * _newton(G, H, lam, std_h)
             raw = raw + values[t][node]

@@ -13,6 +13,7 @@ from dpsk.accounting import ExponentialEvent, ParallelEvent, get_epsilon
 from dpsk.audit import audit_estimator, canary_neighbours
 from dpsk.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from dpsk.ensemble._boosting_bins import QuantileEdges
+from dpsk.ensemble._gradient_boosting import _combine_leaves
 from dpsk.exceptions import PrivacyLeakWarning
 from dpsk.utils._sklearn_compat import InvalidParameterError
 from dpsk.utils.estimator_checks import check_releases_match_declared_cost
@@ -225,3 +226,49 @@ def test_audit_private_bounds_y():
     assert good.passed, str(good)
     bad = audit_estimator(_NoiseFreeBoundsY(**params), _target_neighbours(), project, n_samples=2000, random_state=0)
     assert not bad.passed, str(bad)
+
+
+# -- leaves of cyclic trees ------------------------------------------------------------------
+
+
+class _FakeNoise:
+    """The two noise std's ``_combine_leaves`` reads (grid steps)."""
+
+    def __init__(self, leaf, level):
+        self._std = {"leaf": leaf, "level": level}
+
+    def std(self, part, kind):
+        return self._std[kind]
+
+
+def test_combined_leaves_weigh_both_estimates_by_their_variance():
+    """Check the post-processing of cyclic leaves: a leaf of b bins mixes its released sum (variance
+    σ_l²) and the root's cells over its bins (b σ_r²) by inverse variance; a leaf without bins is 0;
+    without noise the released sums are kept."""
+    leaf_bins = np.array([[1, 0, 0, 0], [0, 1, 1, 1], [0, 0, 0, 0]], dtype=bool)
+    root_cells = np.arange(1.0, 5.0)[None, None, :, None]  # bins hold 1, 2, 3, 4
+    leaves = np.array([[3.0], [6.0], [5.0]])
+    G, H, std_h = _combine_leaves((leaves, leaves), (root_cells, root_cells), leaf_bins, _FakeNoise(1.0, 1.0), (1, 1))
+    # b = 1: (3 + 1) / 2; b = 3: (6 · 3 + 9 · 1) / 4; b = 0: 0.
+    np.testing.assert_allclose(G[:, 0], [2.0, 27.0 / 4.0, 0.0])
+    np.testing.assert_allclose(H, G)
+    np.testing.assert_allclose(std_h[:, 0], [math.sqrt(0.5), math.sqrt(0.75), 0.0])
+    exact = _combine_leaves((leaves, leaves), (root_cells, root_cells), leaf_bins, _FakeNoise(0.0, 0.0), (1, 1))
+    np.testing.assert_allclose(exact[0], leaves)
+
+
+def test_cyclic_leaf_sums_are_the_combined_estimates():
+    """Check the fit uses the combination: a leaf's stored sums lie between its release and the root's
+    cells (ε small enough for both to differ), and ε = ∞ keeps the exact sums."""
+    X, y = _skewed(2000)
+    clf = HistGradientBoostingClassifier(
+        bounds=(0.0, 1000.0), bin_strategy="uniform", epsilon=0.5, max_iter=1, max_depth=1, classes=[0, 1]
+    )
+    clf.fit(X, y)
+    (G_root, _), (G_leaves, _) = clf._released[1], clf._released[2]
+    left = clf._mask[0, 0].astype(bool)
+    derived = np.array([G_root[0, 0, left, 0].sum(), G_root[0, 0, ~left, 0].sum()])
+    released = G_leaves[:, 0, 0, 0]
+    stored = clf.leaf_sums_[0, :, 0, 0]
+    low, high = np.minimum(derived, released), np.maximum(derived, released)
+    assert np.all((low - 1e-9 <= stored) & (stored <= high + 1e-9)) and not np.allclose(stored, released)
