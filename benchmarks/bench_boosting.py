@@ -33,6 +33,7 @@ Run: ``python benchmarks/bench_boosting.py [--quick] [--only adult,friedman,...]
 (sections: adult, design, dpebm, friedman, time).
 """
 
+import contextlib
 import math
 
 import numpy as np
@@ -49,6 +50,7 @@ from dpsk.ensemble import (
     HistGradientBoostingRegressor,
     RandomForestClassifier,
     RandomForestRegressor,
+    _gradient_boosting,
 )
 from dpsk.linear_model import LogisticRegression
 
@@ -94,6 +96,18 @@ def _row(model, epsilon, results, **extra):
     }
 
 
+@contextlib.contextmanager
+def former_leaves(active):
+    """The former default's leaves (``active``): from their own release only, without the
+    inverse-variance combination with the root histogram (``COMBINE_LEAVES``)."""
+    saved = _gradient_boosting.COMBINE_LEAVES
+    _gradient_boosting.COMBINE_LEAVES = saved and not active
+    try:
+        yield
+    finally:
+        _gradient_boosting.COMBINE_LEAVES = saved
+
+
 def adult_rows(seeds):
     X, y, bounds, categorical = adult_columns("train")
     X_test, y_test, _, _ = adult_columns("test")
@@ -104,12 +118,13 @@ def adult_rows(seeds):
     rows.append(_row("scikit-learn HistGradientBoosting (non-private)", math.inf, [_scores(sk, X_test, y_test)]))
     for epsilon in EPSILONS:
         for label, strategy in (("quantile bins, default", "auto"), ("uniform bins, former default", "uniform")):
-            fits = [
-                HistGradientBoostingClassifier(epsilon=epsilon, bin_strategy=strategy, random_state=s, **public).fit(
-                    X, y
-                )
-                for s in seeds
-            ]
+            with former_leaves(strategy == "uniform"):
+                fits = [
+                    HistGradientBoostingClassifier(
+                        epsilon=epsilon, bin_strategy=strategy, random_state=s, **public
+                    ).fit(X, y)
+                    for s in seeds
+                ]
             rows.append(
                 _row(f"dpsk HistGradientBoosting ({label})", epsilon, [_scores(m, X_test, y_test) for m in fits])
             )
@@ -211,12 +226,14 @@ def friedman_rows(seeds):
     )
     for epsilon in (0.5, 1.0, 5.0):
         for label, params in variants:
-            ours = [
-                r2_score(
-                    yt, HistGradientBoostingRegressor(epsilon=epsilon, random_state=s, **params).fit(X, y).predict(Xt)
-                )
-                for s, (X, y, Xt, yt) in zip(seeds, splits)
-            ]
+            with former_leaves(params.get("bin_strategy") == "uniform"):
+                ours = [
+                    r2_score(
+                        yt,
+                        HistGradientBoostingRegressor(epsilon=epsilon, random_state=s, **params).fit(X, y).predict(Xt),
+                    )
+                    for s, (X, y, Xt, yt) in zip(seeds, splits)
+                ]
             rows.append({"model": f"dpsk HistGradientBoosting ({label}; δ = 1e-6)", "ε": epsilon, "R²": _mean(ours)})
         forest = [
             r2_score(yt, RandomForestRegressor(epsilon=epsilon, random_state=s, **public).fit(X, y).predict(Xt))
