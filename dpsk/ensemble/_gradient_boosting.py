@@ -33,7 +33,10 @@ and binary classification, ``n_classes`` for multiclass):
    feature, so a node's histogram is the root's restricted to the bins it holds;
 3. the leaves' gradient and hessian sums (sensitivity ``Q`` and ``Q_h``: one leaf per
    row) are released the same way, and the Newton step ``-lr G / (H + λ)`` of the noisy
-   sums is the leaf value.
+   sums is the leaf value. Under the cyclic schedule a leaf's rows are exactly those of
+   its bins, so the root histogram summed over them is a second, independent estimate
+   of the same sums: the two are averaged by inverse variance (``_combine_leaves``,
+   post-processing).
 
 An initial "tree" of depth 0 (one leaf, full Newton step) sets the baseline. Before the
 trees come the private box and ``bounds_y`` when asked for (their pure-ε share), the row
@@ -464,7 +467,8 @@ _BOOSTING_DOCS = {
     of the node's ``k`` features (a public schedule, or drawn from ``random_state``;
     never from the data), so the release has L2 sensitivity ``√k Q`` (L1 ``k √K Q``, ``K`` outputs); splits are
     chosen from these noisy sums only. The leaves' sums (sensitivity ``Q``) give the
-    Newton steps. ``max_iter="auto"`` first releases a row count (geometric mechanism,
+    Newton steps (cyclic trees: averaged with the root histogram's cells of the leaf's
+    bins, post-processing). ``max_iter="auto"`` first releases a row count (geometric mechanism,
     1% of ε), ``bounds`` (and the regressor's ``bounds_y``) left out or ``"private"`` a box
     of the numeric features (and of y) (the share of ε for private bounds),
     both composed into the fit's event. ``bin_strategy="quantile"`` (the default)
@@ -493,7 +497,9 @@ _BOOSTING_DOCS = {
         Newton step on all rows).
     leaf_sums_ : ndarray of shape (n_rounds, n_leaves, n_outputs, 2)
         Noisy gradient and hessian sums of every leaf (``2**max_depth_``) of every
-        tree (``n_iter_``): the release the leaf values come from.
+        tree (``n_iter_``), the leaf values' inputs: the leaves' release (under the
+        cyclic schedule, averaged with the root histogram's cells of the leaf's bins by
+        inverse variance).
     n_iter_ : int
     learning_rate_ : float
     n_rows_ : float
