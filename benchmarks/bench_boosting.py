@@ -25,11 +25,15 @@
   ``HistGradientBoostingClassifier`` with the same rounds, depth and bins.
 * Friedman #1 (20 000 training and 5 000 test rows, ``bounds=(0, 1)``, ``bounds_y=(-5,
   35)`` from the generating formula, as ``bench_forest_regressor.py``): R² at ε ∈ {0.5,
-  1, 5} against dpsk's forest and scikit-learn's ``HistGradientBoostingRegressor``.
+  1, 5} against dpsk's forest and scikit-learn's ``HistGradientBoostingRegressor``; dpsk's
+  boosting with its defaults (quantile bins), the former default (uniform bins), and
+  ``bounds_y`` left out (released privately inside the fit, the new default).
 
-Run: ``python benchmarks/bench_boosting.py [--quick]``.
+Run: ``python benchmarks/bench_boosting.py [--quick] [--only adult,friedman,...]``
+(sections: adult, design, dpebm, friedman, time).
 """
 
+import contextlib
 import math
 
 import numpy as np
@@ -46,6 +50,7 @@ from dpsk.ensemble import (
     HistGradientBoostingRegressor,
     RandomForestClassifier,
     RandomForestRegressor,
+    _gradient_boosting,
 )
 from dpsk.linear_model import LogisticRegression
 
@@ -91,6 +96,18 @@ def _row(model, epsilon, results, **extra):
     }
 
 
+@contextlib.contextmanager
+def former_leaves(active):
+    """The former default's leaves (``active``): from their own release only, without the
+    inverse-variance combination with the root histogram (``COMBINE_LEAVES``)."""
+    saved = _gradient_boosting.COMBINE_LEAVES
+    _gradient_boosting.COMBINE_LEAVES = saved and not active
+    try:
+        yield
+    finally:
+        _gradient_boosting.COMBINE_LEAVES = saved
+
+
 def adult_rows(seeds):
     X, y, bounds, categorical = adult_columns("train")
     X_test, y_test, _, _ = adult_columns("test")
@@ -100,8 +117,17 @@ def adult_rows(seeds):
     sk = SkHGBClassifier(categorical_features=categorical, random_state=0).fit(X, y)
     rows.append(_row("scikit-learn HistGradientBoosting (non-private)", math.inf, [_scores(sk, X_test, y_test)]))
     for epsilon in EPSILONS:
-        fits = [HistGradientBoostingClassifier(epsilon=epsilon, random_state=s, **public).fit(X, y) for s in seeds]
-        rows.append(_row("dpsk HistGradientBoosting", epsilon, [_scores(m, X_test, y_test) for m in fits]))
+        for label, strategy in (("quantile bins, default", "auto"), ("uniform bins, former default", "uniform")):
+            with former_leaves(strategy == "uniform"):
+                fits = [
+                    HistGradientBoostingClassifier(
+                        epsilon=epsilon, bin_strategy=strategy, random_state=s, **public
+                    ).fit(X, y)
+                    for s in seeds
+                ]
+            rows.append(
+                _row(f"dpsk HistGradientBoosting ({label})", epsilon, [_scores(m, X_test, y_test) for m in fits])
+            )
         lr = [
             LogisticRegression(
                 epsilon=epsilon, delta=DELTA, data_norm=float(onehot.data_norm), classes=[0, 1], random_state=s
@@ -193,16 +219,26 @@ def friedman_rows(seeds):
     public = dict(bounds=(0.0, 1.0), bounds_y=(-5.0, 35.0))
     sk = [r2_score(yt, SkHGBRegressor(random_state=0).fit(X, y).predict(Xt)) for X, y, Xt, yt in splits]
     rows.append({"model": "scikit-learn HistGradientBoosting (non-private)", "ε": math.inf, "R²": _mean(sk)})
+    variants = (
+        ("quantile bins, default", public),
+        ("uniform bins, former default", {**public, "bin_strategy": "uniform"}),
+        ("quantile bins, bounds_y private", {"bounds": public["bounds"]}),
+    )
     for epsilon in (0.5, 1.0, 5.0):
-        ours = [
-            r2_score(yt, HistGradientBoostingRegressor(epsilon=epsilon, random_state=s, **public).fit(X, y).predict(Xt))
-            for s, (X, y, Xt, yt) in zip(seeds, splits)
-        ]
+        for label, params in variants:
+            with former_leaves(params.get("bin_strategy") == "uniform"):
+                ours = [
+                    r2_score(
+                        yt,
+                        HistGradientBoostingRegressor(epsilon=epsilon, random_state=s, **params).fit(X, y).predict(Xt),
+                    )
+                    for s, (X, y, Xt, yt) in zip(seeds, splits)
+                ]
+            rows.append({"model": f"dpsk HistGradientBoosting ({label}; δ = 1e-6)", "ε": epsilon, "R²": _mean(ours)})
         forest = [
             r2_score(yt, RandomForestRegressor(epsilon=epsilon, random_state=s, **public).fit(X, y).predict(Xt))
             for s, (X, y, Xt, yt) in zip(seeds, splits)
         ]
-        rows.append({"model": "dpsk HistGradientBoosting (δ = 1e-6)", "ε": epsilon, "R²": _mean(ours)})
         rows.append({"model": "dpsk RandomForest (pure ε)", "ε": epsilon, "R²": _mean(forest)})
     return rows
 
@@ -243,17 +279,25 @@ def _mean(scores):
     return f"{np.mean(scores):.3f} ± {np.std(scores):.3f}"
 
 
-def run(quick=False):
-    """Adult accuracy/AUC against ε, the features-per-node design, Friedman #1 R² (``quick``: 2 seeds)."""
+SECTIONS = ("adult", "design", "dpebm", "friedman", "time")
+
+
+def run(quick=False, only=SECTIONS):
+    """Adult accuracy/AUC against ε, the features-per-node design, Friedman #1 R² (``quick``: 2 seeds);
+    ``only``: the sections to run (see ``SECTIONS``)."""
     seeds = list(range(2 if quick else 10))
+    sections = {
+        "adult": (f"Adult, test accuracy and AUC ({len(seeds)} seeds, mean ± sd)", lambda: adult_rows(seeds)),
+        "design": ("Adult at ε = 1: features drawn per node", lambda: design_rows(seeds)),
+        "dpebm": (f"Adult, InterpretML DP-EBM ({len(seeds)} seeds)", lambda: dpebm_rows(seeds)),
+        "friedman": (f"Friedman #1, test R² ({len(seeds)} seeds)", lambda: friedman_rows(seeds)),
+        "time": (
+            "Fit time, one thread, 100 rounds of depth 3, 32 bins",
+            lambda: fit_time_rows(10**5 if quick else 10**6),
+        ),
+    }
     with threadpool_limits(1):  # accuracy only: scikit-learn's OpenMP threads would only contend
-        return [
-            (f"Adult, test accuracy and AUC ({len(seeds)} seeds, mean ± sd)", adult_rows(seeds)),
-            ("Adult at ε = 1: features drawn per node", design_rows(seeds)),
-            (f"Adult, InterpretML DP-EBM ({len(seeds)} seeds)", dpebm_rows(seeds)),
-            (f"Friedman #1, test R² ({len(seeds)} seeds)", friedman_rows(seeds)),
-            ("Fit time, one thread, 100 rounds of depth 3, 32 bins", fit_time_rows(10**5 if quick else 10**6)),
-        ]
+        return [(title, rows()) for name, (title, rows) in sections.items() if name in only]
 
 
 def plot(result, out):
@@ -285,4 +329,12 @@ def plot(result, out):
 
 
 if __name__ == "__main__":
-    main(run, __doc__.splitlines()[0])
+    import sys
+
+    if "--only" in sys.argv:  # python bench_boosting.py --only adult,friedman [--quick]
+        at = sys.argv.index("--only")
+        chosen = tuple(sys.argv.pop(at + 1).split(","))
+        sys.argv.pop(at)
+        main(lambda quick=False: run(quick, chosen), __doc__.splitlines()[0])
+    else:
+        main(run, __doc__.splitlines()[0])

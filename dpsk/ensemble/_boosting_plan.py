@@ -84,9 +84,11 @@ class _Noise:
     of that. σ (or the Laplace scale) is rounded up, so each release costs at most its
     share and the composition at most the budget. ``event`` composes the exact cost of
     every release, known before the data is read; each release notes its own.
+    ``fraction``: the part of the budget (of ρ, or of ε with δ = 0) left to the trees after
+    the quantile bin edges (``_boosting_bins``); 1 without them.
     """
 
-    def __init__(self, epsilon, delta, n_iter, n_levels, k, n_outputs):
+    def __init__(self, epsilon, delta, n_iter, n_levels, k, n_outputs, fraction=1.0):
         self.exact = math.isinf(epsilon)
         self.gaussian = delta > 0
         self.grid = MAX_GRID
@@ -98,14 +100,15 @@ class _Noise:
         total_weight = LEAF_WEIGHT + n_iter * (n_levels + LEAF_WEIGHT)  # the baseline counts as a leaf release
         shares = {"g": GRADIENT_SHARE, "h": 1.0 - GRADIENT_SHARE}
         if self.gaussian:
-            rho = zcdp_rho(epsilon, delta) / total_weight
+            rho = zcdp_rho(epsilon, delta) * fraction / total_weight
             # σ per unit of L2 sensitivity and weight: Δ²/(2σ²) = share · w · ρ / W.
             self.unit = {part: 1.0 / math.sqrt(2.0 * share * rho) for part, share in shares.items()}
         else:
             # Laplace scale per unit of L2 sensitivity and weight: the L1 norm of K entries
             # is at most √K times their L2 norm, and Δ₁/b = share · w · ε / W.
             self.unit = {
-                part: math.sqrt(n_outputs) * total_weight / (share * epsilon) for part, share in shares.items()
+                part: math.sqrt(n_outputs) * total_weight / (share * epsilon * fraction)
+                for part, share in shares.items()
             }
         self.root_k = math.sqrt(n_outputs)
         largest = max(self.unit.values()) * self.spread["level"] / self._per_weight(min(1.0, LEAF_WEIGHT))
@@ -220,7 +223,7 @@ STEPS_PER_FEATURE = 2.0
 AUTO_MAX_LEARNING_RATE = 1.0
 
 
-def auto_schedule(epsilon, delta, n_rows, n_features, n_levels, n_outputs=1):
+def auto_schedule(epsilon, delta, n_rows, n_features, n_levels, n_outputs=1, fraction=1.0):
     """``(max_iter, learning_rate)`` from the public budget, features, (noisy) row count and the
     number of histogram releases per tree ``n_levels`` (1 with the cyclic schedule, else the depth).
 
@@ -234,16 +237,17 @@ def auto_schedule(epsilon, delta, n_rows, n_features, n_levels, n_outputs=1):
     shrinkage per feature ``lr · T / d`` equal to ``STEPS_PER_FEATURE`` (capped at 1): a
     feature's residual then shrinks by ``(1 - lr)^(T/d)`` whatever T, while the noise a
     leaf value carries stays proportional to ``lr · T``. Derived on synthetic additive
-    logistic data (doc/user_guide/boosting.rst); depends on public values only.
+    logistic data (doc/user_guide/boosting.rst); depends on public values only. ``fraction``:
+    the part of ρ (of ε with δ = 0) the trees get (see ``_Noise``).
     """
     low = max(AUTO_MIN_ITER, min(int(n_features), 50))
     if math.isinf(epsilon):
         n_iter = AUTO_MAX_ITER
     else:
         if delta > 0:
-            releases = 2.0 * GRADIENT_SHARE * zcdp_rho(epsilon, delta) * NOISE_TO_SPREAD**2 * n_rows
+            releases = 2.0 * GRADIENT_SHARE * zcdp_rho(epsilon, delta) * fraction * NOISE_TO_SPREAD**2 * n_rows
         else:
-            releases = GRADIENT_SHARE * epsilon * NOISE_TO_SPREAD * math.sqrt(n_rows / (2.0 * n_outputs))
+            releases = GRADIENT_SHARE * epsilon * fraction * NOISE_TO_SPREAD * math.sqrt(n_rows / (2.0 * n_outputs))
         n_iter = int(min(AUTO_MAX_ITER, max(low, math.floor((releases - 1.0) / (n_levels + 1)))))
     return n_iter, auto_learning_rate(n_iter, n_features)
 

@@ -5,8 +5,12 @@
 Mechanism
 =========
 
-Bins come from public information only: equal-width bins of the public ``bounds`` for
-numeric features, the (clipped) integer codes for categorical ones. The boosted trees
+Bins: for numeric features, by default (``bin_strategy="quantile"``) edges released by
+recursive private medians inside the feature's range (``_boosting_bins``: exact
+exponential-mechanism quantiles, a share of the budget, inside the fit's one event), or
+equal-width bins of the range (``"uniform"``); the range is the public ``bounds``, or a
+box released privately inside the event (``bounds`` left out or ``"private"``).
+Categorical features: the (clipped) integer codes. The boosted trees
 are complete binary trees of depth ``D`` whose nodes split on *one* feature by a mask
 over its bins (``bin <= t`` for numeric features, any set of categories for categorical
 ones). Each boosting round adds one tree (with ``K`` outputs per leaf: 1 for regression
@@ -29,12 +33,19 @@ and binary classification, ``n_classes`` for multiclass):
    feature, so a node's histogram is the root's restricted to the bins it holds;
 3. the leaves' gradient and hessian sums (sensitivity ``Q`` and ``Q_h``: one leaf per
    row) are released the same way, and the Newton step ``-lr G / (H + λ)`` of the noisy
-   sums is the leaf value.
+   sums is the leaf value. Under the cyclic schedule a leaf's rows are exactly those of
+   its bins, so the root histogram summed over them is a second, independent estimate
+   of the same sums: the two are averaged by inverse variance (``_combine_leaves``,
+   post-processing).
 
-An initial "tree" of depth 0 (one leaf, full Newton step) sets the baseline. The fit is
+An initial "tree" of depth 0 (one leaf, full Newton step) sets the baseline. Before the
+trees come the private box and ``bounds_y`` when asked for (their pure-ε share), the row
+count of ``max_iter="auto"`` (1% of ε) and the quantile edges (10% of ρ, or of ε with
+δ = 0). The trees are
 an adaptive composition of ``1 + max_iter (L + 1)`` releases (``L`` = 1 cyclic, else D), each ``Δ² / (2σ²)``-zCDP
-(Canonne, Kamath & Steinke 2020), given equal shares of the budget ``ρ = zcdp_rho(ε, δ)``
-(pure ε: shares of ε, basic composition), and recorded as one event.
+(Canonne, Kamath & Steinke 2020), given equal shares of the rest of the budget ``ρ =
+zcdp_rho(ε, δ)`` (pure ε: shares of ε, basic composition); everything is recorded as
+one event.
 
 Why one feature per node and not all: with all ``d`` features per node a level's
 sensitivity is ``sqrt(d)`` times one feature's, so each histogram cell gets ``sqrt(d)``
@@ -54,7 +65,7 @@ from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from dpsk._core._hist_boost import MAX_BINS, bin_features, node_histograms, raw_predictions, route
-from dpsk.accounting import note_release
+from dpsk.accounting import ComposedEvent, note_release
 from dpsk.accounting._events import budget_event
 from dpsk.base import (
     BOUNDS_CONSTRAINT,
@@ -63,6 +74,7 @@ from dpsk.base import (
     BaseJointLogLikelihoodClassifier,
     DPEstimatorMixin,
 )
+from dpsk.ensemble._boosting_bins import QuantileEdges
 from dpsk.ensemble._boosting_plan import (
     MAX_CELLS,
     _best_split,
@@ -76,13 +88,15 @@ from dpsk.ensemble._boosting_plan import (
 )
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._noisy_count import RowCount
-from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, PrivateSensitivity, is_private, private_box
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, PrivateSensitivity, wants_private
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from dpsk.utils.validation import _check_sample_weight_dp, release_generator, resolve_bounds, resolve_classes
 
 __all__ = ["HistGradientBoostingClassifier", "HistGradientBoostingRegressor"]
 
 _AUTO = "auto"
+#: ``bin_strategy="auto"``: quantile edges (see ``_boosting_bins``).
+AUTO_BIN_STRATEGY = "quantile"
 
 
 def _store_params(estimator, params):
@@ -90,6 +104,36 @@ def _store_params(estimator, params):
     for name, value in params.items():
         if name != "self":
             setattr(estimator, name, value)
+
+
+#: Cyclic trees: each leaf's sums also estimated from the round's root histogram (see ``_combine_leaves``).
+COMBINE_LEAVES = True
+
+
+def _combine_leaves(leaves, root, leaf_bins, noise, scales):
+    """Inverse-variance combination of two independent noisy estimates of the leaves' sums (post-processing).
+
+    Under the cyclic schedule a leaf's rows are exactly those whose bin of the round's
+    feature it holds, so the sum of the root histogram over the leaf's ``b`` bins is a
+    second estimate of the released leaf sums, with ``b`` cells' noise: the weighted
+    mean ``(x/σ_l² + y/(b σ_r²)) / (1/σ_l² + 1/(b σ_r²))`` has the smallest variance of
+    the unbiased combinations. A leaf without bins has no rows: its sums are 0. Returns
+    the combined ``(G, H)`` and the hessian sums' noise std per leaf, ``(n_leaves, 1)``.
+    """
+    b = leaf_bins.sum(axis=1).astype(np.float64)[:, None]  # (n_leaves, 1)
+    out, std_h = [], None
+    for part, leaf, cells, scale in zip(("g", "h"), leaves, root, scales):
+        derived = leaf_bins.astype(np.float64) @ cells[0, 0]  # (n_leaves, K)
+        var_leaf = (noise.std(part, "leaf") * scale) ** 2
+        var_root = b * (noise.std(part, "level") * scale) ** 2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            weight = np.where(b > 0, var_root / (var_leaf + var_root), 0.0)
+            var = np.where(b > 0, var_leaf * var_root / (var_leaf + var_root), 0.0)
+        if not var_leaf > 0:  # no noise (ε = ∞): both are the exact sums
+            weight, var = np.ones_like(b), np.zeros_like(b)
+        out.append(weight * leaf + (1.0 - weight) * derived)
+        std_h = np.sqrt(var)
+    return out[0], out[1], std_h
 
 
 class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
@@ -111,6 +155,7 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         "l2_regularization": [Interval(Real, 0, None, closed="left")],
         "categorical_features": ["array-like", None],
         "bounds": [*BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
+        "bin_strategy": [StrOptions({_AUTO, "uniform", "quantile"})],
         "clip_gradients": [Interval(Real, 0, None, closed="neither"), None],
     }
 
@@ -124,7 +169,29 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         return validate_data(self, X, dtype=[np.float64, np.float32], order="C", reset=False)
 
     def _binned(self, X):
-        return bin_features(X, self.bounds_[0], self.bounds_[1], self.n_bins_, self.is_categorical_)
+        binned = bin_features(X, self.bounds_[0], self.bounds_[1], self.n_bins_, self.is_categorical_)
+        for j, edges in enumerate(self.bin_edges_ or ()):
+            if edges is not None:  # quantile bins: x <= edges[0] in bin 0, edges[b-1] < x <= edges[b] in bin b
+                binned[:, j] = np.searchsorted(edges, X[:, j], side="left")
+        return binned
+
+    def _private_box(self, numeric):
+        """Whether the numeric columns' box is released privately (``bounds`` left out or "private")."""
+        return bool(numeric.any()) and wants_private(self.bounds)
+
+    def _bin_strategy(self, numeric):
+        """``bin_strategy_``: "uniform" or "quantile" (``"auto"``: see ``AUTO_BIN_STRATEGY``)."""
+        if not numeric.any():
+            return "uniform"
+        return AUTO_BIN_STRATEGY if self.bin_strategy == _AUTO else self.bin_strategy
+
+    def _check_y(self, y):
+        """The validated y before any spend (subclasses: the public checks of the labels)."""
+        return y
+
+    def _target_requests(self):
+        """Private releases the target needs (the regressor's ``bounds_y``): PrivateSensitivity requests."""
+        return {}
 
     @_fit_context(prefer_skip_nested_validation=True)
     @Substitution(sample_weight=_shared_docs["sample_weight"])
@@ -151,18 +218,16 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         n, d = X.shape
         is_categorical = _categorical_mask(self.categorical_features, d, getattr(self, "feature_names_in_", None))
-        # "private" bounds: a box of the numeric columns released inside the one event (after the spend).
-        plan, numeric = PrivateSensitivity(self, epsilon, {}), ~is_categorical
-        if is_categorical.all():
-            lower, upper = np.zeros(d), np.full(d, float(self.max_bins))
-        elif is_private(self.bounds):
-            plan = private_box(self, X[:, numeric])[0]
-            lower, upper = np.zeros(d), np.ones(d)  # placeholders: nothing below depends on them
-        else:
-            lower, upper = resolve_bounds(self, self.bounds, X)
-            lower, upper = np.array(lower, dtype=np.float64), np.array(upper, dtype=np.float64)
+        numeric = ~is_categorical
+        y = self._check_y(y)  # public classes / finite targets: may warn, never reads beyond the domain
+        # Left out (None) or "private": the numeric columns' box (and bounds_y) released inside the one event.
+        requests = {"bounds": ("columns", int(numeric.sum()), None)} if self._private_box(numeric) else {}
+        requests.update(self._target_requests())
+        plan = PrivateSensitivity(self, epsilon, requests)
+        lower, upper = np.zeros(d), np.ones(d)  # private: placeholders, nothing below depends on them
+        if numeric.any() and "bounds" not in plan:
+            lower, upper = (np.array(b, dtype=np.float64) for b in resolve_bounds(self, self.bounds, X))
         lower[is_categorical], upper[is_categorical] = 0.0, float(self.max_bins)
-        target = self._encode_y(y)  # public classes / bounds_y: may warn, never reads beyond the domain
         K = self._n_outputs
         depth = self._depth()
         k = _n_features_per_node(self.max_features, d)
@@ -171,22 +236,36 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
             k, cyclic = d, False  # no noise to save: every feature at every node (non-private boosting)
         if 2 ** (depth - 1) * k * int(self.max_bins) * K > MAX_CELLS:
             raise ValueError("max_depth, max_features, max_bins and the classes give too many histogram cells")
-        clip = float(self.clip_gradients) if self.clip_gradients is not None else self._default_clip()
         hess_bound = self._hessian_bound()
         rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
         # "auto" rounds: from a noisy row count (its ε share inside the one event).
         count = self._row_count(plan.fit_epsilon, n, rng, needed=self.max_iter == _AUTO)
+        strategy = self._bin_strategy(numeric)
+        edges = QuantileEdges(
+            count.fit_epsilon, delta, int(numeric.sum()) if strategy == "quantile" else 0, self.max_bins
+        )
         n_levels = 1 if cyclic else depth  # releases of histograms per tree (see the loop below)
-        n_iter = auto_schedule(count.fit_epsilon, delta, count.value, d, n_levels, K)[0]
+        n_iter = auto_schedule(count.fit_epsilon, delta, count.value, d, n_levels, K, edges.fraction)[0]
         n_iter = n_iter if self.max_iter == _AUTO else int(self.max_iter)
         lr = auto_learning_rate(n_iter, d) if self.learning_rate == _AUTO else float(self.learning_rate)
-        noise = self._noise_plan(count.fit_epsilon, delta, n_iter, n_levels, k, K)
-        plan.spend(self, count.compose(noise.event), rng)
-        if plan.requests:
+        noise = self._noise_plan(count.fit_epsilon, delta, n_iter, n_levels, k, K, edges.fraction)
+        fit_event = noise.event if edges.event is None else ComposedEvent((edges.event, noise.event))
+        plan.spend(self, count.compose(fit_event), rng)
+        if "bounds" in plan:
             lower[numeric], upper[numeric] = self._released_box(plan, X[:, numeric])
+        target = self._encode_y(y, plan)  # after the spend: a private bounds_y is released here
+        self.bin_edges_ = None
+        if strategy == "quantile":
+            # Rows of weight 0 contribute nothing (as to the sums); a positive weight counts as one row.
+            rows = X[:, numeric] if sample_weight is None else X[sample_weight > 0][:, numeric]
+            released = self._released_edges(edges, rows, lower[numeric], upper[numeric], rng)
+            self.bin_edges_ = [None] * d
+            for j, e in zip(np.flatnonzero(numeric), released):
+                self.bin_edges_[j] = e
         if noise.exact:
             note_release(noise.event)  # the one (noise-free) release
         self.n_rows_, self.learning_rate_ = count.value, lr
+        clip = float(self.clip_gradients) if self.clip_gradients is not None else self._default_clip()
 
         self.bounds_ = (lower, upper)
         self.is_categorical_ = is_categorical
@@ -194,6 +273,7 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         self.max_depth_ = depth
         self.max_features_ = k
         self.feature_schedule_ = "cyclic" if cyclic else ("all" if k == d else "random")
+        self.bin_strategy_ = strategy
         self.clip_gradients_ = clip
         binned = self._binned(X)
         weight = None if sample_weight is None else sample_weight[:, None]
@@ -263,6 +343,8 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
             n_leaves = 2**depth
             G, H, std_h, _ = sums(one_bin, node, np.zeros((n_leaves, 1), dtype=np.intp), 1, "leaf")
             G, H = G[:, 0, 0], H[:, 0, 0]  # (n_leaves, K)
+            if cyclic and COMBINE_LEAVES:
+                G, H, std_h = _combine_leaves((G, H), root, node_bins, noise, (scale_g, scale_h))
             leaf_sums[t, :, :, 0], leaf_sums[t, :, :, 1] = G, H
             values[t] = lr * _newton(G, H, lam, std_h)
             raw = raw + values[t][node]
@@ -274,9 +356,13 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         return self
 
     # Hooks of the release, one place each (the audits' broken variants override them).
-    def _noise_plan(self, epsilon, delta, n_iter, n_levels, k, n_outputs):
+    def _noise_plan(self, epsilon, delta, n_iter, n_levels, k, n_outputs, fraction=1.0):
         """The noise of every release and the fit's event (see ``_Noise``)."""
-        return _Noise(epsilon, delta, n_iter, n_levels, k, n_outputs)
+        return _Noise(epsilon, delta, n_iter, n_levels, k, n_outputs, fraction)
+
+    def _released_edges(self, edges, X, lower, upper, rng):
+        """The quantile bin edges of the numeric columns X (``QuantileEdges``, after the spend)."""
+        return edges.release(X, lower, upper, rng)
 
     def _released_box(self, plan, X):
         """The private bounds of the numeric columns X: the plan's release (after the spend)."""
@@ -332,9 +418,24 @@ _BOOSTING_DOCS = {
         ``floor(log2(max_leaf_nodes))`` (capped by ``max_depth``).
 
     max_bins : int, default=32
-        Number of bins of every feature (at most 256): equal-width bins of the public
-        ``bounds`` for numeric features; categorical codes are clipped to
-        ``[0, max_bins - 1]``.
+        Number of bins of every feature (at most 256). Numeric features: see
+        ``bin_strategy`` (quantile bins use the largest power of two at most
+        ``max_bins``); categorical codes are clipped to ``[0, max_bins - 1]``.
+
+    bin_strategy : {"auto", "uniform", "quantile"}, default="auto"
+        How numeric features are cut (the names of scikit-learn's ``KBinsDiscretizer``).
+        ``"uniform"``: equal-width bins of the feature's range (``bounds_``).
+        ``"quantile"``: bin edges released privately inside the fit's one event, by
+        recursive medians: the median of the values in the range, then the median of
+        each half, ``floor(log2(max_bins))`` levels, each median an exact
+        exponential-mechanism quantile (as :func:`dpsk.stats.quantile`) inside its
+        sub-range; stored in ``bin_edges_``. A mass at one value (a feature that is
+        mostly 0) then takes one bin and the other values keep the resolution. Rows
+        of ``sample_weight`` 0 are left out of the ranks; any positive weight counts 1.
+        The edges cost 10% of the budget (of ρ with ``delta > 0``, else of ε), taken from
+        the trees. ``"auto"``: ``"quantile"`` (a fixed rule; on a validation split of
+        Adult's training rows it gained 0.007 accuracy at ε = 1 and lost 0.004 at ε =
+        0.1, see the user guide).
 
     max_features : int, float or None, default=None
         Features drawn at random for each node (an int, or a fraction of the features
@@ -355,8 +456,7 @@ _BOOSTING_DOCS = {
         of X's columns). Their values are category codes: rounded down and clipped to
         ``[0, max_bins - 1]``; a node splits them into any two sets of categories.""",
     "privacy": """**Privacy.** (ε, δ)-DP under add/remove-one-row (pure ε-DP with
-    ``delta=0``), for public ``bounds``{public}. Bins come from the public bounds and
-    ``max_bins`` only. Each row's gradient vector is clipped to L2 norm
+    ``delta=0``), for ``bounds``{public}. Each row's gradient vector is clipped to L2 norm
     ``clip_gradients`` and its hessian vector to the loss's bound, both scaled by the
     row's weight (clipped to [0, 1]) and truncated onto a fixed-point grid of ``Q``
     integer steps per bound: the sums released are exact integer sums, so their
@@ -367,17 +467,25 @@ _BOOSTING_DOCS = {
     of the node's ``k`` features (a public schedule, or drawn from ``random_state``;
     never from the data), so the release has L2 sensitivity ``√k Q`` (L1 ``k √K Q``, ``K`` outputs); splits are
     chosen from these noisy sums only. The leaves' sums (sensitivity ``Q``) give the
-    Newton steps. ``max_iter="auto"`` first releases a row count (geometric mechanism,
-    1% of ε) and ``bounds="private"`` a box of the numeric features (its share of ε),
-    both composed into the fit's event. With ``1 + max_iter (L + 1)`` releases (``L``
-    = 1 cyclic, else the depth), each gets an equal share
-    of ρ = zcdp_rho(ε, δ) with discrete Gaussian noise (Canonne, Kamath & Steinke 2020;
-    60% to gradients, 40% to hessians), and ``privacy_spent_`` composes their zCDP
-    costs into one event; with
-    ``delta=0``, of ε with discrete Laplace noise (basic composition). Exact integer
-    noise on integer sums: floating-point safe. Released: the structure and leaf values
-    of every tree, ``leaf_sums_``, ``baseline_`` and predictions, all computed from the
-    noisy sums.
+    Newton steps (cyclic trees: averaged with the root histogram's cells of the leaf's
+    bins, post-processing). ``max_iter="auto"`` first releases a row count (geometric mechanism,
+    1% of ε), ``bounds`` (and the regressor's ``bounds_y``) left out or ``"private"`` a box
+    of the numeric features (and of y) (the share of ε for private bounds),
+    both composed into the fit's event. ``bin_strategy="quantile"`` (the default)
+    releases the numeric features' bin edges first: ``log2(max_bins)`` levels of medians per
+    feature, each median an exponential-mechanism selection (score: the distance of
+    its rank to the target rank, sensitivity 1) inside the sub-range the earlier
+    edges cut; a row lies in one sub-range per level, so a level's selections are a
+    parallel composition, and the levels compose sequentially (``p log2(max_bins)``
+    levels, ``p`` numeric features), each ε_q-DP and ε_q²/8-zCDP (bounded range), with
+    10% of ρ (of ε with ``delta=0``) in all. With ``1 + max_iter (L + 1)`` releases
+    (``L`` = 1 cyclic, else the depth), each gets an equal share of the rest of ρ =
+    zcdp_rho(ε, δ) with discrete Gaussian noise (Canonne, Kamath & Steinke 2020; 60% to
+    gradients, 40% to hessians), and ``privacy_spent_`` composes their zCDP costs into
+    one event; with ``delta=0``, of ε with discrete Laplace noise (basic composition). Exact integer
+    noise on integer sums: floating-point safe. Released: the bin edges, the structure
+    and leaf values of every tree, ``leaf_sums_``, ``baseline_`` and predictions, all
+    computed from the noisy releases.
     Domain: finite X{domain}, finite, non-negative ``sample_weight``. Data outside it
     raise a ``ValueError`` before any noise is drawn, which reveals only that the data
     left the domain (:ref:`declared_domain`).""",
@@ -389,7 +497,9 @@ _BOOSTING_DOCS = {
         Newton step on all rows).
     leaf_sums_ : ndarray of shape (n_rounds, n_leaves, n_outputs, 2)
         Noisy gradient and hessian sums of every leaf (``2**max_depth_``) of every
-        tree (``n_iter_``): the release the leaf values come from.
+        tree (``n_iter_``), the leaf values' inputs: the leaves' release (under the
+        cyclic schedule, averaged with the root histogram's cells of the leaf's bins by
+        inverse variance).
     n_iter_ : int
     learning_rate_ : float
     n_rows_ : float
@@ -401,10 +511,17 @@ _BOOSTING_DOCS = {
     feature_schedule_ : {"cyclic", "random", "all"}
         How the nodes' features were chosen (all from public information).
     n_bins_ : int
+    bin_strategy_ : {"uniform", "quantile"}
+        The strategy used (``"uniform"`` when no feature is numeric).
+    bin_edges_ : list of ndarray or None, or None
+        ``"quantile"``: the released edges of every numeric feature (sorted, distinct;
+        a value ``x <= edges[0]`` is in bin 0, ``edges[b - 1] < x <= edges[b]`` in bin
+        ``b``), None for categorical features. ``"uniform"``: None.
     clip_gradients_ : float
     is_categorical_ : ndarray of shape (n_features,), dtype bool
     bounds_ : tuple of ndarray
-        The bounds used (given, or derived from the data with a warning).
+        The bounds used: given, released privately (left out or ``"private"``), or
+        derived from the data with a warning (``"data"``).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when X has string feature names.""",
@@ -413,7 +530,7 @@ _BOOSTING_DOCS = {
 
 @Substitution(
     epsilon=_shared_docs["epsilon"],
-    bounds=_shared_docs["bounds"],
+    bounds=_shared_docs["bounds_private"],
     classes=_shared_docs["classes"],
     accountant=_shared_docs["accountant"],
     random_state=_shared_docs["random_state"],
@@ -421,13 +538,15 @@ _BOOSTING_DOCS = {
     head=_BOOSTING_DOCS["head"],
     clip=_BOOSTING_DOCS["clip"].format(default="1 (the logistic loss's gradients have norm at most √2)"),
     attributes=_BOOSTING_DOCS["attributes"],
-    privacy=_BOOSTING_DOCS["privacy"].format(public=" and ``classes``", domain=", labels in ``classes``"),
+    privacy=_BOOSTING_DOCS["privacy"].format(
+        public=" (or released privately) and ``classes``", domain=", labels in ``classes``"
+    ),
 )
 class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikelihoodClassifier):
     """Histogram gradient-boosted trees for classification with differential privacy.
 
     The private counterpart of scikit-learn's ``HistGradientBoostingClassifier``: the
-    features are binned once from public bounds, and each boosting round grows one
+    features are binned once (private quantile edges by default), and each boosting round grows one
     tree from noisy gradient and hessian histograms of the logistic (binary) or
     softmax (multiclass) loss. The whole fit costs (ε, δ).
 
@@ -507,6 +626,7 @@ class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikel
         epsilon=1.0,
         delta=1e-6,
         bounds=None,
+        bin_strategy="auto",
         classes=None,
         clip_gradients=None,
         accountant=None,
@@ -514,13 +634,16 @@ class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikel
     ):
         _store_params(self, locals())
 
-    def _encode_y(self, y):
+    def _check_y(self, y):
         classes, y_index = resolve_classes(self, self.classes, y)
         self.classes_, self.n_classes_ = classes, classes.size
         self._n_outputs = 1 if classes.size <= 2 else classes.size
+        return y_index
+
+    def _encode_y(self, y_index, plan):
         if self._n_outputs == 1:
             return (y_index == 1).astype(np.float64)[:, None]
-        return np.eye(classes.size)[y_index]
+        return np.eye(self.classes_.size)[y_index]
 
     def _baseline(self):
         return np.zeros(self._n_outputs)
@@ -571,20 +694,20 @@ class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikel
 
 @Substitution(
     epsilon=_shared_docs["epsilon"],
-    bounds=_shared_docs["bounds"],
+    bounds=_shared_docs["bounds_private"],
     accountant=_shared_docs["accountant"],
     random_state=_shared_docs["random_state"],
     privacy_spent_=_shared_docs["privacy_spent_"],
     head=_BOOSTING_DOCS["head"],
     clip=_BOOSTING_DOCS["clip"].format(default="a quarter of the width of ``bounds_y``"),
     attributes=_BOOSTING_DOCS["attributes"],
-    privacy=_BOOSTING_DOCS["privacy"].format(public=" and ``bounds_y``", domain=" and y"),
+    privacy=_BOOSTING_DOCS["privacy"].format(public=" and ``bounds_y`` (or released privately)", domain=" and y"),
 )
 class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
     """Histogram gradient-boosted trees for regression (squared error) with differential privacy.
 
     The private counterpart of scikit-learn's ``HistGradientBoostingRegressor``: the
-    features are binned once from public bounds, and each boosting round grows one
+    features are binned once (private quantile edges by default), and each boosting round grows one
     tree from noisy histograms of the clipped residuals (and of the row counts, the
     hessians of the squared error). The whole fit costs (ε, δ).
 
@@ -600,10 +723,14 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
 
     {bounds}
 
-    bounds_y : tuple (lower, upper) or None, default=None
+    bounds_y : tuple (lower, upper), "private", "data" or None, default=None
         Public bounds on the target; values outside are clipped. The starting
-        prediction is their middle, and predictions stay inside them. ``None`` derives
-        them from the data with a :class:`~dpsk.exceptions.PrivacyLeakWarning`.
+        prediction is their middle, and predictions stay inside them. ``"private"``
+        (or left out, ``None``): released inside the fit from a noisy logarithmic
+        histogram of y (:func:`dpsk.stats.bounds`), with the share of ε for private
+        bounds (``bounds_epsilon_share``, 10 %), composed into the fit's one event.
+        ``"data"``: the data's range, with a :class:`~dpsk.exceptions.PrivacyLeakWarning`
+        (the guarantee no longer holds).
 
     {clip}
 
@@ -643,7 +770,7 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
 
     _parameter_constraints = {
         **BaseHistGradientBoosting._parameter_constraints,
-        "bounds_y": TARGET_BOUNDS_CONSTRAINT,
+        "bounds_y": [*TARGET_BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
     }
     _y_numeric = True
 
@@ -661,6 +788,7 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         epsilon=1.0,
         delta=1e-6,
         bounds=None,
+        bin_strategy="auto",
         bounds_y=None,
         clip_gradients=None,
         accountant=None,
@@ -670,11 +798,23 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
 
     _n_outputs = 1
 
-    def _encode_y(self, y):
-        y = np.asarray(y, dtype=np.float64)
-        lower, upper = resolve_bounds(self, self.bounds_y, y[:, None], param="bounds_y", attribute="bounds_y_")
+    def _check_y(self, y):
+        return np.asarray(y, dtype=np.float64)
+
+    def _target_requests(self):
+        return {"bounds_y": ("columns", 1, None)} if wants_private(self.bounds_y) else {}
+
+    def _encode_y(self, y, plan):
+        if "bounds_y" in plan:
+            lower, upper = self._released_bounds_y(plan, y[:, None])
+        else:
+            lower, upper = resolve_bounds(self, self.bounds_y, y[:, None], param="bounds_y", attribute="bounds_y_")
         self.bounds_y_ = (float(lower[0]), float(upper[0]))
         return np.clip(y, *self.bounds_y_)[:, None]
+
+    def _released_bounds_y(self, plan, y):
+        """The private bounds of the target (after the spend): the plan's release."""
+        return plan.box("bounds_y", y, None)
 
     def _baseline(self):
         return np.array([self.bounds_y_[0] / 2 + self.bounds_y_[1] / 2])

@@ -105,7 +105,7 @@ def test_cyclic_trees_release_once_per_level_zero():
     """Check the releases per tree: 2 under the cyclic schedule (root histogram, leaves), depth + 1
     with features drawn per node."""
     X, y = _easy(2000)
-    params = dict(max_iter=4, max_depth=3, bounds=(0, 1), classes=[0, 1], random_state=0)
+    params = dict(max_iter=4, max_depth=3, bounds=(0, 1), bin_strategy="uniform", classes=[0, 1], random_state=0)
     cyclic = HistGradientBoostingClassifier(**params).fit(X, y)
     drawn = HistGradientBoostingClassifier(max_features=1, **params).fit(X, y)
     assert len(cyclic._released) == 1 + 4 * 2

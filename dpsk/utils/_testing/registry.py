@@ -551,7 +551,9 @@ ESTIMATOR_AUDITS["OnlineSGDRegressor"] = EstimatorAudit(
 # its claim is tight, where a zCDP claim converted to (ε, δ) is too loose for an audit to
 # see noise for 2ε (the Gaussian path is audited in tests/ensemble/test_gradient_boosting.py,
 # with the broken variants: unclipped gradients, noise-free split gains, ε × 2).
-BOOSTING_AUDIT = dict(max_iter=1, max_depth=1, max_bins=3, epsilon=2.0, delta=0.0, bounds=(-1.0, 1.0))
+BOOSTING_AUDIT = dict(
+    max_iter=1, max_depth=1, max_bins=3, epsilon=2.0, delta=0.0, bounds=(-1.0, 1.0), bin_strategy="uniform"
+)  # the quantile edges: their own audit (tests/ensemble/test_boosting_bins.py)
 
 
 def project_boosting_sums(est):
