@@ -220,7 +220,6 @@ def test_stats_left_out_bounds_of_several_values_per_record_say_what_to_pass():
 @pytest.mark.parametrize(
     "make, param",
     [
-        (lambda acc: MultinomialNB(classes=[0, 1], accountant=acc), "data_norm"),
         (lambda acc: CategoricalNB(classes=[0, 1], accountant=acc), "n_categories"),
     ],
 )
