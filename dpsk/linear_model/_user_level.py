@@ -376,12 +376,15 @@ class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimat
     C X = I exactly after the solve). Released: ``coef_`` and ``intercept_``. The noise is
     floating-point safe (:class:`~dpsk.mechanisms.Laplace`, one vector release).
     With ``bounds_y="private"`` (or left out) the labels' bounds are released first,
-    with ε_b = ε·``bounds_epsilon_share``: a logarithmic histogram of the labels
-    (:func:`dpsk.stats.bounds`) whose exact discrete Laplace noise is calibrated to
-    L1 sensitivity 2·max_l m_l (replacing one user's labels moves at most m_l values
-    out of their bins and m_l into others; the row counts are public). C and the
-    coefficients then use the released bounds and ε − ε_b (adaptive composition), and
-    the fit records one event for both (``bounds_y_`` is released too).
+    with ε_b = ε·``bounds_epsilon_share``: a logarithmic histogram
+    (:func:`dpsk.stats.bounds`) of one label per user, the label of the user's first
+    row (a choice made from the public users and row order alone), whose exact
+    discrete Laplace noise is calibrated to L1 sensitivity 2 (replacing one user's
+    labels moves one value out of its bin and into another). One label per user gives
+    the histogram n_users counts at sensitivity 2; all labels would give n counts at
+    sensitivity 2·max_l m_l, never a better ratio. C and the coefficients then use the
+    released bounds and ε − ε_b (adaptive composition), and the fit records one event
+    for both (``bounds_y_`` is released too).
 
     ``sample_weight`` is not accepted: C is built from the rows themselves (C X = I),
     so a weight would have to enter that construction and its sensitivity analysis,
@@ -478,9 +481,11 @@ class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimat
         else:
             codes, counts = group_index(groups, n)
         labels = np.asarray(y, dtype=np.float64)[:, None]
-        # Left out or "private": the labels' bounds from a noisy histogram, inside the one
-        # event. Replacing one user's m labels moves 2·m histogram counts (m: public).
-        plan, boxes = private_boxes(self, {"bounds_y": (labels, "bounds_y_")}, contribution=2 * int(counts.max()))
+        # Left out or "private": the labels' bounds from a noisy histogram of each user's
+        # first label (chosen by the public users and row order), inside the one event:
+        # replacing one user's labels moves one count out of a bin and one into another.
+        plan, boxes = private_boxes(self, {"bounds_y": (labels, "bounds_y_")}, contribution=2)
+        first_rows = np.unique(codes, return_index=True)[1]
         features = np.asarray(X, dtype=np.float64)
         if self.fit_intercept:
             features = np.column_stack([features, np.ones(n)])
@@ -492,7 +497,7 @@ class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimat
         rng = release_generator(self.random_state, context=self, data=(X, y, groups))
         if "bounds_y" in plan:
             plan.spend(self, cost, rng)
-        lower, upper = plan.box("bounds_y", labels, boxes["bounds_y"])
+        lower, upper = plan.box("bounds_y", labels[first_rows], boxes["bounds_y"])
         lower, upper = float(lower[0]), float(upper[0])
         width = upper - lower
         sigma2 = (width / 2.0) ** 2 if self.noise_variance == "worst_case" else float(self.noise_variance)

@@ -429,7 +429,7 @@ def test_multinomial_nb_private_data_norm_on_the_ladder():
 def test_label_private_regression_bounds_y_private_by_default(monkeypatch):
     """Check (regression: left out, bounds_y came from the data with a leak warning) the
     private labels' box: no warning, most labels inside, coefficients close to those with
-    public bounds; with users, the histogram is calibrated to 2·(most rows of a user)."""
+    public bounds; with users, the histogram counts one label per user at sensitivity 2."""
     X, y = _regression(n=20_000, d=3)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
@@ -442,17 +442,19 @@ def test_label_private_regression_bounds_y_private_by_default(monkeypatch):
         LabelPrivateLinearRegression(bounds_y="data").fit(X, y)
 
     seen = []
-    original = _bounds.BoundsQuery.__init__
+    original = _bounds.BoundsQuery.release
 
-    def spy(self, *args, **kwargs):
-        seen.append(kwargs.get("contribution", 1))
-        original(self, *args, **kwargs)
+    def spy(self, values):
+        seen.append((self.contribution, np.asarray(values).shape))
+        return original(self, values)
 
-    monkeypatch.setattr(_bounds.BoundsQuery, "__init__", spy)
+    monkeypatch.setattr(_bounds.BoundsQuery, "release", spy)
     groups = np.arange(X.shape[0]) % 4_000  # 5 rows per user
     groups[:7] = 0  # one user with 11 rows
-    LabelPrivateLinearRegression(epsilon=1.0, random_state=0).fit(X, y, groups=groups)
-    assert seen and set(seen) == {2 * 11}
+    est = LabelPrivateLinearRegression(epsilon=1.0, random_state=0).fit(X, y, groups=groups)
+    assert seen == [(2, (4_000, 1))]
+    lower, upper = est.bounds_y_
+    assert np.mean((y >= lower) & (y <= upper)) > 0.9
 
 
 def test_bounds_query_contribution_scales_noise_and_thresholds():
