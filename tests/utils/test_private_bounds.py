@@ -280,12 +280,12 @@ AUDITED["StandardScaler"] = (StandardScaler(epsilon=1.0, bounds="private"), ("bo
 
 
 def _l1_norm_neighbours(estimator):
-    """MultinomialNB: 200 rows of L1 norm 1.0 and 22 of 1.9 (one logarithmic bin, [1, 2): its
-    upper edge 2 bounds the quantile's domain); the canary at 1.9 pulls the 0.9-quantile of
-    the norms from 1.0 (ladder value 1) onto 1.9 (ladder value 3)."""
-    X = np.concatenate([np.full(200, 1.0), np.full(22, 1.9)])[:, None]
-    y = np.arange(222) % 2
-    return canary_neighbours(X, y, canary_X=[1.9], canary_y=1)
+    """MultinomialNB: 585 rows of L1 norm 1.0 and 65 of 3.5 (bins [1, 2) and [2, 4), both
+    above the histogram's threshold, so the quantile's domain is [0, 4]); the canary at 3.5
+    pulls the 0.9-quantile of the norms from 1.0 (ladder value 1) onto 3.5 (ladder value 3)."""
+    X = np.concatenate([np.full(585, 1.0), np.full(65, 3.5)])[:, None]
+    y = np.arange(650) % 2
+    return canary_neighbours(X, y, canary_X=[3.5], canary_y=1)
 
 
 def _label_neighbours(estimator):
