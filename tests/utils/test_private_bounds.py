@@ -424,6 +424,9 @@ def test_multinomial_nb_private_data_norm_on_the_ladder():
     assert private > public - 0.02
     with pytest.warns(PrivacyLeakWarning, match="data_norm"):
         MultinomialNB(data_norm="data", classes=[0, 1]).fit(X, y)
+    with warnings.catch_warnings():  # rows whose L1 norm overflows: no value-dependent warning
+        warnings.simplefilter("error")
+        MultinomialNB(classes=[0, 1], random_state=0).fit(np.full((100, 4), 1e308), np.arange(100) % 2)
 
 
 def test_label_private_regression_bounds_y_private_by_default(monkeypatch):
