@@ -31,7 +31,8 @@ others (``--quick``: 3 and 2):
 * **Robust boxes** (same run, before/after): ``dpsk.stats.bounds`` on 6 N(0, 1) columns
   at ε = 0.05 (the share of the worst column inside its box), and GaussianNB on Adult's
   numeric columns z-scored with bounds left out, at ε = 0.1 and 1. "Before" patches the
-  old rule back in (the outermost bins passing the threshold, nothing more).
+  old rule back in (the outermost bins passing the threshold, nothing more); and
+  GaussianNB on all 107 Adult columns at ε = 1, bounds left out (20 seeds).
 * **MultinomialNB** on synthetic documents (50 words, two classes sharing 90 % of their
   word mass, 20000/5000 rows), ε = 0.1: public ``data_norm`` values against "private".
 * **LabelPrivateLinearRegression**, 20000/5000 rows, 3 features, ε = 1, without and with
@@ -256,6 +257,22 @@ def gaussian_nb_z_scored(seeds):
     return _box_rules(make_rows)
 
 
+def gaussian_nb_adult(seeds):
+    """GaussianNB on all 107 Adult columns, bounds left out, ε = 1 (the worst seeds of issue 19)."""
+    train, test = load_adult(), load_adult(subset="test")
+
+    def make_rows(label):
+        return _rows(
+            "GaussianNB, Adult (107 columns), ε = 1",
+            "test accuracy",
+            [(label, lambda s: GaussianNB(epsilon=1.0, classes=[0, 1], random_state=s))],
+            lambda est: est.fit(train.data, train.target).score(test.data, test.target),
+            seeds,
+        )
+
+    return _box_rules(make_rows)
+
+
 def _documents(n, seed=0):
     """Two classes of documents over a 50-word vocabulary, lengths 1 + Poisson(40); the
     classes' word distributions share 90 % of their mass (the same for every split)."""
@@ -333,6 +350,7 @@ def run(quick=False):
         + breast_cancer(few)
         + low_budget_boxes(few)
         + gaussian_nb_z_scored(few)
+        + gaussian_nb_adult(many)
         + multinomial_nb(few)
         + label_private(few)
     )

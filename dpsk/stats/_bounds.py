@@ -37,8 +37,8 @@ Three releases
    *Second chance, growth and sign* (post-processing, :func:`_grown_box`). At a small
    budget per column only the fullest octaves pass τ, or none does (6 N(0, 1) columns
    at ε = 0.05 gave boxes such as (−1, −0.5), holding 14 % of a column). A column with
-   no passing bin first tries the 64 bins of magnitudes [2⁻¹⁶, 2¹⁶), with the threshold
-   of a union bound over those 64 only. The box then grows outwards bin by
+   no passing bin first tries the 65 bins of {0} and the magnitudes [2⁻¹⁶, 2¹⁶), with
+   the threshold of a union bound over those 65 only. The box then grows outwards bin by
    bin (``GROWTH_STEPS`` per side at most) while the next bin passes the threshold of a
    union bound over only the 2·``GROWTH_STEPS`` bins tested, and a box on one side of 0
    becomes [−M, M] when the mirror images of its k bins hold more, in sum, than a sum
@@ -48,11 +48,13 @@ Three releases
    *Thresholds.* Discrete Laplace noise Z of scale b on the integers has
    P(Z >= k) = q^k/(1 + q) <= e^(−k/b) (q = e^(−1/b), k >= 1). An empty bin passes
    the threshold only if its noise reaches τ; over the m bins of a column, by the
-   union bound, P(some empty bin passes) <= m·e^(−τ/b). With τ = b·ln(m/β) this is at
-   most β (``failure_probability``, default 1e-3): with probability >= 1 − β per
-   column, every bin chosen holds data, so the bounds are no wider than the data's
-   binary orders of magnitude (at most twice the largest |value|; 1 − 4β with the
-   second-chance, growth and sign tests below, each also at β). For the pooled
+   union bound, P(some empty bin passes) <= m·e^(−τ/b). With τ = b·ln(m·d/β) this is at
+   most β/d per column, β over the d columns (``failure_probability``, default 1e-3;
+   β per release, not per column: at β per column, one of Adult's 107 columns took a
+   bin at −2²⁵⁶ in one seed of 20): with probability >= 1 − β, every bin chosen holds
+   data, so the bounds are no wider than the data's binary orders of magnitude (at most
+   twice the largest |value|; 1 − 4β with the second-chance, growth and sign tests
+   below, each also at β/d per column). For the pooled
    histogram the noise of an empty bin is a sum S of d independent such Z, and τ_d is
    the smallest value with m·P(S >= τ_d) <= β by Chernoff's bound
    P(S >= τ) <= min_λ E[e^(λZ)]^d e^(−λτ), E[e^(λZ)] = (1 − q)²/((1 − q e^λ)(1 − q e^(−λ)))
@@ -280,7 +282,10 @@ class BoundsQuery:
                 self.event = compose([self.mechanism.privacy_event((self.n_columns, LOG_BINS_PER_COLUMN))])
                 # The thresholds see the noise's scale n_columns·contribution/ε.
                 unit_epsilon = epsilon / self.contribution
-                self.threshold = histogram_threshold(self.n_columns, unit_epsilon, self.failure_probability)
+                # β per fit, not per column: β/d for each column's tests (a false bin at
+                # ±2**256 in one of Adult's 107 columns cost GaussianNB 0.04 accuracy).
+                self.column_failure = self.failure_probability / self.n_columns
+                self.threshold = histogram_threshold(self.n_columns, unit_epsilon, self.column_failure)
                 self.pooled_threshold = pooled_threshold(self.n_columns, unit_epsilon, self.failure_probability)
             else:
                 self.method = "quantile"
@@ -349,15 +354,19 @@ class BoundsQuery:
         pooled_box = _grown_box(pooled, self.pooled_threshold, d, scale, self.failure_probability)
         lower, upper = np.empty(d), np.empty(d)
         for j in range(d):
-            box = _grown_box(noisy[j], self.threshold, 1, scale, self.failure_probability)
+            box = _grown_box(noisy[j], self.threshold, 1, scale, self.column_failure)
             lower[j], upper[j] = box or pooled_box or FALLBACK_BOUNDS
         return lower, upper
 
 
 #: Bins a box may grow by on each side after its first passing bins (see _grown_box).
 GROWTH_STEPS = 8
-#: The bins of the magnitudes [2**-16, 2**16), both signs: the second chance of _grown_box.
-_WINDOW = np.concatenate([_N_EXP - 1 - (np.arange(16, -16, -1) - _E_MIN), _N_EXP + 1 + (np.arange(-15, 17) - _E_MIN)])
+#: The bins of the magnitudes [2**-16, 2**16), both signs, and {0} (in bin order): the
+#: second chance of _grown_box. Without {0}, a one-hot column whose ones passed only here
+#: got the box (1, 2), its zeros clipped to 1.
+_WINDOW = np.concatenate(
+    [_N_EXP - 1 - (np.arange(16, -16, -1) - _E_MIN), [_N_EXP], _N_EXP + 1 + (np.arange(-15, 17) - _E_MIN)]
+)
 
 
 def _grown_box(noisy, threshold, terms, scale, failure_probability):
@@ -368,8 +377,8 @@ def _grown_box(noisy, threshold, terms, scale, failure_probability):
     is taken for data at β each; utility only):
 
     1. the outermost bins passing ``threshold`` (union bound over all m bins); if none
-       does, those among the 64 bins of magnitudes [2⁻¹⁶, 2¹⁶) (``_WINDOW``) passing the
-       threshold of a union bound over these 64 only (about 27 % lower);
+       does, those among the 65 bins of {0} and the magnitudes [2⁻¹⁶, 2¹⁶) (``_WINDOW``)
+       passing the threshold of a union bound over these 65 only (lower);
     2. growth: the box takes the next bin outwards on each side, up to
        ``GROWTH_STEPS`` times, while its count passes a lower threshold (a union bound
        over the 2·``GROWTH_STEPS`` bins tested, not m): at low signal-to-noise only the
@@ -449,8 +458,8 @@ def bounds(
         estimators: on ``make_regression`` 0.9 gave LinearRegression a higher R² than
         0.95 or 0.99, see doc/user_guide/bounds.rst).
     failure_probability : float, default=1e-3
-        β: columns without a domain; the probability that some empty bin of a column
-        passes the threshold (the bound is then too wide). Utility only.
+        β: columns without a domain; the probability that some empty bin of some column
+        passes the threshold (β/d per column; the bound is then too wide). Utility only.
     accountant : BudgetAccountant or None, default=None
         Checked before any value is read and charged before the release (one event).
         ``None`` uses the accountant made active by ``with accountant:``, if any.
@@ -473,12 +482,12 @@ def bounds(
     event. ``"columns"`` without a domain: one histogram of 4197 logarithmic bins per
     column with discrete Laplace noise of scale d/ε (one row changes one bin of each
     column: L1 sensitivity d); the bounds are the outer edges of the outermost bins
-    whose noisy count reaches τ = (d/ε)·ln(4197/β), grown by neighbouring bins and
+    whose noisy count reaches τ = (d/ε)·ln(4197·d/β), grown by neighbouring bins and
     mirrored across 0 where the counts say so (else the pooled histogram's), which is
     post-processing. ``"row_norm"``: one exponential-mechanism selection (sensitivity 1:
     a row has one norm). Released: the bounds only. The error of a bound is not
-    bounded by the privacy analysis; with probability >= 1 − 4β per column (four
-    threshold tests) the histogram's bounds are at most twice the largest |value|.
+    bounded by the privacy analysis; with probability >= 1 − 4β (four threshold tests
+    at β/d per column) the histogram's bounds are at most twice the largest |value|.
     Domain: finite values; others raise a ``ValueError`` before anything is spent,
     which reveals only that the data left the domain (:ref:`declared_domain`).
 

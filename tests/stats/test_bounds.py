@@ -227,3 +227,17 @@ def test_one_signed_data_are_not_mirrored():
         assert np.all(lower >= 0) and np.all(upper <= 1)
         lower, upper = stats.bounds(-X, epsilon=0.1, random_state=seed)
         assert np.all(upper <= 0) and np.all(lower >= -1)
+
+
+def test_second_chance_keeps_the_zeros():
+    """Check (regression) a one-hot column whose ones pass only the second chance's lower
+    threshold: its box holds 0 (its zeros), not (1, 2) (zeros clipped to 1, the column
+    constant: GaussianNB on Adult's 107 columns lost 0.05 of median accuracy)."""
+    scale, beta = 100.0, 1e-3
+    main = _bounds.histogram_threshold(1, 1.0 / scale, beta)
+    window = _bounds.sum_threshold(1, scale, _bounds._WINDOW.size, beta)
+    noisy = np.zeros(LOG_BINS_PER_COLUMN)
+    noisy[_bounds._N_EXP] = (main + window) / 2  # zeros
+    noisy[_log_bin_index(np.array([1.0]))[0]] = (main + window) / 2  # ones
+    assert window < main
+    assert _bounds._grown_box(noisy, main, 1, scale, beta) == (0.0, 2.0)

@@ -465,6 +465,6 @@ def test_bounds_query_contribution_scales_noise_and_thresholds():
     thresholds those of ε / contribution; refused where it is not implemented."""
     query = _bounds.BoundsQuery("columns", 3, epsilon=0.5, contribution=4, rng=None)
     assert query.mechanism.sensitivity == 12
-    assert query.threshold == pytest.approx(_bounds.histogram_threshold(3, 0.125, 1e-3))
+    assert query.threshold == pytest.approx(_bounds.histogram_threshold(3, 0.125, 1e-3 / 3))
     with pytest.raises(ValueError, match="contribution"):
         _bounds.BoundsQuery("row_norm", 1, epsilon=0.5, contribution=2, rng=None)
