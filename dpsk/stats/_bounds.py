@@ -487,7 +487,7 @@ def bounds(
     post-processing. ``"row_norm"``: one exponential-mechanism selection (sensitivity 1:
     a row has one norm). Released: the bounds only. The error of a bound is not
     bounded by the privacy analysis; with probability >= 1 − 4β (four threshold tests
-    at β/d per column) the histogram's bounds are at most twice the largest |value|.
+    at β/d per column) the histogram's bounds are at most twice the largest magnitude.
     Domain: finite values; others raise a ``ValueError`` before anything is spent,
     which reveals only that the data left the domain (:ref:`declared_domain`).
 
