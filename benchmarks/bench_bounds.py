@@ -28,6 +28,16 @@ others (``--quick``: 3 and 2):
   ``bench_accuracy.py`` (published ranges, centred by 0.5, ``data_norm = √30/2``,
   ``bounds = (-0.5, 0.5)``). Target ≥ 0.90 (not met: no change in this session).
 
+* **Robust boxes** (same run, before/after): ``dpsk.stats.bounds`` on 6 N(0, 1) columns
+  at ε = 0.05 (the share of the worst column inside its box), and GaussianNB on Adult's
+  numeric columns z-scored with bounds left out, at ε = 0.1 and 1. "Before" patches the
+  old rule back in (the outermost bins passing the threshold, nothing more); and
+  GaussianNB on all 107 Adult columns at ε = 1, bounds left out (20 seeds).
+* **MultinomialNB** on synthetic documents (50 words, two classes sharing 90 % of their
+  word mass, 20000/5000 rows), ε = 0.1: public ``data_norm`` values against "private".
+* **LabelPrivateLinearRegression**, 20000/5000 rows, 3 features, ε = 1, without and with
+  2000 users: public ``bounds_y``, ``"data"`` (the old default, leaks), ``"private"``.
+
 Private bounds take ``bounds_epsilon_share`` = 10 % of each fit's ε (dpsk's default):
 the rows marked "private" spend exactly the same total ε as the others.
 
@@ -175,10 +185,175 @@ def breast_cancer(seeds):
     )
 
 
+def _old_boxes():
+    """The log-histogram boxes before the growth and mirror steps (for the "before" rows,
+    measured in the same run): the outermost bins passing the threshold, nothing more."""
+    from dpsk.stats import _bounds
+
+    def outermost(noisy, threshold, *_):
+        return _bounds._passing_edges(np.flatnonzero(noisy >= threshold))
+
+    return _bounds, outermost
+
+
+def _box_rules(make_rows):
+    """``make_rows(label)`` with the old box rule ("before"), then with the current one ("after")."""
+    module, outermost = _old_boxes()
+    current = module._grown_box
+    module._grown_box = outermost
+    try:
+        rows = make_rows("before: outermost passing bins")
+    finally:
+        module._grown_box = current
+    return rows + make_rows("after: second chance, grown, mirrored (default)")
+
+
+def low_budget_boxes(seeds):
+    """stats.bounds on 6 N(0, 1) columns at ε = 0.05: the smallest share of a column inside its box."""
+    from dpsk import stats
+
+    def make_rows(label):
+        rows = []
+        for n in (3_000, 3_500, 4_000, 20_000):
+            X = np.random.default_rng(n).normal(size=(n, 6))
+            values = []
+            for s in seeds:
+                lower, upper = stats.bounds(X, epsilon=0.05, random_state=s)
+                values.append(float(np.mean((X >= lower) & (X <= upper), axis=0).min()))
+            rows.append(
+                {
+                    "task": f"stats.bounds, 6 N(0, 1) columns, n = {n}, ε = 0.05",
+                    "bounds": label,
+                    "seeds": len(seeds),
+                    "result": "share of the worst column inside its box: " + _describe(values),
+                }
+            )
+        return rows
+
+    return _box_rules(make_rows)
+
+
+def gaussian_nb_z_scored(seeds):
+    """GaussianNB on Adult's 5 numeric columns, z-scored (public schema-free scaling by
+    scikit-learn, for the test only), bounds left out, at ε = 0.1 and 1."""
+    from sklearn.preprocessing import StandardScaler as SkStandardScaler
+
+    train, test = load_adult(), load_adult(subset="test")
+    scaler = SkStandardScaler().fit(train.data[:, NUMERIC])
+    X_train, X_test = scaler.transform(train.data[:, NUMERIC]), scaler.transform(test.data[:, NUMERIC])
+
+    def make_rows(label):
+        rows = []
+        for epsilon in (0.1, 1.0):
+            rows += _rows(
+                f"GaussianNB, Adult numeric z-scored, ε = {epsilon}",
+                "test accuracy",
+                [(label, lambda s, e=epsilon: GaussianNB(epsilon=e, classes=[0, 1], random_state=s))],
+                lambda est: est.fit(X_train, train.target).score(X_test, test.target),
+                seeds,
+            )
+        return rows
+
+    return _box_rules(make_rows)
+
+
+def gaussian_nb_adult(seeds):
+    """GaussianNB on all 107 Adult columns, bounds left out, ε = 1 (the worst seeds of issue 19)."""
+    train, test = load_adult(), load_adult(subset="test")
+
+    def make_rows(label):
+        return _rows(
+            "GaussianNB, Adult (107 columns), ε = 1",
+            "test accuracy",
+            [(label, lambda s: GaussianNB(epsilon=1.0, classes=[0, 1], random_state=s))],
+            lambda est: est.fit(train.data, train.target).score(test.data, test.target),
+            seeds,
+        )
+
+    return _box_rules(make_rows)
+
+
+def _documents(n, seed=0):
+    """Two classes of documents over a 50-word vocabulary, lengths 1 + Poisson(40); the
+    classes' word distributions share 90 % of their mass (the same for every split)."""
+    base = np.random.default_rng(12345).dirichlet(np.full(50, 0.5), size=3)
+    topics = np.stack([0.9 * base[0] + 0.1 * base[1], 0.9 * base[0] + 0.1 * base[2]])
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    lengths = 1 + rng.poisson(40, size=n)
+    X = np.stack([rng.multinomial(length, topics[label]) for length, label in zip(lengths, y)]).astype(float)
+    return X, y
+
+
+def multinomial_nb(seeds):
+    """MultinomialNB on synthetic documents at ε = 0.1: public data_norm (before, the only
+    private option) against "private" (the new default)."""
+    from dpsk.naive_bayes import MultinomialNB
+
+    X_train, y_train = _documents(20_000, seed=0)
+    X_test, y_test = _documents(5_000, seed=1)
+    q90 = float(np.quantile(X_train.sum(axis=1), 0.9))
+    configs = [
+        (f"data_norm={q90:g} (the rows' 0.9-quantile, oracle)", q90),
+        ("data_norm=31 (the best of the ladder here, oracle)", 31.0),
+        ("data_norm=200 (a generous public guess, before)", 200.0),
+        ("data_norm='private' (after, default)", "private"),
+        ("data_norm='data' (data-derived, leaks)", "data"),
+    ]
+    return _rows(
+        "MultinomialNB, documents, ε = 0.1",
+        "test accuracy",
+        [
+            (label, lambda s, r=r: MultinomialNB(epsilon=0.1, data_norm=r, classes=[0, 1], random_state=s))
+            for label, r in configs
+        ],
+        lambda est: est.fit(X_train, y_train).score(X_test, y_test),
+        seeds,
+    )
+
+
+def label_private(seeds):
+    """LabelPrivateLinearRegression, 20000 rows, 2000 users, ε = 1: bounds_y."""
+    from dpsk.linear_model import LabelPrivateLinearRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(25_000, 3))
+    y = X @ [1.0, -2.0, 0.5] + rng.normal(size=25_000)
+    users = rng.integers(0, 2_000, 25_000)
+    configs = [
+        ("bounds_y=(-10, 10) (public)", (-10.0, 10.0)),
+        ("bounds_y='data' (the old default, leaks)", "data"),
+        ("bounds_y='private' (after, default)", "private"),
+    ]
+    rows = []
+    for task, groups in (("no users", None), ("2000 users", users[:20_000])):
+        rows += _rows(
+            f"LabelPrivateLinearRegression, {task}, ε = 1",
+            "test R²",
+            [
+                (label, lambda s, b=b: LabelPrivateLinearRegression(epsilon=1.0, bounds_y=b, random_state=s))
+                for label, b in configs
+            ],
+            lambda est, g=groups: r2_score(y[20_000:], est.fit(X[:20_000], y[:20_000], groups=g).predict(X[20_000:])),
+            seeds,
+        )
+    return rows
+
+
 def run(quick=False):
     """The before/after table (``quick``: 3 and 2 seeds instead of 20 and 10)."""
     many, few = list(range(3 if quick else 20)), list(range(2 if quick else 10))
-    return linear_regression(many) + adult(few) + pca_adult(few) + breast_cancer(few)
+    return (
+        linear_regression(many)
+        + adult(few)
+        + pca_adult(few)
+        + breast_cancer(few)
+        + low_budget_boxes(few)
+        + gaussian_nb_z_scored(few)
+        + gaussian_nb_adult(many)
+        + multinomial_nb(few)
+        + label_private(few)
+    )
 
 
 if __name__ == "__main__":

@@ -55,6 +55,7 @@ from dpsk.linear_model._solver import _minimize, _Objective, check_certifiable
 from dpsk.mechanisms import Gaussian, Laplace
 from dpsk.stats._contribution import ContributionPlan, group_index
 from dpsk.utils._docstring import Substitution, _shared_docs
+from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, private_boxes
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
 from dpsk.utils._sparse import ACCEPT_SPARSE
 from dpsk.utils.validation import (
@@ -62,7 +63,6 @@ from dpsk.utils.validation import (
     _combine_weights,
     is_non_private,
     release_generator,
-    resolve_bounds,
     resolve_classes,
 )
 
@@ -307,10 +307,13 @@ class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimat
     Parameters
     ----------
     {epsilon}
-    bounds_y : tuple (lower, upper) or None, default=None
+    bounds_y : tuple (lower, upper), "private", "data" or None, default=None
         Public bounds on the labels; labels outside are clipped. The noise scales with
-        their width B. ``None`` derives them from the data with a
-        :class:`~dpsk.exceptions.PrivacyLeakWarning` (stored in ``bounds_y_``).
+        their width B. ``"private"`` or left out (None): estimated from the labels inside
+        the fit with a share of ε (``bounds_epsilon_share``, 10 %; see **Privacy**).
+        ``"data"`` derives them from the data with a
+        :class:`~dpsk.exceptions.PrivacyLeakWarning`, which breaks the guarantee. The
+        bounds used are stored in ``bounds_y_``.
     noise_variance : "worst_case" or float, default="worst_case"
         The variance σ² of the labels around the regression line, which balances the two
         terms of the total variance (privacy is not affected: it only shapes C).
@@ -372,6 +375,16 @@ class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimat
     computed from public inputs only, and the noise from the final C (corrected to
     C X = I exactly after the solve). Released: ``coef_`` and ``intercept_``. The noise is
     floating-point safe (:class:`~dpsk.mechanisms.Laplace`, one vector release).
+    With ``bounds_y="private"`` (or left out) the labels' bounds are released first,
+    with ε_b = ε·``bounds_epsilon_share``: a logarithmic histogram
+    (:func:`dpsk.stats.bounds`) of one label per user, the label of the user's first
+    row (a choice made from the public users and row order alone), whose exact
+    discrete Laplace noise is calibrated to L1 sensitivity 2 (replacing one user's
+    labels moves one value out of its bin and into another). One label per user gives
+    the histogram n_users counts at sensitivity 2; all labels would give n counts at
+    sensitivity 2·max_l m_l, never a better ratio. C and the coefficients then use the
+    released bounds and ε − ε_b (adaptive composition), and the fit records one event
+    for both (``bounds_y_`` is released too).
 
     ``sample_weight`` is not accepted: C is built from the rows themselves (C X = I),
     so a weight would have to enter that construction and its sensitivity analysis,
@@ -406,7 +419,7 @@ class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimat
         "epsilon": DP_PARAMETER_CONSTRAINTS["epsilon"],
         "accountant": DP_PARAMETER_CONSTRAINTS["accountant"],
         "random_state": DP_PARAMETER_CONSTRAINTS["random_state"],
-        "bounds_y": TARGET_BOUNDS_CONSTRAINT,
+        "bounds_y": [*TARGET_BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
         "noise_variance": [StrOptions({"worst_case"}), Interval(Real, 0, None, closed="neither")],
         "method": [StrOptions({"optimal", "limit", "ols"})],
         "threshold": [Interval(Integral, 1, None, closed="left"), None],
@@ -467,21 +480,27 @@ class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimat
             codes, counts = np.arange(n, dtype=np.intp), np.ones(n, dtype=np.int64)
         else:
             codes, counts = group_index(groups, n)
-        lower, upper = resolve_bounds(
-            self, self.bounds_y, np.asarray(y, dtype=np.float64)[:, None], param="bounds_y", attribute="bounds_y_"
-        )
-        lower, upper = float(lower[0]), float(upper[0])
-        width = upper - lower
+        labels = np.asarray(y, dtype=np.float64)[:, None]
+        # Left out or "private": the labels' bounds from a noisy histogram of each user's
+        # first label (chosen by the public users and row order), inside the one event:
+        # replacing one user's labels moves one count out of a bin and one into another.
+        plan, boxes = private_boxes(self, {"bounds_y": (labels, "bounds_y_")}, contribution=2)
+        first_rows = np.unique(codes, return_index=True)[1]
         features = np.asarray(X, dtype=np.float64)
         if self.fit_intercept:
             features = np.column_stack([features, np.ones(n)])
         p = features.shape[1]
         design, back = _full_rank(features)
-        epsilon = float(self.epsilon)
+        epsilon = float(plan.fit_epsilon)
         mechanism = Laplace(epsilon=epsilon, sensitivity=1.0)
-        cost = mechanism.privacy_event((p,))
-        sigma2 = (width / 2.0) ** 2 if self.noise_variance == "worst_case" else float(self.noise_variance)
+        cost = mechanism.privacy_event((p,))  # normalised: the same whatever the bounds
         rng = release_generator(self.random_state, context=self, data=(X, y, groups))
+        if "bounds_y" in plan:
+            plan.spend(self, cost, rng)
+        lower, upper = plan.box("bounds_y", labels[first_rows], boxes["bounds_y"])
+        lower, upper = float(lower[0]), float(upper[0])
+        width = upper - lower
+        sigma2 = (width / 2.0) ** 2 if self.noise_variance == "worst_case" else float(self.noise_variance)
         # C depends on public inputs only (X, users, bounds, ε, σ²); randomness for the
         # sample-limiting subsample is not privacy noise but comes from the same generator.
         threshold, n_iter = None, 1
@@ -509,8 +528,9 @@ class LabelPrivateLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimat
         C = back(C)
         masses = user_masses(C, codes, counts.size)
         sensitivity = width * float(masses.max()) * (1.0 + 2.0**-40)  # computed in floats: round up
-        labels = np.clip(np.asarray(y, dtype=np.float64), lower, upper)
-        self._spend_privacy_budget(cost)
+        labels = np.clip(labels[:, 0], lower, upper)
+        if "bounds_y" not in plan:
+            self._spend_privacy_budget(cost)
         beta = C @ labels
         if sensitivity > 0:
             beta = Laplace(epsilon=epsilon, sensitivity=1.0, random_state=rng).randomise(beta / sensitivity)

@@ -34,13 +34,27 @@ Three releases
    whose only passing bin is {0} is treated as one without (the bounds are never a
    single point). Released bounds are capped at ±2²⁵⁶ (``MAX_BOUND``).
 
+   *Second chance, growth and sign* (post-processing, :func:`_grown_box`). At a small
+   budget per column only the fullest octaves pass τ, or none does (6 N(0, 1) columns
+   at ε = 0.05 gave boxes such as (−1, −0.5), holding 14 % of a column). A column with
+   no passing bin first tries the 65 bins of {0} and the magnitudes [2⁻¹⁶, 2¹⁶), with
+   the threshold of a union bound over those 65 only. The box then grows outwards bin by
+   bin (``GROWTH_STEPS`` per side at most) while the next bin passes the threshold of a
+   union bound over only the 2·``GROWTH_STEPS`` bins tested, and a box on one side of 0
+   becomes [−M, M] when the mirror images of its k bins hold more, in sum, than a sum
+   of k noises (k·d for the pooled histogram) reaches with probability β (Chernoff, as
+   below). Both are decided on the noisy counts only.
+
    *Thresholds.* Discrete Laplace noise Z of scale b on the integers has
    P(Z >= k) = q^k/(1 + q) <= e^(−k/b) (q = e^(−1/b), k >= 1). An empty bin passes
    the threshold only if its noise reaches τ; over the m bins of a column, by the
-   union bound, P(some empty bin passes) <= m·e^(−τ/b). With τ = b·ln(m/β) this is at
-   most β (``failure_probability``, default 1e-3): with probability >= 1 − β per
-   column, every bin chosen holds data, so the bounds are no wider than the data's
-   binary orders of magnitude (at most twice the largest |value|). For the pooled
+   union bound, P(some empty bin passes) <= m·e^(−τ/b). With τ = b·ln(m·d/β) this is at
+   most β/d per column, β over the d columns (``failure_probability``, default 1e-3;
+   β per release, not per column: at β per column, one of Adult's 107 columns took a
+   bin at −2²⁵⁶ in one seed of 20): with probability >= 1 − β, every bin chosen holds
+   data, so the bounds are no wider than the data's binary orders of magnitude (at most
+   twice the largest |value|; 1 − 4β with the second-chance, growth and sign tests
+   below, each also at β/d per column). For the pooled
    histogram the noise of an empty bin is a sum S of d independent such Z, and τ_d is
    the smallest value with m·P(S >= τ_d) <= β by Chernoff's bound
    P(S >= τ) <= min_λ E[e^(λZ)]^d e^(−λτ), E[e^(λZ)] = (1 − q)²/((1 − q e^λ)(1 − q e^(−λ)))
@@ -63,6 +77,7 @@ Each release's cost is known from the parameters and the shape (public), before 
 value is read.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -148,17 +163,24 @@ def pooled_threshold(n_columns, epsilon, failure_probability):
     of scale b = d/ε (the pooled histogram's noise on an empty bin), by Chernoff's bound
     P(S >= τ) <= min over λ of exp(d·log E[e^(λZ)] − λτ)."""
     d = int(n_columns)
-    scale = d / epsilon
     if d == 1:
         return histogram_threshold(1, epsilon, failure_probability)
+    return sum_threshold(d, d / epsilon, LOG_BINS_PER_COLUMN, failure_probability)
+
+
+@functools.lru_cache(maxsize=256)
+def sum_threshold(terms, scale, tests, failure_probability):
+    """The smallest τ (to a relative 2⁻⁶⁰ of the bracket) with tests·P(S >= τ) <= β, for S
+    the sum of ``terms`` independent discrete Laplace noises of ``scale`` (Chernoff's bound
+    P(S >= τ) <= min over λ in (0, 1/b) of exp(terms·log E[e^(λZ)] − λτ))."""
     q = math.exp(-1.0 / scale)
-    target = math.log(failure_probability / LOG_BINS_PER_COLUMN)
+    target = math.log(failure_probability / tests)
     lams = [(k / 400.0) / scale for k in range(1, 400)]
 
     def log_tail(tau):
-        return min(d * _log_mgf(lam, q) - lam * tau for lam in lams)
+        return min(terms * _log_mgf(lam, q) - lam * tau for lam in lams)
 
-    low, high = 0.0, histogram_threshold(d, epsilon, failure_probability) * d
+    low, high = 0.0, scale * math.log(tests / failure_probability) * terms
     for _ in range(60):  # bisection: log_tail decreases in τ
         middle = (low + high) / 2.0
         low, high = (low, middle) if log_tail(middle) <= target else (middle, high)
@@ -218,6 +240,11 @@ class BoundsQuery:
     failure_probability : float
         β of the histogram threshold (columns without a domain).
     rng : numpy.random.Generator
+    contribution : int, default=1
+        ``"columns"`` without a domain: how many values of each column one privacy unit
+        can change in L1 (1 for add/remove one row; 2·m for replacing the m labels of one
+        user, as :class:`~dpsk.linear_model.LabelPrivateLinearRegression`'s relation does).
+        The histograms' sensitivity and thresholds scale with it.
 
     Attributes
     ----------
@@ -227,9 +254,14 @@ class BoundsQuery:
         ``"quantile"``, ``"log-histogram"`` or ``"log-histogram, quantile"``.
     """
 
-    def __init__(self, which, n_columns, *, epsilon, domain=None, quantiles=None, failure_probability=1e-3, rng):
+    def __init__(
+        self, which, n_columns, *, epsilon, domain=None, quantiles=None, failure_probability=1e-3, rng, contribution=1
+    ):
         if which not in ("columns", "row_norm"):
             raise ValueError(f'which must be "columns" or "row_norm", got {which!r}')
+        self.contribution = int(contribution)
+        if self.contribution < 1 or (self.contribution > 1 and (which != "columns" or domain is not None)):
+            raise ValueError("contribution > 1 is supported by the columns' histograms without a domain only")
         if not 0.0 < failure_probability < 1.0:
             raise ValueError(f"failure_probability must lie in (0, 1), got {failure_probability!r}")
         self.which = which
@@ -245,10 +277,16 @@ class BoundsQuery:
                 raise ValueError("quantiles must be a pair (q_lo, q_hi) with q_lo <= q_hi")
             if domain is None:
                 self.method = "log-histogram"
-                self.mechanism = DiscreteLaplace(epsilon=epsilon, sensitivity=self.n_columns, random_state=rng)
+                sensitivity = self.n_columns * self.contribution
+                self.mechanism = DiscreteLaplace(epsilon=epsilon, sensitivity=sensitivity, random_state=rng)
                 self.event = compose([self.mechanism.privacy_event((self.n_columns, LOG_BINS_PER_COLUMN))])
-                self.threshold = histogram_threshold(self.n_columns, epsilon, self.failure_probability)
-                self.pooled_threshold = pooled_threshold(self.n_columns, epsilon, self.failure_probability)
+                # The thresholds see the noise's scale n_columns·contribution/ε.
+                unit_epsilon = epsilon / self.contribution
+                # β per fit, not per column: β/d for each column's tests (a false bin at
+                # ±2**256 in one of Adult's 107 columns cost GaussianNB 0.04 accuracy).
+                self.column_failure = self.failure_probability / self.n_columns
+                self.threshold = histogram_threshold(self.n_columns, unit_epsilon, self.column_failure)
+                self.pooled_threshold = pooled_threshold(self.n_columns, unit_epsilon, self.failure_probability)
             else:
                 self.method = "quantile"
                 self.query = QuantileQuery(self.q, epsilon=epsilon, n_outputs=self.n_columns, bins=None, rng=rng)
@@ -311,13 +349,72 @@ class BoundsQuery:
         counts = _log_histograms(X)
         noisy = self.mechanism.randomise(counts)
         # Everything below is post-processing of the noisy histograms.
+        scale = self.n_columns * self.contribution / self.epsilon
         pooled = noisy.sum(axis=0)
-        pooled_passing = np.flatnonzero(pooled >= self.pooled_threshold)
-        pooled_bounds = _passing_edges(pooled_passing) or FALLBACK_BOUNDS
+        pooled_box = _grown_box(pooled, self.pooled_threshold, d, scale, self.failure_probability)
         lower, upper = np.empty(d), np.empty(d)
         for j in range(d):
-            lower[j], upper[j] = _passing_edges(np.flatnonzero(noisy[j] >= self.threshold)) or pooled_bounds
+            box = _grown_box(noisy[j], self.threshold, 1, scale, self.column_failure)
+            lower[j], upper[j] = box or pooled_box or FALLBACK_BOUNDS
         return lower, upper
+
+
+#: Bins a box may grow by on each side after its first passing bins (see _grown_box).
+GROWTH_STEPS = 8
+#: The bins of the magnitudes [2**-16, 2**16), both signs, and {0} (in bin order): the
+#: second chance of _grown_box. Without {0}, a one-hot column whose ones passed only here
+#: got the box (1, 2), its zeros clipped to 1.
+_WINDOW = np.concatenate(
+    [_N_EXP - 1 - (np.arange(16, -16, -1) - _E_MIN), [_N_EXP], _N_EXP + 1 + (np.arange(-15, 17) - _E_MIN)]
+)
+
+
+def _grown_box(noisy, threshold, terms, scale, failure_probability):
+    """The bounds from one noisy logarithmic histogram (``terms`` noises of ``scale`` per
+    bin: 1 for a column, d for the pooled one): None if no bin but {0} passes ``threshold``.
+
+    Post-processing in three steps (the thresholds bound the chance that an *empty* bin
+    is taken for data at β each; utility only):
+
+    1. the outermost bins passing ``threshold`` (union bound over all m bins); if none
+       does, those among the 65 bins of {0} and the magnitudes [2⁻¹⁶, 2¹⁶) (``_WINDOW``)
+       passing the threshold of a union bound over these 65 only (lower);
+    2. growth: the box takes the next bin outwards on each side, up to
+       ``GROWTH_STEPS`` times, while its count passes a lower threshold (a union bound
+       over the 2·``GROWTH_STEPS`` bins tested, not m): at low signal-to-noise only the
+       fullest octaves pass step 1, and their neighbours hold data too;
+    3. sign: a box on one side of 0 is mirrored to the other side (and so spans 0) when
+       the mirror images of its bins hold, together, more than a sum of as many noises
+       reaches (one test): data symmetric around 0 otherwise gave e.g. (0.5, 1) for N(0, 1).
+    """
+    passing = np.flatnonzero(noisy >= threshold)
+    if _passing_edges(passing) is None:  # second chance: everyday magnitudes only
+        window = sum_threshold(terms, scale, _WINDOW.size, failure_probability)
+        passing = _WINDOW[noisy[_WINDOW] >= window]
+        if _passing_edges(passing) is None:
+            return None
+    low, high = int(passing[0]), int(passing[-1])
+    # The zero bin does not grow (its neighbours are subnormal values).
+    grow = sum_threshold(terms, scale, 2 * GROWTH_STEPS, failure_probability)
+    for _ in range(GROWTH_STEPS):
+        if high + 1 < noisy.size and high != _N_EXP and noisy[high + 1] >= grow:
+            high += 1
+        else:
+            break
+    for _ in range(GROWTH_STEPS):
+        if low - 1 >= 0 and low != _N_EXP and noisy[low - 1] >= grow:
+            low -= 1
+        else:
+            break
+    lower, upper = _bin_edges(low)[0], _bin_edges(high)[1]
+    if lower >= 0.0 or upper <= 0.0:  # one-sided: are the mirror images of its bins empty?
+        bins = np.arange(low, high + 1)
+        bins = bins[bins != _N_EXP]
+        mirror = 2 * _N_EXP - bins
+        if noisy[mirror].sum() >= sum_threshold(terms * bins.size, scale, 1, failure_probability):
+            top = max(abs(lower), abs(upper))
+            lower, upper = -top, top
+    return lower, upper
 
 
 def bounds(
@@ -361,8 +458,8 @@ def bounds(
         estimators: on ``make_regression`` 0.9 gave LinearRegression a higher R² than
         0.95 or 0.99, see doc/user_guide/bounds.rst).
     failure_probability : float, default=1e-3
-        β: columns without a domain; the probability that some empty bin of a column
-        passes the threshold (the bound is then too wide). Utility only.
+        β: columns without a domain; the probability that some empty bin of some column
+        passes the threshold (β/d per column; the bound is then too wide). Utility only.
     accountant : BudgetAccountant or None, default=None
         Checked before any value is read and charged before the release (one event).
         ``None`` uses the accountant made active by ``with accountant:``, if any.
@@ -385,11 +482,12 @@ def bounds(
     event. ``"columns"`` without a domain: one histogram of 4197 logarithmic bins per
     column with discrete Laplace noise of scale d/ε (one row changes one bin of each
     column: L1 sensitivity d); the bounds are the outer edges of the outermost bins
-    whose noisy count reaches τ = (d/ε)·ln(4197/β) (else the fullest bin), which is
+    whose noisy count reaches τ = (d/ε)·ln(4197·d/β), grown by neighbouring bins and
+    mirrored across 0 where the counts say so (else the pooled histogram's), which is
     post-processing. ``"row_norm"``: one exponential-mechanism selection (sensitivity 1:
     a row has one norm). Released: the bounds only. The error of a bound is not
-    bounded by the privacy analysis; with probability >= 1 − β per column the
-    histogram's bounds lie within the data's binary orders of magnitude.
+    bounded by the privacy analysis; with probability >= 1 − 4β (four threshold tests
+    at β/d per column) the histogram's bounds are at most twice the largest magnitude.
     Domain: finite values; others raise a ``ValueError`` before anything is spent,
     which reveals only that the data left the domain (:ref:`declared_domain`).
 

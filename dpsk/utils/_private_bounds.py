@@ -153,7 +153,8 @@ class PrivateSensitivity:
     requests : dict
         ``{param: (which, n_columns, domain)}`` for each parameter set to ``"private"``:
         ``which`` is ``"columns"`` or ``"row_norm"`` (see
-        :class:`~dpsk.stats._bounds.BoundsQuery`), ``domain`` a public domain or None.
+        :class:`~dpsk.stats._bounds.BoundsQuery`), ``domain`` a public domain or None;
+        an optional fourth item is the query's ``contribution`` (default 1).
         Requests whose domain is decided by an earlier release (a row norm inside a
         private box) pass None. Empty: nothing is private, the whole ε is the fit's.
     groups : array-like or None
@@ -226,8 +227,10 @@ class PrivateSensitivity:
         return self
 
     def _query(self, name, rng):
-        which, n_columns, domain = self.requests[name]
-        return BoundsQuery(which, n_columns, epsilon=self.each, domain=domain, rng=rng)
+        which, n_columns, domain, *contribution = self.requests[name]
+        return BoundsQuery(
+            which, n_columns, epsilon=self.each, domain=domain, rng=rng, contribution=(contribution or [1])[0]
+        )
 
     def release(self, name, values):
         """The private value of ``name`` from ``values`` (after the spend).
@@ -267,18 +270,20 @@ def private_box(estimator, X, *, param="bounds", attribute="bounds_"):
     return plan, boxes[param]
 
 
-def private_boxes(estimator, data):
+def private_boxes(estimator, data, *, contribution=1):
     """:func:`private_box` for several bounds at once (e.g. ``bounds`` and ``bounds_y``).
 
     ``data``: ``{param: (values of shape (n, k), attribute)}``. Returns the one plan of
     the private ones and ``{param: (lower, upper)}`` (placeholders for the private ones).
+    ``contribution``: the values of each column one privacy unit changes in L1 (see
+    :class:`~dpsk.stats._bounds.BoundsQuery`; public).
     """
     requests, boxes = {}, {}
     for param, (values, attribute) in data.items():
         value = getattr(estimator, param)
         k = values.shape[1]
         if wants_private(value):  # sparse X too: the columns' histograms count its implicit zeros
-            requests[param] = ("columns", k, None)
+            requests[param] = ("columns", k, None, contribution)
             boxes[param] = (np.full(k, -1.0), np.full(k, 1.0))
         else:
             boxes[param] = resolve_bounds(estimator, value, values, param=param, attribute=attribute)

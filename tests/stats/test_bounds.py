@@ -204,3 +204,40 @@ def test_private_bounds_in_statistics_refuse_groups_and_several_values_per_recor
         stats.mean(X[:, 0], 1.0, bounds="private", groups=np.arange(20) % 4)
     with pytest.raises(ValueError, match="one value per record"):
         stats.mean(X, 1.0, bounds="private", axis=None)
+
+
+def test_low_budget_boxes_hold_the_data():
+    """Check (regression) the boxes at a small per-column budget: 6 N(0, 1) columns at
+    ε = 0.05 (a 5 % share of ε = 1). Only the fullest octave used to pass the pooled
+    threshold, e.g. (-1, -0.5), holding 14 % of a column; grown by their neighbours and
+    mirrored across 0, every box holds most of its column, and spans 0."""
+    for n in (3_000, 3_500, 4_000):
+        X = np.random.default_rng(n).normal(size=(n, 6))
+        for seed in range(10):
+            lower, upper = stats.bounds(X, epsilon=0.05, random_state=seed)
+            inside = np.mean((X >= lower) & (X <= upper), axis=0)
+            assert inside.min() > 0.6 and np.all(lower < 0) and np.all(upper > 0), (n, seed, lower, upper)
+
+
+def test_one_signed_data_are_not_mirrored():
+    """Check the mirror step keeps one-signed data one-signed (no box half empty)."""
+    X = np.random.default_rng(0).uniform(0.1, 1.0, size=(20_000, 3))
+    for seed in range(5):
+        lower, upper = stats.bounds(X, epsilon=0.1, random_state=seed)
+        assert np.all(lower >= 0) and np.all(upper <= 1)
+        lower, upper = stats.bounds(-X, epsilon=0.1, random_state=seed)
+        assert np.all(upper <= 0) and np.all(lower >= -1)
+
+
+def test_second_chance_keeps_the_zeros():
+    """Check (regression) a one-hot column whose ones pass only the second chance's lower
+    threshold: its box holds 0 (its zeros), not (1, 2) (zeros clipped to 1, the column
+    constant: GaussianNB on Adult's 107 columns lost 0.05 of median accuracy)."""
+    scale, beta = 100.0, 1e-3
+    main = _bounds.histogram_threshold(1, 1.0 / scale, beta)
+    window = _bounds.sum_threshold(1, scale, _bounds._WINDOW.size, beta)
+    noisy = np.zeros(LOG_BINS_PER_COLUMN)
+    noisy[_bounds._N_EXP] = (main + window) / 2  # zeros
+    noisy[_log_bin_index(np.array([1.0]))[0]] = (main + window) / 2  # ones
+    assert window < main
+    assert _bounds._grown_box(noisy, main, 1, scale, beta) == (0.0, 2.0)

@@ -25,7 +25,7 @@ from dpsk.ensemble import RandomForestClassifier, RandomForestRegressor, Subsamp
 from dpsk.exceptions import PrivacyLeakWarning
 from dpsk.feature_selection import SelectKBest
 from dpsk.linear_model import LinearRegression, LogisticRegression, Ridge, _erm, _least_squares
-from dpsk.naive_bayes import CategoricalNB, GaussianNB, MultinomialNB
+from dpsk.naive_bayes import CategoricalNB, GaussianNB
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
 from dpsk.svm import LinearSVC
 from dpsk.tree import DecisionTreeRegressor
@@ -220,7 +220,6 @@ def test_stats_left_out_bounds_of_several_values_per_record_say_what_to_pass():
 @pytest.mark.parametrize(
     "make, param",
     [
-        (lambda acc: MultinomialNB(classes=[0, 1], accountant=acc), "data_norm"),
         (lambda acc: CategoricalNB(classes=[0, 1], accountant=acc), "n_categories"),
     ],
 )

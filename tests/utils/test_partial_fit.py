@@ -122,7 +122,7 @@ def test_classes_required_on_the_first_call(name):
     "make, param, private",
     [
         (lambda **kw: GaussianNB(epsilon=1.0, **kw), "bounds", True),
-        (lambda **kw: MultinomialNB(epsilon=1.0, **kw), "data_norm", False),
+        (lambda **kw: MultinomialNB(epsilon=1.0, **kw), "data_norm", True),
         (lambda **kw: CategoricalNB(epsilon=1.0, **kw), "n_categories", False),
         (lambda **kw: StandardScaler(epsilon=1.0, **kw), "bounds", True),
         (lambda **kw: MinMaxScaler(epsilon=1.0, **kw), "bounds", True),

@@ -22,8 +22,8 @@ from dpsk.cluster import KMeans
 from dpsk.decomposition import PCA
 from dpsk.ensemble import RandomForestClassifier
 from dpsk.exceptions import BudgetExceededError, PrivacyLeakWarning
-from dpsk.linear_model import LinearRegression, LogisticRegression, Ridge
-from dpsk.naive_bayes import GaussianNB
+from dpsk.linear_model import LabelPrivateLinearRegression, LinearRegression, LogisticRegression, Ridge
+from dpsk.naive_bayes import GaussianNB, MultinomialNB
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
 from dpsk.stats import _bounds
 from dpsk.svm import LinearSVC
@@ -41,6 +41,14 @@ def _leaves(events):
 
 
 _regression, _classification = regression_data, classification_data
+
+
+def _counts(n=2_000, seed=0):
+    """Word counts of two classes (rows' L1 norms around 10, no bound known)."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    X = rng.poisson(np.where(y[:, None] == 0, [4.0, 2.0, 1.0, 1.0], [1.0, 1.0, 2.0, 4.0])).astype(np.float64)
+    return X, y
 
 
 PRIVATE_FITS = {
@@ -103,6 +111,8 @@ PRIVATE_FITS = {
     "MinMaxScaler": (lambda: MinMaxScaler(epsilon=1.0, bounds="private"), _regression, ["bounds"]),
     "GaussianNB": (lambda: GaussianNB(epsilon=1.0, bounds="private", classes=[0, 1]), _classification, ["bounds"]),
     "KMeans": (lambda: KMeans(n_clusters=2, epsilon=1.0, bounds="private"), _regression, ["bounds"]),
+    "MultinomialNB": (lambda: MultinomialNB(epsilon=1.0, classes=[0, 1]), _counts, ["data_norm"]),
+    "LabelPrivateLinearRegression": (lambda: LabelPrivateLinearRegression(epsilon=1.0), _regression, ["bounds_y"]),
 }
 
 
@@ -269,6 +279,36 @@ def _histogram_neighbours(estimator):
 AUDITED["StandardScaler"] = (StandardScaler(epsilon=1.0, bounds="private"), ("bounds_", (1, 0)), _histogram_neighbours)
 
 
+def _l1_norm_neighbours(estimator):
+    """MultinomialNB: 585 rows of L1 norm 1.0 and 65 of 3.5 (bins [1, 2) and [2, 4), both
+    above the histogram's threshold, so the quantile's domain is [0, 4]); the canary at 3.5
+    pulls the 0.9-quantile of the norms from 1.0 (ladder value 1) onto 3.5 (ladder value 3)."""
+    X = np.concatenate([np.full(585, 1.0), np.full(65, 3.5)])[:, None]
+    y = np.arange(650) % 2
+    return canary_neighbours(X, y, canary_X=[3.5], canary_y=1)
+
+
+def _label_neighbours(estimator):
+    """LabelPrivateLinearRegression (replace one label, X public): 200 labels at 0.75 and one
+    fewer than the threshold at 3.0 (61 with half of ε = 1 and sensitivity 2); the neighbour
+    replaces one 0.75 by 3.0, which lifts the bin [2, 4) across it (upper bound 1 → 4)."""
+    tau = _bounds.histogram_threshold(1, 0.5 / 2, 1e-3)
+    high = math.ceil(tau) - 1
+    y = np.concatenate([np.full(200, 0.75), np.full(high, 3.0)])
+    X = np.random.default_rng(0).normal(size=(y.size, 1))
+    y_neighbour = y.copy()
+    y_neighbour[0] = 3.0
+    return {"X": X, "y": y}, {"X": X, "y": y_neighbour}
+
+
+AUDITED["MultinomialNB"] = (MultinomialNB(epsilon=1.0, classes=[0, 1]), ("data_norm_", None), _l1_norm_neighbours)
+AUDITED["LabelPrivateLinearRegression"] = (
+    LabelPrivateLinearRegression(epsilon=1.0, fit_intercept=False, method="ols"),
+    ("bounds_y_", 1),
+    _label_neighbours,
+)
+
+
 def _audit(name):
     estimator, (attribute, index), neighbours = AUDITED[name]
     with dpsk.config_context(bounds_epsilon_share=0.5):
@@ -348,9 +388,83 @@ def test_huge_values_neither_raise_nor_warn(name):
     value-dependent error, itself a release)."""
     make, data, _ = PRIVATE_FITS[name]
     X, y = data(n=500)
-    X = X * 1e300
+    if name == "LabelPrivateLinearRegression":  # X is public there: only the labels' bounds are estimated
+        y = y * 1e300
+    else:
+        X = X * 1e300
     if name.startswith(("LinearRegression", "Ridge", "DecisionTreeRegressor")) and "all" in name:
         y = y * 1e300
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         make().set_params(random_state=0).fit(X, y)
+
+
+# -- MultinomialNB's data_norm, LabelPrivateLinearRegression's bounds_y ----------------------
+
+
+def test_multinomial_nb_private_data_norm_on_the_ladder():
+    """Check (regression: left out, data_norm was refused) the private L1 bound: on the ladder
+    2**j − 1 near the rows' 0.9-quantile, a declared cost equal to the releases whatever the
+    data's scale (the table's sensitivity is 2**20 units for every ladder value), and an
+    accuracy close to a public bound's."""
+    X, y = _counts(n=20_000)
+    for scale in (1.0, 8.0, 1000.0):
+        est = MultinomialNB(epsilon=1.0, classes=[0, 1], random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", PrivacyLeakWarning)
+            with record_releases() as drawn:
+                est.fit(X * scale, y)
+        assert _leaves(drawn) == _leaves([est.privacy_spent_])
+        j = math.log2(est.data_norm_ + 1)
+        assert j == int(j) and 1 <= j <= 20
+        target = np.quantile((X * scale).sum(axis=1), 0.9)
+        assert target / 3 < est.data_norm_ < target * 3 or est.data_norm_ == 2.0**20 - 1
+    private = MultinomialNB(epsilon=1.0, classes=[0, 1], random_state=0).fit(X, y).score(X, y)
+    public = MultinomialNB(epsilon=1.0, data_norm=15, classes=[0, 1], random_state=0).fit(X, y).score(X, y)
+    assert private > public - 0.02
+    with pytest.warns(PrivacyLeakWarning, match="data_norm"):
+        MultinomialNB(data_norm="data", classes=[0, 1]).fit(X, y)
+    with warnings.catch_warnings():  # rows whose L1 norm overflows: no value-dependent warning
+        warnings.simplefilter("error")
+        MultinomialNB(classes=[0, 1], random_state=0).fit(np.full((100, 4), 1e308), np.arange(100) % 2)
+
+
+def test_label_private_regression_bounds_y_private_by_default(monkeypatch):
+    """Check (regression: left out, bounds_y came from the data with a leak warning) the
+    private labels' box: no warning, most labels inside, coefficients close to those with
+    public bounds; with users, the histogram counts one label per user at sensitivity 2."""
+    X, y = _regression(n=20_000, d=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        est = LabelPrivateLinearRegression(epsilon=1.0, random_state=0).fit(X, y)
+    lower, upper = est.bounds_y_
+    assert np.mean((y >= lower) & (y <= upper)) > 0.95 and upper - lower < 8 * np.ptp(y)
+    public = LabelPrivateLinearRegression(epsilon=1.0, bounds_y=(lower, upper), random_state=0).fit(X, y)
+    np.testing.assert_allclose(est.coef_, public.coef_, atol=0.2)
+    with pytest.warns(PrivacyLeakWarning, match="bounds_y"):
+        LabelPrivateLinearRegression(bounds_y="data").fit(X, y)
+
+    seen = []
+    original = _bounds.BoundsQuery.release
+
+    def spy(self, values):
+        seen.append((self.contribution, np.asarray(values).shape))
+        return original(self, values)
+
+    monkeypatch.setattr(_bounds.BoundsQuery, "release", spy)
+    groups = np.arange(X.shape[0]) % 4_000  # 5 rows per user
+    groups[:7] = 0  # one user with 11 rows
+    est = LabelPrivateLinearRegression(epsilon=1.0, random_state=0).fit(X, y, groups=groups)
+    assert seen == [(2, (4_000, 1))]
+    lower, upper = est.bounds_y_
+    assert np.mean((y >= lower) & (y <= upper)) > 0.9
+
+
+def test_bounds_query_contribution_scales_noise_and_thresholds():
+    """Check ``contribution``: the histogram's sensitivity is n_columns × contribution and its
+    thresholds those of ε / contribution; refused where it is not implemented."""
+    query = _bounds.BoundsQuery("columns", 3, epsilon=0.5, contribution=4, rng=None)
+    assert query.mechanism.sensitivity == 12
+    assert query.threshold == pytest.approx(_bounds.histogram_threshold(3, 0.125, 1e-3 / 3))
+    with pytest.raises(ValueError, match="contribution"):
+        _bounds.BoundsQuery("row_norm", 1, epsilon=0.5, contribution=2, rng=None)
