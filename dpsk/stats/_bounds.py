@@ -154,8 +154,13 @@ def _log_histograms(X):
 
 
 def _log_mgf(lam, q):
-    """log E[exp(λZ)] of discrete Laplace noise P(z) ∝ q^|z|, for 0 <= λ < −ln q."""
-    return 2.0 * math.log1p(-q) - math.log1p(-q * math.exp(lam)) - math.log1p(-q * math.exp(-lam))
+    """log E[exp(λZ)] of discrete Laplace noise P(z) ∝ q^|z|, for 0 <= λ < −ln q.
+
+    In logs: at a huge ε, q underflows to 0 (no noise) and e^λ alone would overflow."""
+    if q == 0.0:
+        return 0.0
+    log_q = math.log(q)
+    return 2.0 * math.log1p(-q) - math.log1p(-math.exp(log_q + lam)) - math.log1p(-math.exp(log_q - lam))
 
 
 def pooled_threshold(n_columns, epsilon, failure_probability):

@@ -241,3 +241,13 @@ def test_second_chance_keeps_the_zeros():
     noisy[_log_bin_index(np.array([1.0]))[0]] = (main + window) / 2  # ones
     assert window < main
     assert _bounds._grown_box(noisy, main, 1, scale, beta) == (0.0, 2.0)
+
+
+def test_thresholds_at_a_huge_epsilon_do_not_overflow():
+    """Check that the Chernoff thresholds work when the noise vanishes (q underflows to 0 and e^λ
+    would overflow): a huge-ε fit of a sparse StandardScaler crashed in the grown pooled box."""
+    from dpsk.stats._bounds import _log_mgf, sum_threshold
+
+    assert _log_mgf(710.0, 0.0) == 0.0
+    assert np.isclose(_log_mgf(0.5, 0.3), 0.16993067236476977)
+    assert np.isfinite(sum_threshold(6, 1e-4, 16, 1e-9))
