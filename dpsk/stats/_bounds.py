@@ -335,7 +335,8 @@ class BoundsQuery:
         if self.which == "columns":
             if self.method == "quantile":
                 lower, upper = self.domain_arrays()
-                out = self.query.release(np.ascontiguousarray(values, dtype=np.float64), lower, upper)
+                records = values if sp.issparse(values) else np.ascontiguousarray(values, dtype=np.float64)
+                out = self.query.release(records, lower, upper)
                 return out[0].copy(), out[1].copy()
             return self._histogram_bounds(values if sp.issparse(values) else np.asarray(values, dtype=np.float64))
         norms = np.minimum(np.asarray(values, dtype=np.float64).reshape(-1, 1), MAX_BOUND)
@@ -533,8 +534,14 @@ def bounds(
     )
     query.domain_arrays()  # validated before the data is read
     call.check(query.event)
-    arr = np.asarray(arr, dtype=np.float64)
-    if not np.all(np.isfinite(arr)):
+    if sp.issparse(arr):  # the histograms and quantiles count its implicit zeros; no dense copy
+        arr = sp.csr_matrix(arr, dtype=np.float64)
+        arr.sum_duplicates()
+        finite = np.all(np.isfinite(arr.data))
+    else:
+        arr = np.asarray(arr, dtype=np.float64)
+        finite = np.all(np.isfinite(arr))
+    if not finite:
         raise ValueError("X holds NaN or infinite values: dpsk.stats.bounds needs finite data")
     call.spend(arr.shape[0], function=function, params=(which, domain, quantiles, failure_probability), data=(arr,))
     values = arr if which == "columns" else row_norms(arr)

@@ -25,7 +25,7 @@ from dpsk.utils._testing.registry import (
     SPARSE_STAT_AUDITS,
     sparse_audit,
 )
-from dpsk.utils._testing.sparse import as_pure_claim
+from dpsk.utils._testing.sparse import as_pure_claim, bounds_neighbours
 from dpsk.utils.estimator_checks import _fit_quietly, _leaves, _prepared, make_check_data
 
 
@@ -165,9 +165,9 @@ def test_sparse_naive_bayes_screening_releases_what_it_declares(name, on_invalid
 # -- dpsk.stats on sparse X ----------------------------------------------------------------------
 
 
-def run_statistic(name, n_samples=None):
+def run_statistic(name, n_samples=None, neighbours=None):
     case = SPARSE_STAT_AUDITS[name]
-    neighbours = case.neighbours()
+    neighbours = case.neighbours() if neighbours is None else neighbours
     claim = as_pure_claim(declared_cost(case.estimator, neighbours))
     sampler = estimator_sampler(case.estimator, case.projection)
     return audit(sampler, neighbours, event=claim, n_samples=n_samples or case.n_samples, random_state=0)
@@ -215,3 +215,23 @@ def test_sparse_histogram_audit_rejects_values_counted_twice(name, monkeypatch):
     real = _histogram._sparse_counts
     monkeypatch.setattr(_histogram, "_sparse_counts", lambda *args: 2 * real(*args))
     assert not run_statistic(name).passed
+
+
+@pytest.mark.slow
+def test_sparse_bounds_audit_rejects_stored_values_counted_twice(monkeypatch):
+    """Check the audit's power on stats.bounds' sparse log histograms when each stored value counts twice."""
+    from dpsk.stats import _bounds
+
+    real = _bounds._log_histograms
+
+    def twice(X):
+        counts = real(X)
+        if sp.issparse(X):
+            counts += real(X) - real(sp.csr_matrix(X.shape))  # the stored values' counts once more
+        return counts
+
+    monkeypatch.setattr(_bounds, "_log_histograms", twice)
+    # 6 rows in [2, 4): the broken count moves that bin from 12 to 14, where the correct one
+    # moves by 1 (11 -> 12 is the sharpest step; see SPARSE_BOUNDS_CASES).
+    neighbours = bounds_neighbours(3.0, np.concatenate([np.full(6, 3.0), np.zeros(100)]))()
+    assert not run_statistic("bounds, log histogram", neighbours=neighbours).passed

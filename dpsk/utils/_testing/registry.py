@@ -75,7 +75,13 @@ from dpsk.utils._testing import (
 from dpsk.utils._testing.common import REFERENCE_ESTIMATORS
 from dpsk.utils._testing.family import AUDITS as FAMILY_AUDITS
 from dpsk.utils._testing.family import BROKEN_VARIANTS
-from dpsk.utils._testing.sparse import SPARSE_BROKEN_VARIANTS, SPARSE_CASES, SPARSE_STAT_CASES, sparse_audit
+from dpsk.utils._testing.sparse import (
+    SPARSE_BOUNDS_CASES,
+    SPARSE_BROKEN_VARIANTS,
+    SPARSE_CASES,
+    SPARSE_STAT_CASES,
+    sparse_audit,
+)
 from dpsk.utils._testing.weighted import weighted_audit
 
 __all__ = [
@@ -604,6 +610,10 @@ SPARSE_STAT_AUDITS = {
     name: EstimatorAudit(estimator, project_attribute("value_"), neighbours, n_samples=4_000)
     for name, (estimator, neighbours) in SPARSE_STAT_CASES.items()
 }
+SPARSE_STAT_AUDITS.update(
+    (name, EstimatorAudit(estimator, project_attribute("value_", index), neighbours, n_samples=4_000))
+    for name, (estimator, neighbours, index) in SPARSE_BOUNDS_CASES.items()
+)
 
 # Weighted input (issue 16): the dense and sparse audits with sample_weight neighbours, the
 # canary at a bootstrap count (dpsk/utils/_testing/weighted.py), for every audited estimator

@@ -39,7 +39,15 @@ from dpsk.naive_bayes import MultinomialNB
 from dpsk.tree import DecisionTreeClassifier
 from dpsk.utils._testing.family import HUGE, StandardScalerNoClipping
 
-__all__ = ["SPARSE_BROKEN_VARIANTS", "SPARSE_CASES", "SPARSE_STAT_CASES", "as_pure_claim", "sparse_audit"]
+__all__ = [
+    "SPARSE_BOUNDS_CASES",
+    "SPARSE_BROKEN_VARIANTS",
+    "SPARSE_CASES",
+    "SPARSE_STAT_CASES",
+    "as_pure_claim",
+    "bounds_neighbours",
+    "sparse_audit",
+]
 
 #: Dense audits run on CSR data: {name: (name of the dense audit, parameters to change, zero column)}.
 SPARSE_CASES = {
@@ -194,6 +202,30 @@ def _quantile_neighbours(estimator=None):
     X = np.concatenate([np.full(4, 0.05), np.full(2, 0.65), np.full(44, 0.85)])[:, None]
     return tuple({"X": sp.csr_matrix(d["X"])} for d in canary_neighbours(X, canary_X=[-4.0]))
 
+
+def bounds_neighbours(canary, X):
+    """``X`` (one column) and the ``canary`` row, as CSR with its zeros implicit."""
+    pair = canary_neighbours(np.asarray(X, dtype=np.float64)[:, None], canary_X=[canary])
+    return lambda estimator=None: tuple({"X": sp.csr_matrix(d["X"])} for d in pair)
+
+
+#: dpsk.stats.bounds on CSR records: {name: (estimator, neighbours, projection index of value_)}.
+#: The log histogram's upper bound: 11 rows in [2, 4) and 100 zeros (implicit); the canary in
+#: [2, 4) moves P(upper = 4) from about 0.26 to 0.71 at ε = 1 (the grown box's threshold
+#: sits there; measured). The median of the row norms: 25 zero rows, 25 of norm 4 and the
+#: canary at 4 (tests/stats/test_bounds.py's audit with its norm-1 rows at 0).
+SPARSE_BOUNDS_CASES = {
+    "bounds, log histogram": (
+        statistic_estimator(stats.bounds, epsilon=1.0),
+        bounds_neighbours(3.0, np.concatenate([np.full(11, 3.0), np.zeros(100)])),
+        1,
+    ),
+    "bounds, row norm": (
+        statistic_estimator(stats.bounds, epsilon=1.0, which="row_norm", quantiles=0.5, domain=8.0),
+        bounds_neighbours(4.0, np.concatenate([np.zeros(25), np.full(25, 4.0)])),
+        None,
+    ),
+}
 
 #: {name: (statistic as an estimator, neighbours)}: the statistics' dense item-level audits
 #: (tests/stats/test_stats_privacy.py) on CSR records:
