@@ -509,6 +509,7 @@ def bounds(
     >>> bool(1.5 < r < 4)
     True
     """
+    from dpsk._core._sparse import as_csr
     from dpsk.stats._common import as_array
     from dpsk.stats._protocol import StatCall
     from dpsk.stats._result import DPResult
@@ -535,8 +536,7 @@ def bounds(
     query.domain_arrays()  # validated before the data is read
     call.check(query.event)
     if sp.issparse(arr):  # the histograms and quantiles count its implicit zeros; no dense copy
-        arr = sp.csr_matrix(arr, dtype=np.float64)
-        arr.sum_duplicates()
+        arr = as_csr(arr.astype(np.float64))  # a copy: the caller's matrix is left as it is
         finite = np.all(np.isfinite(arr.data))
     else:
         arr = np.asarray(arr, dtype=np.float64)

@@ -290,3 +290,11 @@ def test_sparse_bounds_refuse_nan_before_any_spend():
     with pytest.raises(ValueError, match="NaN"):
         stats.bounds(X, epsilon=1.0, accountant=accountant)
     assert accountant.spent_budget == []
+
+
+def test_sparse_bounds_leave_the_callers_matrix_as_it_is():
+    """Check that a CSR matrix with duplicate entries is summed in a copy, not in place."""
+    X = sp.csr_matrix((np.array([1.0, 2.0, 3.0]), np.array([1, 0, 1]), np.array([0, 3, 3])), shape=(2, 2))
+    data, indices = X.data.copy(), X.indices.copy()
+    stats.bounds(X, epsilon=1.0, random_state=0)
+    assert np.array_equal(X.data, data) and np.array_equal(X.indices, indices)
