@@ -375,6 +375,17 @@ _WINDOW = np.concatenate(
 )
 
 
+def _grown_edge(noisy, edge, step, threshold):
+    """The outermost bin edge reached from ``edge`` in direction ``step`` (±1), at most
+    ``GROWTH_STEPS`` bins, while each next bin passes ``threshold``. The zero bin does
+    not grow (its neighbours are subnormal values)."""
+    for _ in range(GROWTH_STEPS):
+        if edge == _N_EXP or not 0 <= edge + step < noisy.size or noisy[edge + step] < threshold:
+            break
+        edge += step
+    return edge
+
+
 def _grown_box(noisy, threshold, terms, scale, failure_probability):
     """The bounds from one noisy logarithmic histogram (``terms`` noises of ``scale`` per
     bin: 1 for a column, d for the pooled one): None if no bin but {0} passes ``threshold``.
@@ -399,19 +410,8 @@ def _grown_box(noisy, threshold, terms, scale, failure_probability):
         passing = _WINDOW[noisy[_WINDOW] >= window]
         if _passing_edges(passing) is None:
             return None
-    low, high = int(passing[0]), int(passing[-1])
-    # The zero bin does not grow (its neighbours are subnormal values).
     grow = sum_threshold(terms, scale, 2 * GROWTH_STEPS, failure_probability)
-    for _ in range(GROWTH_STEPS):
-        if high + 1 < noisy.size and high != _N_EXP and noisy[high + 1] >= grow:
-            high += 1
-        else:
-            break
-    for _ in range(GROWTH_STEPS):
-        if low - 1 >= 0 and low != _N_EXP and noisy[low - 1] >= grow:
-            low -= 1
-        else:
-            break
+    low, high = _grown_edge(noisy, int(passing[0]), -1, grow), _grown_edge(noisy, int(passing[-1]), 1, grow)
     lower, upper = _bin_edges(low)[0], _bin_edges(high)[1]
     if lower >= 0.0 or upper <= 0.0:  # one-sided: are the mirror images of its bins empty?
         bins = np.arange(low, high + 1)
