@@ -19,13 +19,18 @@ Exact sums (fixed point; the kernels behind every centred release)
     ``q_ij`` quantises ``clip(x_ij) − mid_j`` on the grid ``step_j``. ``sample_weight``
     in [0, 1] (else ``ValueError``), rounded *down* to ``W_i/2**28``. stats, scalers,
     GaussianNB, KMeans; :class:`ExactMoments` converts (``about``, ``round``).
-``exact_gram(X, lower, upper, centre, radius, *, sample_weight=None, clip_box=None, clip_norm=None, ...)``
+``exact_gram(X, lower, upper, centre, radius, *, sample_weight=None, clip_box=None, clip_norm=None, clip_l1=None, ...)``
     ``(count, Σ y, Σ y yᵀ)`` (float64, each the correctly rounded exact sum) of the rows
     ``y = q·step``, ``q`` quantising ``clip(x) − centre`` on a grid of about
     ``radius·2**-20``, to nearest, clamped to ``|q_j| <= Q_j``. ``clip_box``/``clip_norm``
     first clip each row, in X's dtype, to a box and then into an L2 ball, bitwise as
-    ``clip_bounds`` then ``clip_rows_l2`` (no copy of X). One pass; no Python integers
-    (a correctly rounded 128-bit → float64 conversion in C). PCA.
+    ``clip_bounds`` then ``clip_rows_l2`` (no copy of X); ``clip_l1`` then scales
+    ``x − centre`` towards the centre so that the *quantised* row has ``‖y‖₁ <= clip_l1``
+    exactly (``_l1_margin``). One pass; no Python integers (a correctly rounded
+    128-bit → float64 conversion in C). PCA.
+``clipped_l1_norms(X, centre, *, clip_box=None, clip_norm=None) -> ndarray``
+    ``‖c(x) − centre‖₁`` of every row, clipped as ``exact_gram`` clips (one pass, no copy):
+    the input of PCA's private ``l1_norm``.
 ``exact_gram_sums(X, lower, upper, centre, radius, *, sample_weight=None, ...) -> ExactGram``
     The exact integers behind ``exact_gram`` (count, Σq, Σqqᵀ, the grid and the weight
     scale), for releases that rescale the rows before their one rounding
@@ -52,7 +57,9 @@ without weights, and for every n_threads and chunking. The argument:
    float64 with whatever rounding; it is clamped to [−Q, Q] *as a float*, then converted
    to an integer q in [−Q, Q] (round half up via ``floor(t + Q + 1/2) − Q``, an exact
    truncation of a value in [1/2, 2Q + 1/2]; PCA's ball path first clips rows to a
-   radius smaller by ‖step‖ so that rounding to nearest keeps ‖y‖ <= ``data_norm``). So
+   radius smaller by ‖step‖ so that rounding to nearest keeps ‖y‖ <= ``data_norm``, and
+   its L1 clip scales them to an L1 radius below ``l1_norm`` such that rounding keeps
+   ‖y‖₁ <= ``l1_norm``, whatever the float errors of the scaling: ``_l1_margin``). So
    the row's value ``y = q·step`` satisfies ``|y_j| <= Q_j·step_j <= half_width_j`` as a
    real number, whatever the float errors before the clamp. NaN is flagged and raises.
 2. *Weights never grow.* ``W_i = floor(w_i·2**28)``, so ``W_i/2**28 <= w_i`` and a unit's
@@ -84,10 +91,12 @@ without weights, and for every n_threads and chunking. The argument:
 """
 
 from cython cimport floating
+from libc.math cimport fabs
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy
 from scipy.linalg.cython_blas cimport dsyrk
 
+import math
 import numbers
 from fractions import Fraction
 
@@ -107,6 +116,7 @@ from dpsk._core._common import (
 )
 
 __all__ = [
+    "clipped_l1_norms",
     "exact_gram",
     "exact_gram_sums",
     "exact_moments",
@@ -136,6 +146,11 @@ WEIGHT_BITS = 28
 #: integers below 2**(2*20 + 12) = 2**52 and is exact in any summation order.
 GRAM_BITS = 20
 cdef Py_ssize_t _GRAM_BLOCK = 4096
+#: An L1 scale below this zeroes the row (``_l1_scale``): the division stays accurate above.
+cdef double _TINY_SCALE = 2.0 ** -1000
+#: Most features of the exact Gram's L1 clip: its float error (d + 3)·2**-53 stays
+#: below 2**-29, within the margin of ``_l1_margin``.
+_MAX_L1_FEATURES = 2 ** 23
 
 
 def fixed_point_grid(radius, bits):
@@ -497,11 +512,70 @@ cdef inline void _flush(Py_ssize_t d, const double* block_gram, const double* co
             p += 1
 
 
+cdef inline int _clip_row_into(const floating* x, Py_ssize_t d, const floating* box_lo,
+                               const floating* box_hi, const NormBound* ball, floating* row,
+                               double* flag) noexcept nogil:
+    """row = x clipped to the box (if ``box_lo``), in X's dtype, then into the ball (if
+    ``ball``): bitwise ``clip_bounds`` then ``clip_rows_l2``. flag[j] turns NaN where x[j]
+    is not finite; returns 1 if the ball clip met a non-finite row."""
+    cdef Py_ssize_t j
+    cdef floating v
+    for j in range(d):
+        v = x[j]
+        flag[j] += v * 0.0
+        if box_lo != NULL:
+            v = box_lo[j] if v < box_lo[j] else v
+            v = box_hi[j] if v > box_hi[j] else v
+        row[j] = v
+    if ball != NULL and clip_row_norm(row, row, d, ball):
+        return 1
+    return 0
+
+
+cdef inline double _centred_l1(const floating* x, Py_ssize_t d, const double* centre, double* y,
+                               double* flag) noexcept nogil:
+    """y = x − centre (float64, each difference correctly rounded) and ‖y‖₁, summed in four
+    lanes: lane k adds |y_j| for j ≡ k (mod 4) below 4·(d // 4) in order, lane 0 then the
+    rest in order; the result is (lane 0 + lane 1) + (lane 2 + lane 3). flag[j] turns NaN
+    where x[j] is not finite."""
+    cdef Py_ssize_t j, m = d - d % 4
+    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, v
+    for j in range(d):
+        v = x[j]
+        flag[j] += v * 0.0
+        y[j] = v - centre[j]
+    for j in range(0, m, 4):
+        a0 += fabs(y[j])
+        a1 += fabs(y[j + 1])
+        a2 += fabs(y[j + 2])
+        a3 += fabs(y[j + 3])
+    for j in range(m, d):
+        a0 += fabs(y[j])
+    return (a0 + a1) + (a2 + a3)
+
+
+cdef inline void _l1_scale(const floating* x, Py_ssize_t d, const double* centre, double l1, double* y,
+                           double* flag) noexcept nogil:
+    """y = (x − centre)·min(1, l1/s), s its ``_centred_l1`` norm (a scale below 2**-1000,
+    where the division may lose its relative accuracy, zeroes the row). Every |y_j| is at
+    most |x_j − centre_j| (the scale is <= 1) and Σ|y_j| <= l1·(1 + (d + 3)·2**-53); see
+    ``_l1_margin`` for what this gives after the rounding onto the grid."""
+    cdef double s = _centred_l1(x, d, centre, y, flag), scale
+    cdef Py_ssize_t j
+    if s > l1:   # NaN rows stay as they are (flagged)
+        scale = l1 / s
+        if scale < _TINY_SCALE:
+            scale = 0.0
+        for j in range(d):
+            y[j] = y[j] * scale
+
+
 cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _Grid* g,
                           bint toward_zero, const floating* box_lo, const floating* box_hi,
-                          const NormBound* ball, floating* row, double* drow, const long long* units,
-                          double* buf, double* picked, double* block_gram, Py_ssize_t block,
-                          i128* gram, i128* total, double* flag, double* colsum) noexcept nogil:
+                          const NormBound* ball, const _Grid* centred, double l1, floating* row,
+                          double* drow, const long long* units, double* buf, double* picked,
+                          double* block_gram, Py_ssize_t block, i128* gram, i128* total, double* flag,
+                          double* colsum) noexcept nogil:
     """Σ W q and the packed upper triangle of Σ W qqᵀ exactly (W = 1 without ``units``).
 
     With ``box_lo``/``box_hi`` and/or ``ball``, each row is first clipped into ``row``:
@@ -511,6 +585,10 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _
     rows are summed once per binary digit k of the weights, over the rows whose weight
     has digit k, times 2**k: Σ_k 2**k Σ_{i: digit k} qqᵀ = Σ W qqᵀ, exactly. Returns 1 if
     the ball clip met a non-finite row (the flags catch the rest).
+
+    With ``centred`` (the grid about the origin, without clamping bounds) each clipped row
+    is then scaled towards ``g.centre`` into the L1 ball of radius ``l1`` (``_l1_scale``)
+    and quantised as it is, already centred.
     """
     cdef Py_ssize_t start = 0, r, j, k, m, pending = 0
     cdef int rows, bad = 0
@@ -518,7 +596,6 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _
     cdef const floating* x
     cdef const double* xd
     cdef double dv
-    cdef floating v
     cdef bint clip = box_lo != NULL or ball != NULL
     cdef long long any_units
     while start < n:
@@ -528,16 +605,15 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _
             b = buf + r * d
             x = X + (start + r) * d
             if clip:
-                for j in range(d):
-                    v = x[j]
-                    flag[j] += v * 0.0
-                    if box_lo != NULL:
-                        v = box_lo[j] if v < box_lo[j] else v
-                        v = box_hi[j] if v > box_hi[j] else v
-                    row[j] = v
-                if ball != NULL and clip_row_norm(row, row, d, ball):
-                    bad = 1
+                bad |= _clip_row_into(x, d, box_lo, box_hi, ball, row, flag)
                 x = row
+            if centred != NULL:   # y = x − centre scaled into the L1 ball, then quantised
+                _l1_scale(x, d, g.centre, l1, drow, flag)
+                _quantise_row(drow, d, centred.lo, centred.hi, centred.centre, centred.inverse,
+                              centred.qmax, centred.offset, b, flag)
+                if units != NULL:
+                    any_units |= units[start + r]
+                continue
             if floating is float:   # exact; the quantisation reads doubles
                 for j in range(d):
                     drow[j] = x[j]
@@ -654,7 +730,7 @@ def _symmetric(packed, d, dtype):
 def _exact_gram_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop,
                       double[::1] lo, double[::1] hi, double[::1] centre, double[::1] inverse,
                       double[::1] qmax, double[::1] offset, bint toward_zero, clip_box,
-                      clip_norm, units):
+                      clip_norm, clip_l1, units):
     """(non-finite flag, raw Σq, raw packed triangle of Σqqᵀ) of rows [start, stop)."""
     cdef Py_ssize_t d = X.shape[1], n = stop - start
     cdef Py_ssize_t block = max(1, min(n, _GRAM_BLOCK, _gram_rows(d)))
@@ -690,12 +766,21 @@ def _exact_gram_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t sto
     cdef double bad
     cdef int clip_bad
     cdef _Grid g = _grid(lo, hi, centre, inverse, qmax, offset)
+    cdef _Grid gc
+    cdef const _Grid* pc = NULL
+    cdef double l1 = 0.0
+    cdef double[::1] below, above, zero
+    if clip_l1 is not None:   # the grid about the origin, no clamping bounds: rows come centred
+        l1 = clip_l1
+        below, above, zero = np.full(max(d, 1), -np.inf), np.full(max(d, 1), np.inf), np.zeros(max(d, 1))
+        gc = _grid(below, above, zero, inverse, qmax, offset)
+        pc = &gc
     try:
         if gram == NULL or total == NULL:
             raise MemoryError()
         with nogil:
-            clip_bad = _exact_gram_pass(x, n, d, &g, toward_zero, blo, bhi, pball, &row[0], &drow[0], up,
-                                        &buf[0, 0], &picked[0, 0], &bg[0, 0], block, gram, total,
+            clip_bad = _exact_gram_pass(x, n, d, &g, toward_zero, blo, bhi, pball, pc, l1, &row[0], &drow[0],
+                                        up, &buf[0, 0], &picked[0, 0], &bg[0, 0], block, gram, total,
                                         &flag[0], &colsum[0])
             bad = _sum(&flag[0], d)
         return bad + clip_bad, _raw(total, d), _raw(gram, size)
@@ -732,12 +817,12 @@ GRAM_WEIGHT_BITS = 10
 
 
 def _exact_gram_raw(X, lower, upper, centre, inverse, qmax, offset, toward_zero, n_threads,
-                    clip_box, clip_norm, units):
+                    clip_box, clip_norm, clip_l1, units):
     """Exact raw Σ W q and packed triangle of Σ W qqᵀ of the quantised rows of X."""
     d = X.shape[1]
     parts = _map_chunks(
         lambda start, stop: _exact_gram_chunk(X, start, stop, lower, upper, centre, inverse, qmax,
-                                              offset, toward_zero, clip_box, clip_norm, units),
+                                              offset, toward_zero, clip_box, clip_norm, clip_l1, units),
         X.shape[0], n_threads)
     if any(part[0] != 0 for part in parts):
         _raise_nonfinite()
@@ -747,6 +832,30 @@ def _exact_gram_raw(X, lower, upper, centre, inverse, qmax, offset, toward_zero,
     for part in parts[1:]:   # exact 128-bit additions
         total, gram = _raw_add(total, part[1]), _raw_add(gram, part[2])
     return total, gram
+
+
+def _l1_margin(l1_norm, step):
+    """The L1 radius the rows are scaled to (``_l1_scale``) so that every *quantised* row
+    has ``‖q·step‖₁ <= l1_norm`` exactly: ``max(L − S·(1 + 2**-40), L/2)·(1 − 2**-28)``,
+    S = Σ step_j (``math.fsum``: within a relative 2**-53).
+
+    Why. Before rounding, Σ|t_j|·step_j <= r·(1 + (d + 3)u) for the radius r (u = 2**-53,
+    ``_l1_scale``; t_j·step_j is the scaled y_j, the power-of-two scaling is exact where
+    it matters: |t_j| >= 1/2 − 2**-32 needs a normal y_j). The quantisation's addition
+    t + Q + 1/2 (below 2**21) is rounded by at most 2**-33, so q_j = 0 when |t_j| < 1/2 −
+    2**-32 and otherwise |q_j| <= |t_j| + 1/2 + 2**-33 <= 2|t_j|·(1 + 2**-30). With the
+    first radius (computed with two more relative errors u): ‖q·step‖₁ <= (L − S) +
+    S·(1/2 + 2**-33) <= L, since (1 − 2**-28)(1 + u)²(1 + (d + 3)u) <= 1 for d <= 2**23.
+    With the second: ‖q·step‖₁ <= 2·(L/2)·(1 − 2**-28)(1 + u)(1 + 2**-30)(1 + (d + 3)u)
+    <= L. Either way, whichever is larger. The clamp |q_j| <= Q_j only shrinks |q_j|.
+    """
+    l1_norm = float(l1_norm)
+    if not (math.isfinite(l1_norm) and l1_norm >= 2.0 ** -900):
+        raise ValueError(f"clip_l1 must be finite and >= 2**-900, got {l1_norm!r}")
+    if step.shape[0] > _MAX_L1_FEATURES:
+        raise ValueError("the exact Gram's L1 clip supports at most 2**23 features")
+    margin = math.fsum(step.tolist()) * (1.0 + 2.0 ** -40)
+    return max(l1_norm - margin, l1_norm / 2) * (1.0 - 2.0 ** -28)
 
 
 def _gram_setup(X, lower, upper, centre, radius, sample_weight, clip_box, clip_norm):
@@ -776,10 +885,15 @@ def _gram_setup(X, lower, upper, centre, radius, sample_weight, clip_box, clip_n
     return X, lower, upper, centre, step, inverse, qmax, offset, clip_box, clip_norm, units
 
 
-def _gram_raw(X, lower, upper, centre, radius, sample_weight, toward_zero, n_threads, clip_box, clip_norm):
+def _gram_raw(X, lower, upper, centre, radius, sample_weight, toward_zero, n_threads, clip_box, clip_norm,
+              clip_l1=None):
     """(count, raw Σq, raw packed Σqqᵀ, step, weight scale) of the exact Gram."""
     X, lower, upper, centre, step, inverse, qmax, offset, clip_box, clip_norm, units = _gram_setup(
         X, lower, upper, centre, radius, sample_weight, clip_box, clip_norm)
+    if clip_l1 is not None:
+        if toward_zero:
+            raise ValueError("clip_l1 rounds to nearest: toward_zero must be False")
+        clip_l1 = _l1_margin(clip_l1, step)
     # The blocks' dsyrk calls are small (a few hundred rows × d): BLAS threads inside the
     # row chunks' own threads only contend (measured 10× slower on 2 cores at 10**6 × 21).
     # dpsk.utils._threads: a cached controller (threadpool_limits scans the loaded
@@ -788,7 +902,7 @@ def _gram_raw(X, lower, upper, centre, radius, sample_weight, toward_zero, n_thr
 
     with single_blas_thread():
         total, gram = _exact_gram_raw(X, lower, upper, centre, inverse, qmax, offset, bool(toward_zero),
-                                      n_threads, clip_box, clip_norm, units)
+                                      n_threads, clip_box, clip_norm, clip_l1, units)
     if units is None:
         return X.shape[0], total, gram, step, 1
     return int(units.sum()), total, gram, step, 1 << GRAM_WEIGHT_BITS
@@ -817,11 +931,11 @@ class ExactGram:
 
 
 def exact_gram_sums(X, lower, upper, centre, radius, *, sample_weight=None, toward_zero=False,
-                    n_threads=None, clip_box=None, clip_norm=None):
+                    n_threads=None, clip_box=None, clip_norm=None, clip_l1=None):
     """:class:`ExactGram` of the quantised clipped rows about ``centre`` (the integers
     behind :func:`exact_gram`, for releases that rescale before their one rounding)."""
     return _raw_exact(_gram_raw(X, lower, upper, centre, radius, sample_weight, toward_zero, n_threads,
-                                clip_box, clip_norm))
+                                clip_box, clip_norm, clip_l1))
 
 
 def _raw_exact(raw):
@@ -840,7 +954,7 @@ def _raw_merge(parts):
 
 
 def exact_gram(X, lower, upper, centre, radius, *, sample_weight=None, toward_zero=False, n_threads=None,
-               clip_box=None, clip_norm=None):
+               clip_box=None, clip_norm=None, clip_l1=None):
     """Exact count, Σy and Σyyᵀ of quantised clipped rows about ``centre``; see the module docstring.
 
     Returns ``(count, total, gram)``: ``count`` a Python int (a float with weights),
@@ -856,9 +970,74 @@ def exact_gram(X, lower, upper, centre, radius, *, sample_weight=None, toward_ze
     ``clip_box=(lo, hi)`` and ``clip_norm`` clip the rows first, in X's dtype, to the box
     and then into the L2 ball (bitwise ``clip_rows_l2(clip_bounds(X, lo, hi), clip_norm)``,
     without the copy); ``lower``/``upper`` then clamp the clipped values as always.
+
+    ``clip_l1=L`` then scales each clipped row's ``y = x − centre`` towards ``centre``,
+    ``y·min(1, r/‖y‖₁)`` (‖y‖₁ in the order of ``_centred_l1``), and quantises it without
+    clamping to ``lower``/``upper`` (clip with ``clip_box`` instead), for a radius r just
+    below L (``_l1_margin``) such that every quantised row has ``‖q·step‖₁ <= L`` exactly;
+    every |q_j| is at most what it is without ``clip_l1`` (with ``lower``/``upper`` not
+    binding, e.g. ±the largest float), so the bounds of ``clip_norm`` and the grid hold.
     """
     return _raw_floats_of(_gram_raw(X, lower, upper, centre, radius, sample_weight, toward_zero, n_threads,
-                                    clip_box, clip_norm))
+                                    clip_box, clip_norm, clip_l1))
+
+
+def _clipped_l1_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop, double[::1] centre,
+                      clip_box, clip_norm, double[::1] out):
+    """Rows [start, stop) of ``clipped_l1_norms`` into ``out``; the non-finite flag."""
+    cdef Py_ssize_t d = X.shape[1], i
+    cdef double[::1] flag = np.zeros(max(d, 1))
+    cdef double[::1] y = np.empty(max(d, 1))
+    cdef floating[::1] row = np.empty(max(d, 1), dtype=np.float32 if floating is float else np.float64)
+    cdef const floating[::1] box_lo
+    cdef const floating[::1] box_hi
+    cdef const floating* blo = NULL
+    cdef const floating* bhi = NULL
+    cdef NormBound ball
+    cdef const NormBound* pball = NULL
+    cdef const floating* x
+    cdef const floating* first = _row(X, start)
+    cdef int bad = 0
+    if clip_box is not None and d > 0:
+        box_lo, box_hi = clip_box
+        blo, bhi = &box_lo[0], &box_hi[0]
+    if clip_norm is not None:
+        ball = make_norm_bound(clip_norm, d, True, floating is float)
+        pball = &ball
+    with nogil:
+        for i in range(start, stop):
+            x = first + (i - start) * d
+            if blo != NULL or pball != NULL:
+                bad |= _clip_row_into(x, d, blo, bhi, pball, &row[0], &flag[0])
+                x = &row[0]
+            out[i] = _centred_l1(x, d, &centre[0], &y[0], &flag[0])
+    return bad + _sum(&flag[0], d)
+
+
+def clipped_l1_norms(X, centre, *, clip_box=None, clip_norm=None, n_threads=None):
+    """‖c(x) − centre‖₁ of every row of X (float64, shape (n_samples,)), where c clips the
+    row to ``clip_box`` and then into the L2 ball ``clip_norm`` in X's dtype, as
+    :func:`exact_gram` does (no copy of X); each norm is summed in the order of the Gram's
+    L1 clip. One value per row: the input of a private quantile of the rows' L1 norms
+    (PCA's ``l1_norm="private"``). Non-finite values raise ``ValueError``."""
+    X = _check_array(X, "X", 2)
+    n, d = X.shape
+    centre = np.ascontiguousarray(centre, dtype=np.float64)
+    _check_shape("centre", centre, (d,))
+    if clip_box is not None:   # as clip_bounds: the bounds rounded inward to X's dtype
+        clip_box = _bounds_in_dtype(*_check_bounds(*clip_box, d), X.dtype)
+    if clip_norm is not None:
+        clip_norm = float(clip_norm)
+        make_norm_bound(clip_norm, d, True, X.dtype == np.float32)   # checks
+    out = np.empty(n)
+    if d == 0:
+        out[:] = 0.0
+        return out
+    parts = _map_chunks(lambda start, stop: _clipped_l1_chunk(X, start, stop, centre, clip_box, clip_norm, out),
+                        n, n_threads)
+    if any(part != 0 for part in parts):
+        _raise_nonfinite()
+    return out
 
 
 def _raw_floats_of(raw):

@@ -7,17 +7,8 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
-from dpsk._core._clip import clip_bounds, clip_rows_l2
-from dpsk._core._exact_sums import (
-    GRAM_BITS,
-    _gram_raw,
-    _raw_exact,
-    _raw_floats_of,
-    _raw_merge,
-    exact_gram,
-    exact_gram_sums,
-    fixed_point_grid,
-)
+from dpsk._core._clip import clip_bounds
+from dpsk._core._exact_sums import GRAM_BITS, clipped_l1_norms, exact_gram, exact_gram_sums, fixed_point_grid
 from dpsk.accounting._events import budget_event
 from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.dask._data import dask_apply, dask_fit, is_dask
@@ -41,8 +32,6 @@ __all__ = ["PCA"]
 #: The matrix is the output; the count and the sum only centre it, and their noise
 #: enters the covariance divided by n.
 BUDGET_SHARES = (0.05, 0.15, 0.8)
-#: Bytes of rows clipped at a time with ``l1_norm`` (block-sized copies, not copies of X).
-_L1_BLOCK_BYTES = 2**19
 
 
 class _Geometry:
@@ -79,13 +68,10 @@ class _Geometry:
         self.l2, self.l1 = float(l2), float(l1)
 
     def l1_norms(self, X):
-        """‖c(x) − centre‖₁ of every row (box, then ball clipping): what ``l1_norm`` bounds."""
-        rows = np.asarray(X, dtype=np.float64)
-        if self.lower is not None:
-            rows = clip_bounds(rows, self.lower, self.upper)
-        if self.data_norm is not None:
-            rows = clip_rows_l2(rows, self.data_norm)
-        return np.abs(rows - self.centre).sum(axis=1)
+        """‖c(x) − centre‖₁ of every row (box, then ball clipping, in X's dtype): what
+        ``l1_norm`` bounds (one C pass, ``clipped_l1_norms``; no copy of X)."""
+        box = None if self.lower is None else (self.lower, self.upper)
+        return clipped_l1_norms(X, self.centre, clip_box=box, clip_norm=self.data_norm)
 
     def statistics(self, X, sample_weight=None):
         """(count, Σy, Σyyᵀ) for y = c(x) − centre, summed exactly (``exact_gram``), weighted.
@@ -93,34 +79,33 @@ class _Geometry:
         Each row is clipped, centred and quantised *before* accumulation (on a public grid
         of about 2**-20 times the largest |y_j| allowed, to nearest, clamped to the box;
         with the ball, rows are first clipped to a radius smaller by √d grid steps, so
-        that rounding cannot take ‖y‖ above ``data_norm``), and the sums are exact
-        integers: the release's sensitivities hold for the computed statistics. Weights
-        are rounded down (``exact_gram``), so a row never weighs more than its weight.
+        that rounding cannot take ‖y‖ above ``data_norm``; with ``l1_norm``, y is then
+        scaled towards the centre to an L1 radius just below it, so that rounding cannot
+        take ‖y‖₁ above it either), and the sums are exact integers: the release's
+        sensitivities hold for the computed statistics. Weights are rounded down
+        (``exact_gram``), so a row never weighs more than its weight. One pass over X,
+        without copies.
         """
-        kernel = self._kernel(X)
-        if kernel is None:  # the L1 clip: block by block
-            return _raw_floats_of(self._l1_sums(X, sample_weight))
-        return exact_gram(X, *kernel[0], sample_weight=sample_weight, **kernel[1])
+        args, kwargs = self._kernel(X)
+        return exact_gram(X, *args, sample_weight=sample_weight, **kwargs)
 
     def exact_sums(self, X, sample_weight=None):
         """The exact integers behind :meth:`statistics` (an ``ExactGram``; ``dpsk.dask``
         merges those of the chunks before the one rounding)."""
-        kernel = self._kernel(X)
-        if kernel is not None:
-            return exact_gram_sums(X, *kernel[0], sample_weight=sample_weight, **kernel[1])
-        return _raw_exact(self._l1_sums(X, sample_weight))
+        args, kwargs = self._kernel(X)
+        return exact_gram_sums(X, *args, sample_weight=sample_weight, **kwargs)
 
     def _kernel(self, X):
-        """``(args, kwargs)`` of the one-pass exact Gram (the kernel clips each row to the
-        box, then into the ball, without a copy of X), or None with the L1 clip."""
+        """``(args, kwargs)`` of the one-pass exact Gram: the kernel clips each row to the
+        box, then into the ball, then (``l1_norm``) scales it into the L1 ball about the
+        centre, without a copy of X."""
         radius = self._radius()
-        if self.l1_norm is not None:
-            return None
-        if self.data_norm is None:
+        box = None if self.lower is None else (self.lower, self.upper)
+        if self.data_norm is None and self.l1_norm is None:  # the grid's own clamp is the box
             return (self.lower, self.upper, self.centre, radius), {}
         big = np.full(X.shape[1], np.finfo(np.float64).max)
-        box = None if self.lower is None else (self.lower, self.upper)
-        return (-big, big, self.centre, radius), {"clip_box": box, "clip_norm": self._ball_radius(radius)}
+        norm = None if self.data_norm is None else self._ball_radius(radius)
+        return (-big, big, self.centre, radius), {"clip_box": box, "clip_norm": norm, "clip_l1": self.l1_norm}
 
     def _ball_radius(self, radius):
         """The radius rows are clipped to before rounding: smaller by ‖step‖/2 (and a
@@ -128,38 +113,6 @@ class _Geometry:
         step = fixed_point_grid(radius, GRAM_BITS)[0]
         margin = float(np.linalg.norm(step)) * (1.0 + 2.0**-40)
         return max(self.data_norm - margin, self.data_norm / 2)
-
-    def _l1_sums(self, X, sample_weight=None):
-        """The exact sums with the L1 clip (pure ε), clipped block by block in numpy (small
-        blocks; their 128-bit sums add exactly): ``_gram_raw``'s tuple."""
-        radius = self._radius()
-        step = fixed_point_grid(radius, GRAM_BITS)[0]
-        big = np.full(X.shape[1], np.finfo(np.float64).max)
-        if self.data_norm is None:  # only the box, then the L1 clip: the kernel still clamps to the box
-            norm, kernel_box = None, (self.lower, self.upper)
-        else:
-            norm, kernel_box = self._ball_radius(radius), (-big, big)
-        # Rounding moves y by at most ‖step‖₁/2 in L1 norm (the other half covers the
-        # float error of scaling y, far below a grid step).
-        l1 = max(self.l1_norm - float(step.sum()) * (1.0 + 2.0**-40), self.l1_norm / 2)
-        # Clipped block by block (a block-sized copy, not one of X); the blocks' exact
-        # integer sums add exactly and are rounded once (``gram_floats``).
-        n = X.shape[0]
-        block = max(1, _L1_BLOCK_BYTES // (8 * max(X.shape[1], 1)))
-        parts = []
-        for start in range(0, max(n, 1), block):
-            rows = X[start : start + block]
-            if self.lower is not None:  # both rules: clip to the box first, then the ball
-                rows = clip_bounds(rows, self.lower, self.upper)
-            if norm is not None:
-                rows = clip_rows_l2(rows, norm)
-            # Scale y = x − centre into the L1 ball (stays in the box and the ball).
-            y = rows - self.centre
-            scale = np.minimum(1.0, l1 / np.maximum(np.abs(y).sum(axis=1), np.finfo(np.float64).tiny))
-            rows = self.centre + y * scale[:, None]
-            weights = None if sample_weight is None else sample_weight[start : start + block]
-            parts.append(_gram_raw(rows, *kernel_box, self.centre, radius, weights, False, 1, None, None))
-        return _raw_merge(parts)
 
     def _radius(self):
         """Public per-coordinate bound on |y_j|."""
@@ -310,7 +263,9 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     (a convex combination with the centre, which lies in both whenever it is used),
     so B₂ still holds, and B₁ becomes min(B₁, L). Proof of the sensitivities: each
     row's computed y (after grid rounding, which moves ‖y‖₁ by at most half the sum of
-    the grid steps: the clip uses L minus the whole sum) has ‖y‖₁ <= L, so one row
+    the grid steps: the clip, inside the exact Gram's pass, scales to L minus the whole
+    sum, or to L/2 when that is larger, less a relative 2**-28 for the float errors of
+    the scaling; ``dpsk._core._exact_sums._l1_margin``) has ‖y‖₁ <= L, so one row
     moves Σy by at most L in L1 and the triangle by (‖y‖₁² + ‖y‖₂²)/2 <= (L² + B₂²)/2;
     the Laplace release of the table is then ε-DP as before. With ``"private"`` L,
     it is the 0.9-quantile of the rows' ‖y‖₁ (box and ball clipped, about the same

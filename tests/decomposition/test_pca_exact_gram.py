@@ -5,14 +5,19 @@ bitwise the statistic of the reference path: rows clipped by ``clip_bounds`` the
 ``clip_rows_l2`` (copies), quantised on the public grid, summed as exact integers and
 rounded once (issue 16, slow paths)."""
 
+import math
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
+from dpsk._core import _exact_sums as exact_sums
 from dpsk._core._clip import clip_bounds, clip_rows_l2
 from dpsk._core._exact_sums import (
     GRAM_BITS,
     GRAM_WEIGHT_BITS,
     ExactGram,
+    clipped_l1_norms,
     exact_gram,
     exact_gram_sums,
     fixed_point_grid,
@@ -31,14 +36,12 @@ def _reference_sums(X, geometry, sample_weight=None):
         rows = clip_bounds(rows, geometry.lower, geometry.upper)
     if geometry.data_norm is not None:
         rows = clip_rows_l2(rows, geometry._ball_radius(radius))
-    if geometry.l1_norm is not None:  # scaled towards the centre (the old numpy steps)
-        l1 = max(geometry.l1_norm - float(step.sum()) * (1.0 + 2.0**-40), geometry.l1_norm / 2)
-        y = rows - geometry.centre
-        scale = np.minimum(1.0, l1 / np.maximum(np.abs(y).sum(axis=1), np.finfo(np.float64).tiny))
-        rows = geometry.centre + y * scale[:, None]
-    if geometry.data_norm is None:  # the box only: the kernel clamps to it in float64
-        rows = np.minimum(np.maximum(rows.astype(np.float64), geometry.lower), geometry.upper)
-    t = (rows.astype(np.float64) - geometry.centre) * inverse
+    if geometry.l1_norm is not None:  # y scaled towards the centre, quantised as it is
+        t = _l1_scaled(rows, geometry.centre, _l1_radius(geometry.l1_norm, step)) * inverse
+    else:
+        if geometry.data_norm is None:  # the box only: the kernel clamps to it in float64
+            rows = np.minimum(np.maximum(rows.astype(np.float64), geometry.lower), geometry.upper)
+        t = (rows.astype(np.float64) - geometry.centre) * inverse
     t = np.minimum(np.maximum(t, -qmax), qmax)
     q = (np.floor(t + (qmax + 0.5)) - qmax).astype(np.int64).astype(object)
     if sample_weight is None:
@@ -49,6 +52,37 @@ def _reference_sums(X, geometry, sample_weight=None):
     total = (units[:, None] * q).sum(axis=0)
     gram = (q * units[:, None]).T @ q
     return ExactGram(int(units.sum()), total, gram, step, scale)
+
+
+def _l1_radius(l1_norm, step):
+    """The kernel's documented L1 radius: max(L − Σstep·(1 + 2**-40), L/2)·(1 − 2**-28)."""
+    return max(l1_norm - math.fsum(step.tolist()) * (1.0 + 2.0**-40), l1_norm / 2) * (1.0 - 2.0**-28)
+
+
+def _lane_l1(a):
+    """Σ|a_j| per row in the kernel's documented order: four lanes (j mod 4, the tail in
+    lane 0), then (lane 0 + lane 1) + (lane 2 + lane 3)."""
+    a = np.abs(a)
+    d = a.shape[1]
+    m = d - d % 4
+    lanes = np.zeros((a.shape[0], 4))
+    for j in range(0, m, 4):
+        lanes += a[:, j : j + 4]
+    for j in range(m, d):
+        lanes[:, 0] += a[:, j]
+    return (lanes[:, 0] + lanes[:, 1]) + (lanes[:, 2] + lanes[:, 3])
+
+
+def _l1_scaled(rows, centre, radius):
+    """y = rows − centre (float64) times min(1, radius/‖y‖₁); scales below 2**-1000 zero the row."""
+    y = rows.astype(np.float64) - centre
+    s = _lane_l1(y)
+    over = s > radius
+    scale = np.ones_like(s)
+    scale[over] = radius / s[over]
+    scale[scale < 2.0**-1000] = 0.0
+    y[over] = y[over] * scale[over, None]
+    return y
 
 
 def _boundary_rows(rng, n, d, radius, lower, upper, dtype):
@@ -68,6 +102,24 @@ def _boundary_rows(rng, n, d, radius, lower, upper, dtype):
     return np.ascontiguousarray(X.astype(dtype))
 
 
+def _l1_boundary_rows(rng, X, geometry):
+    """The last rows of X (random ones, see _boundary_rows) replaced by rows on, just
+    inside and just outside the L1 ball about the centre (the public ``l1_norm`` and the
+    kernel's radius below it)."""
+    n, d = X.shape
+    step = fixed_point_grid(geometry._radius(), GRAM_BITS)[0]
+    direction = rng.normal(size=(n // 4, d))
+    direction /= np.abs(direction).sum(axis=1, keepdims=True)
+    part = n // 20
+    for k, norm in enumerate([geometry.l1_norm, _l1_radius(geometry.l1_norm, step)]):
+        on = geometry.centre + direction[k * part : (k + 1) * part] * norm
+        start = n - (k + 1) * 3 * part
+        X[start : start + part] = on
+        X[start + part : start + 2 * part] = np.nextafter(on, 2 * on)
+        X[start + 2 * part : start + 3 * part] = np.nextafter(on, 0 * on)
+    return X
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("rule", ["ball", "box", "both", "ball_l1", "box_l1"])
 @pytest.mark.parametrize("weighted", [False, True])
@@ -81,6 +133,8 @@ def test_one_pass_gram_is_bitwise_the_clipped_copy_path(dtype, rule, weighted):
     # Rows on the radius the kernel clips to (data_norm less the rounding margin)
     clip = norm if rule.startswith("box") else geometry._ball_radius(geometry._radius())
     X = _boundary_rows(rng, n, d, clip, lower, upper, dtype)
+    if l1_norm is not None:  # 30 % of the rows about the L1 ball (in place of random ones)
+        X = np.ascontiguousarray(_l1_boundary_rows(rng, X.astype(np.float64), geometry).astype(dtype))
     weights = None
     if weighted:
         weights = rng.uniform(size=n)
@@ -128,3 +182,83 @@ def test_one_pass_gram_flags_non_finite_rows():
         exact_gram(X, -big, big, np.zeros(3), np.ones(3), clip_norm=1.0)
     with pytest.raises(ValueError):
         exact_gram(X, -big, big, np.zeros(3), np.ones(3), clip_box=(-np.ones(3), np.ones(3)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("rule", ["ball", "box", "both"])
+def test_clipped_l1_norms_are_bitwise_the_reference(dtype, rule):
+    """The rows' L1 norms for the private ``l1_norm`` (one C pass) are bitwise those of
+    clipped copies (``clip_bounds``, ``clip_rows_l2``) summed in the kernel's lane order."""
+    rng = np.random.default_rng(5)
+    n, d, norm = 900, 11, 3.0
+    lower, upper = np.linspace(-2.0, -0.5, d), np.linspace(0.3, 2.5, d)
+    box = (None, None) if rule == "ball" else (lower, upper)
+    geometry = _Geometry(*box, None if rule == "box" else norm, d)
+    X = _boundary_rows(rng, n, d, norm, lower, upper, dtype)
+    rows = X
+    if geometry.lower is not None:
+        rows = clip_bounds(rows, geometry.lower, geometry.upper)
+    if geometry.data_norm is not None:
+        rows = clip_rows_l2(rows, geometry.data_norm)
+    expected = _lane_l1(rows.astype(np.float64) - geometry.centre)
+    got = geometry.l1_norms(X)
+    assert got.dtype == np.float64 and got.shape == (n,)
+    assert got.tobytes() == expected.tobytes()
+    assert clipped_l1_norms(X, geometry.centre, n_threads=2).tobytes() == _lane_l1(X - geometry.centre).tobytes()
+    X[7, 3] = np.nan
+    with pytest.raises(ValueError):
+        geometry.l1_norms(X)
+
+
+def _quantised_l1(X, centre, radius, l1_norm):
+    """‖q·step‖₁ of each row of X after the kernel's L1 clip, as exact Fractions."""
+    big = np.full(X.shape[1], np.finfo(np.float64).max)
+    norms = []
+    for row in X:
+        sums = exact_gram_sums(row[None, :], -big, big, centre, radius, clip_l1=l1_norm)
+        norms.append(sum(abs(Fraction(int(q))) * Fraction(float(s)) for q, s in zip(sums.total, sums.step)))
+    return norms
+
+
+def _rows_at_half_steps(rng, n, d, step, centre, l1_norm):
+    """Rows whose L1 scaling lands many coordinates near half a grid step (where rounding
+    to nearest adds the most), for L1 radii both well above and below the grid's Σstep."""
+    halves = rng.integers(0, 8, size=(n, d)) + 0.5 - rng.uniform(0, 2.0**-20, size=(n, d))
+    halves[rng.uniform(size=(n, d)) < 0.7] = 0.0  # sparse rows: few coordinates share the L1 norm
+    halves[:, 0] += 0.5
+    y = halves * step * rng.choice([-1.0, 1.0], size=(n, d))
+    y *= (l1_norm / np.abs(y).sum(axis=1))[:, None] * rng.uniform(1.0, 1.0 + 2.0**-24, size=(n, 1))
+    return centre + y
+
+
+@pytest.mark.parametrize("l1_norm", [3.0 * 2.0**-21, 2.0**-16, 0.75])
+def test_l1_clip_bounds_every_quantised_row(l1_norm, monkeypatch):
+    """Privacy: after rounding onto the grid, no row's ‖q·step‖₁ exceeds ``clip_l1``
+    (exact arithmetic), whether the margin's L − Σstep (0.75) or L/2 (the smaller
+    bounds, below the grid's Σstep) is used; without the margin it fails."""
+    rng = np.random.default_rng(11)
+    d, radius = 9, np.full(9, 1.0)
+    centre = rng.uniform(-0.5, 0.5, size=d)
+    step = fixed_point_grid(radius, GRAM_BITS)[0]
+    X = _rows_at_half_steps(rng, 300, d, step, centre, l1_norm)
+    assert max(_quantised_l1(X, centre, radius, l1_norm)) <= Fraction(l1_norm)
+    # The check itself: with the radius L itself (no margin), rounding takes rows above it.
+    monkeypatch.setattr(exact_sums, "_l1_margin", lambda norm, step: float(norm))
+    assert max(_quantised_l1(X, centre, radius, l1_norm)) > Fraction(l1_norm)
+
+
+def test_l1_clip_holds_far_from_the_origin():
+    """Regression (privacy): with a box far from the origin (timestamps, 10¹²), the old
+    path scaled y, added the centre back and subtracted it again in the kernel, which
+    rounds by an ulp of 10¹² (2**-13), far above the grid's steps: rows came out with
+    ‖q·step‖₁ = 0.50012 > l1_norm = 0.5. The kernel now scales the centred y itself."""
+    d, l1_norm = 4, 0.5
+    lower, upper = np.full(d, 1e12), np.full(d, 1e12 + 1.0)
+    geometry = _Geometry(lower, upper, None, d, l1_norm=l1_norm)
+    rng = np.random.default_rng(0)
+    X = geometry.centre + rng.uniform(-0.5, 0.5, size=(200, d))
+    worst = 0
+    for row in X:
+        sums = geometry.exact_sums(row[None, :])
+        worst = max(worst, sum(abs(Fraction(int(q))) * Fraction(float(s)) for q, s in zip(sums.total, sums.step)))
+    assert worst <= Fraction(l1_norm)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info
 
-from dpsk.decomposition import PCA, _pca
+from dpsk.decomposition import PCA
 from dpsk.linear_model import LogisticRegression, _solver
 from dpsk.utils._threads import single_blas_thread
 
@@ -37,18 +37,16 @@ def test_single_blas_thread_is_a_decorator_too():
 @pytest.mark.parametrize("bounds", [None, (-2.0, 2.0)])
 @pytest.mark.parametrize("l1_norm", [None, 5.0])
 def test_pca_blocks_give_the_exact_sums_of_one_block(monkeypatch, weighted, bounds, l1_norm):
-    """The blocks' exact integer sums add exactly: bit-identical to one block (the L1
-    path's numpy blocks, the kernel's dsyrk blocks)."""
+    """The blocks' exact integer sums add exactly: bit-identical to one block (the
+    kernel's dsyrk blocks, with and without the L1 clip)."""
     from dpsk._core import _exact_sums
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(3000, 4)) * 2
     weights = rng.random(3000) if weighted else None
     kw = dict(n_components=2, epsilon=math.inf, data_norm=3.0, bounds=bounds, l1_norm=l1_norm)
-    monkeypatch.setattr(_pca, "_L1_BLOCK_BYTES", 700 * 4 * 8)
     monkeypatch.setattr(_exact_sums, "_GRAM_BUFFER_BYTES", 1)  # 64-row dsyrk blocks
     blocks = PCA(**kw).fit(X, sample_weight=weights)
-    monkeypatch.setattr(_pca, "_L1_BLOCK_BYTES", 10**12)
     monkeypatch.setattr(_exact_sums, "_GRAM_BUFFER_BYTES", 10**12)  # one 4096-row block
     whole = PCA(**kw).fit(X, sample_weight=weights)
     for attr in ("components_", "mean_", "explained_variance_", "n_samples_"):
