@@ -24,8 +24,8 @@ top of X. Targets: time and memory within 1.2× of scikit-learn, spread under 1.
 
 PCA(5) runs three ways: with δ > 0, and pure ε (the default ``delta=0``) with the default
 ``l1_norm="auto"`` (a private L1 clip) or a public ``l1_norm`` (the largest row L1 norm).
-``DPSK_BENCH_ONLY=PCA`` (an environment variable) keeps the rows whose estimator starts
-with it (the LogisticRegression rows take minutes).
+``DPSK_BENCH_ONLY=PCA,MultinomialNB`` (an environment variable) keeps the rows whose
+estimator starts with one of these (the LogisticRegression rows take minutes).
 """
 
 import os
@@ -105,8 +105,8 @@ def _pca_cases(data, X, l2, l1):
 
 
 def _cases(X_adult, y_adult, X_big, y_big, only=None):
-    """(name, data name, X, dpsk fit, scikit-learn fit) of every slow path (``only``: the
-    estimators whose name starts with it)."""
+    """(name, data name, X, dpsk fit, scikit-learn fit) of every slow path (``only``: a
+    tuple of prefixes, the estimators whose name starts with one)."""
     row_l1 = float(np.abs(X_adult).sum(axis=1).max())
     row_l2 = float(np.linalg.norm(X_adult, axis=1).max())
     cases = [
@@ -164,7 +164,8 @@ def run(quick=False):
     y_big = (X_big @ rng.standard_normal(20) + rng.logistic(size=n_big) > 0).astype(int)
     repeats = 3 if quick else 5
     time_rows, memory_rows = [], []
-    only = os.environ.get("DPSK_BENCH_ONLY")  # e.g. "PCA": the rows whose estimator starts so
+    # e.g. "PCA,MultinomialNB": the rows whose estimator starts so
+    only = tuple(os.environ.get("DPSK_BENCH_ONLY", "").split(",")) if os.environ.get("DPSK_BENCH_ONLY") else None
     for name, data, X, ours, theirs in _cases(X_adult, y_adult, X_big, y_big, only):
         if only and not name.startswith(only):
             continue
