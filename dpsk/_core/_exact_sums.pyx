@@ -512,6 +512,21 @@ cdef inline void _flush(Py_ssize_t d, const double* block_gram, const double* co
             p += 1
 
 
+cdef bint _clip_setup(clip_box, clip_norm, Py_ssize_t d, const floating** box_lo, const floating** box_hi,
+                      NormBound* ball) except -1:
+    """The row clip's box pointers (into ``clip_box``'s arrays, which the caller keeps
+    alive; NULL without a box) and ``ball`` (``make_norm_bound``); True with a ball."""
+    cdef const floating[::1] lo
+    cdef const floating[::1] hi
+    if clip_box is not None and d > 0:
+        lo, hi = clip_box
+        box_lo[0], box_hi[0] = &lo[0], &hi[0]
+    if clip_norm is None:
+        return False
+    ball[0] = make_norm_bound(clip_norm, d, True, floating is float)
+    return True
+
+
 cdef inline int _clip_row_into(const floating* x, Py_ssize_t d, const floating* box_lo,
                                const floating* box_hi, const NormBound* ball, floating* row,
                                double* flag) noexcept nogil:
@@ -741,8 +756,6 @@ def _exact_gram_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t sto
     cdef double[::1] flag = np.zeros(max(d, 1))
     cdef double[::1] colsum = np.zeros(max(d, 1))
     cdef const floating* x = _row(X, start)
-    cdef const floating[::1] box_lo
-    cdef const floating[::1] box_hi
     cdef const floating* blo = NULL
     cdef const floating* bhi = NULL
     cdef floating[::1] row
@@ -750,11 +763,7 @@ def _exact_gram_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t sto
     cdef const NormBound* pball = NULL
     cdef const long long[::1] uv
     cdef const long long* up = NULL
-    if clip_box is not None and d > 0:
-        box_lo, box_hi = clip_box
-        blo, bhi = &box_lo[0], &box_hi[0]
-    if clip_norm is not None:
-        ball = make_norm_bound(clip_norm, d, True, floating is float)
+    if _clip_setup(clip_box, clip_norm, d, &blo, &bhi, &ball):
         pball = &ball
     if units is not None:
         uv = units
@@ -989,8 +998,6 @@ def _clipped_l1_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t sto
     cdef double[::1] flag = np.zeros(max(d, 1))
     cdef double[::1] y = np.empty(max(d, 1))
     cdef floating[::1] row = np.empty(max(d, 1), dtype=np.float32 if floating is float else np.float64)
-    cdef const floating[::1] box_lo
-    cdef const floating[::1] box_hi
     cdef const floating* blo = NULL
     cdef const floating* bhi = NULL
     cdef NormBound ball
@@ -998,11 +1005,7 @@ def _clipped_l1_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t sto
     cdef const floating* x
     cdef const floating* first = _row(X, start)
     cdef int bad = 0
-    if clip_box is not None and d > 0:
-        box_lo, box_hi = clip_box
-        blo, bhi = &box_lo[0], &box_hi[0]
-    if clip_norm is not None:
-        ball = make_norm_bound(clip_norm, d, True, floating is float)
+    if _clip_setup(clip_box, clip_norm, d, &blo, &bhi, &ball):
         pball = &ball
     with nogil:
         for i in range(start, stop):
