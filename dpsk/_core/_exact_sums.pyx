@@ -91,7 +91,7 @@ without weights, and for every n_threads and chunking. The argument:
 """
 
 from cython cimport floating
-from libc.math cimport fabs
+from libc.math cimport INFINITY
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy
 from scipy.linalg.cython_blas cimport dsyrk
@@ -547,42 +547,64 @@ cdef inline int _clip_row_into(const floating* x, Py_ssize_t d, const floating* 
     return 0
 
 
-cdef inline double _centred_l1(const floating* x, Py_ssize_t d, const double* centre, double* y,
-                               double* flag) noexcept nogil:
-    """y = x − centre (float64, each difference correctly rounded) and ‖y‖₁, summed in four
-    lanes: lane k adds |y_j| for j ≡ k (mod 4) below 4·(d // 4) in order, lane 0 then the
-    rest in order; the result is (lane 0 + lane 1) + (lane 2 + lane 3). flag[j] turns NaN
-    where x[j] is not finite."""
-    cdef Py_ssize_t j, m = d - d % 4
-    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, v
-    for j in range(d):
-        v = x[j]
-        flag[j] += v * 0.0
-        y[j] = v - centre[j]
-    for j in range(0, m, 4):
-        a0 += fabs(y[j])
-        a1 += fabs(y[j + 1])
-        a2 += fabs(y[j + 2])
-        a3 += fabs(y[j + 3])
-    for j in range(m, d):
-        a0 += fabs(y[j])
-    return (a0 + a1) + (a2 + a3)
+cdef extern from *:
+    """
+    /* y = x - centre (each difference correctly rounded) and s = ||y||_1 summed in four
+       lanes: lane k adds |y_j| for j = k (mod 4) below 4 (d / 4) in order, lane 0 then the
+       rest in order; s = (lane 0 + lane 1) + (lane 2 + lane 3). The lanes are independent
+       sums (no reassociation), which GCC may put in one vector; no FMA is involved. If
+       s > l1, y *= l1 / s (a factor below tiny zeroes the row; NaN rows stay, flagged).
+       flag[j] turns NaN where x[j] is not finite. Returns s. */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    __attribute__((target_clones("avx2", "default")))
+    #endif
+    static double _dpsk_l1_scale_row(const double* __restrict x, Py_ssize_t d,
+                                     const double* __restrict centre, double l1, double tiny,
+                                     double* __restrict y, double* __restrict flag) {
+        double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, s, scale;
+        Py_ssize_t j, m = d - d % 4;
+        for (j = 0; j < d; j++) {
+            flag[j] += x[j] * 0.0;
+            y[j] = x[j] - centre[j];
+        }
+        for (j = 0; j < m; j += 4) {
+            a0 += fabs(y[j]);
+            a1 += fabs(y[j + 1]);
+            a2 += fabs(y[j + 2]);
+            a3 += fabs(y[j + 3]);
+        }
+        for (j = m; j < d; j++)
+            a0 += fabs(y[j]);
+        s = (a0 + a1) + (a2 + a3);
+        if (s > l1) {
+            scale = l1 / s;
+            if (scale < tiny)
+                scale = 0.0;
+            for (j = 0; j < d; j++)
+                y[j] = y[j] * scale;
+        }
+        return s;
+    }
+    """
+    double _l1_scale_row "_dpsk_l1_scale_row"(const double* x, Py_ssize_t d, const double* centre,
+                                              double l1, double tiny, double* y,
+                                              double* flag) noexcept nogil
 
 
-cdef inline void _l1_scale(const floating* x, Py_ssize_t d, const double* centre, double l1, double* y,
-                           double* flag) noexcept nogil:
-    """y = (x − centre)·min(1, l1/s), s its ``_centred_l1`` norm (a scale below 2**-1000,
-    where the division may lose its relative accuracy, zeroes the row). Every |y_j| is at
-    most |x_j − centre_j| (the scale is <= 1) and Σ|y_j| <= l1·(1 + (d + 3)·2**-53); see
-    ``_l1_margin`` for what this gives after the rounding onto the grid."""
-    cdef double s = _centred_l1(x, d, centre, y, flag), scale
+cdef inline double _l1_scale(const floating* x, Py_ssize_t d, const double* centre, double l1, double* y,
+                             double* spare, double* flag) noexcept nogil:
+    """y = (x − centre)·min(1, l1/s) for s = ‖x − centre‖₁ (``_dpsk_l1_scale_row``'s
+    order; l1 = inf: no scaling), returns s. ``spare`` (d doubles, not ``y``) holds a
+    float32 row as doubles. Every |y_j| is at most |x_j − centre_j| (the scale is <= 1)
+    and Σ|y_j| <= l1·(1 + (d + 3)·2**-53); see ``_l1_margin`` for what this gives after
+    the rounding onto the grid."""
     cdef Py_ssize_t j
-    if s > l1:   # NaN rows stay as they are (flagged)
-        scale = l1 / s
-        if scale < _TINY_SCALE:
-            scale = 0.0
+    if floating is float:   # exact
         for j in range(d):
-            y[j] = y[j] * scale
+            spare[j] = x[j]
+        return _l1_scale_row(spare, d, centre, l1, _TINY_SCALE, y, flag)
+    else:
+        return _l1_scale_row(x, d, centre, l1, _TINY_SCALE, y, flag)
 
 
 cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _Grid* g,
@@ -623,7 +645,7 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _
                 bad |= _clip_row_into(x, d, box_lo, box_hi, ball, row, flag)
                 x = row
             if centred != NULL:   # y = x − centre scaled into the L1 ball, then quantised
-                _l1_scale(x, d, g.centre, l1, drow, flag)
+                _l1_scale(x, d, g.centre, l1, drow, b, flag)
                 _quantise_row(drow, d, centred.lo, centred.hi, centred.centre, centred.inverse,
                               centred.qmax, centred.offset, b, flag)
                 if units != NULL:
@@ -981,7 +1003,7 @@ def exact_gram(X, lower, upper, centre, radius, *, sample_weight=None, toward_ze
     without the copy); ``lower``/``upper`` then clamp the clipped values as always.
 
     ``clip_l1=L`` then scales each clipped row's ``y = x − centre`` towards ``centre``,
-    ``y·min(1, r/‖y‖₁)`` (‖y‖₁ in the order of ``_centred_l1``), and quantises it without
+    ``y·min(1, r/‖y‖₁)`` (‖y‖₁ in the order of ``_l1_scale``), and quantises it without
     clamping to ``lower``/``upper`` (clip with ``clip_box`` instead), for a radius r just
     below L (``_l1_margin``) such that every quantised row has ``‖q·step‖₁ <= L`` exactly;
     every |q_j| is at most what it is without ``clip_l1`` (with ``lower``/``upper`` not
@@ -997,6 +1019,7 @@ def _clipped_l1_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t sto
     cdef Py_ssize_t d = X.shape[1], i
     cdef double[::1] flag = np.zeros(max(d, 1))
     cdef double[::1] y = np.empty(max(d, 1))
+    cdef double[::1] spare = np.empty(max(d, 1))
     cdef floating[::1] row = np.empty(max(d, 1), dtype=np.float32 if floating is float else np.float64)
     cdef const floating* blo = NULL
     cdef const floating* bhi = NULL
@@ -1013,7 +1036,7 @@ def _clipped_l1_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t sto
             if blo != NULL or pball != NULL:
                 bad |= _clip_row_into(x, d, blo, bhi, pball, &row[0], &flag[0])
                 x = &row[0]
-            out[i] = _centred_l1(x, d, &centre[0], &y[0], &flag[0])
+            out[i] = _l1_scale(x, d, &centre[0], INFINITY, &y[0], &spare[0], &flag[0])
     return bad + _sum(&flag[0], d)
 
 
