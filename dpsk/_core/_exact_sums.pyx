@@ -879,12 +879,16 @@ def _l1_margin(l1_norm, step):
     S·(1/2 + 2**-33) <= L, since (1 − 2**-28)(1 + u)²(1 + (d + 3)u) <= 1 for d <= 2**23.
     With the second: ‖q·step‖₁ <= 2·(L/2)·(1 − 2**-28)(1 + u)(1 + 2**-30)(1 + (d + 3)u)
     <= L. Either way, whichever is larger. The clamp |q_j| <= Q_j only shrinks |q_j|.
+    Below 2**-900 (a private ``l1_norm`` may come out as the smallest float) the radius
+    is 0: every row is scaled to the centre, q = 0.
     """
     l1_norm = float(l1_norm)
-    if not (math.isfinite(l1_norm) and l1_norm >= 2.0 ** -900):
-        raise ValueError(f"clip_l1 must be finite and >= 2**-900, got {l1_norm!r}")
+    if not (math.isfinite(l1_norm) and l1_norm > 0):
+        raise ValueError(f"clip_l1 must be finite and > 0, got {l1_norm!r}")
     if step.shape[0] > _MAX_L1_FEATURES:
         raise ValueError("the exact Gram's L1 clip supports at most 2**23 features")
+    if l1_norm < 2.0 ** -900:   # below the float analysis' range: every row to the centre (q = 0)
+        return 0.0
     margin = math.fsum(step.tolist()) * (1.0 + 2.0 ** -40)
     return max(l1_norm - margin, l1_norm / 2) * (1.0 - 2.0 ** -28)
 

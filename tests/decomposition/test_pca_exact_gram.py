@@ -23,6 +23,7 @@ from dpsk._core._exact_sums import (
     fixed_point_grid,
     gram_floats,
 )
+from dpsk.decomposition import PCA
 from dpsk.decomposition._pca import _Geometry
 
 
@@ -262,3 +263,18 @@ def test_l1_clip_holds_far_from_the_origin():
         sums = geometry.exact_sums(row[None, :])
         worst = max(worst, sum(abs(Fraction(int(q))) * Fraction(float(s)) for q, s in zip(sums.total, sums.step)))
     assert worst <= Fraction(l1_norm)
+
+
+def test_tiny_l1_clip_collapses_rows_to_the_centre():
+    """A private ``l1_norm`` may come out as the smallest positive float: below the
+    float analysis' range (2**-900) every row goes to the centre instead of an error."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(50, 5))
+    big = np.full(5, np.finfo(np.float64).max)
+    count, total, gram = exact_gram(X, -big, big, np.zeros(5), np.ones(5), clip_l1=np.finfo(np.float64).tiny)
+    assert count == 50
+    assert not total.any() and not gram.any()
+    pca = PCA(2, epsilon=1.0, data_norm=3.0, l1_norm=1e-300, random_state=0).fit(X)
+    assert pca.l1_norm_ == 1e-300
+    with pytest.raises(ValueError):
+        exact_gram(X, -big, big, np.zeros(5), np.ones(5), clip_l1=0.0)
