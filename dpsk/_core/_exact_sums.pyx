@@ -578,10 +578,10 @@ cdef extern from *:
         s = (a0 + a1) + (a2 + a3);
         if (s > l1) {
             scale = l1 / s;
-            if (scale < tiny)
+            if (scale < tiny)   /* zeroed, not multiplied: an overflowed y_j (inf) gives 0 too */
                 scale = 0.0;
             for (j = 0; j < d; j++)
-                y[j] = y[j] * scale;
+                y[j] = scale == 0.0 ? 0.0 : y[j] * scale;
         }
         return s;
     }

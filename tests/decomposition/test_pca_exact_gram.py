@@ -278,3 +278,13 @@ def test_tiny_l1_clip_collapses_rows_to_the_centre():
     assert pca.l1_norm_ == 1e-300
     with pytest.raises(ValueError):
         exact_gram(X, -big, big, np.zeros(5), np.ones(5), clip_l1=0.0)
+
+
+def test_l1_clip_of_finite_rows_whose_centring_overflows_raises_nothing():
+    """Finite X never raises (only non-finite X is outside the declared domain): a
+    centred value or an L1 norm that overflows to inf scales the row to the centre."""
+    big = np.finfo(np.float64).max
+    X = np.array([[big, big, -big, big], [1.0, 2.0, 3.0, 4.0]])
+    bound = np.full(4, big)
+    count, total, gram = exact_gram(X, -bound, bound, np.full(4, -big / 2), np.ones(4), clip_l1=2.0)
+    assert count == 2 and not total.any() and not gram.any()
