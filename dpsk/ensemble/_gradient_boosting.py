@@ -74,6 +74,7 @@ from dpsk.base import (
     BaseJointLogLikelihoodClassifier,
     DPEstimatorMixin,
 )
+from dpsk.dask._data import dask_apply, dask_fit, is_dask
 from dpsk.ensemble._boosting_bins import QuantileEdges
 from dpsk.ensemble._boosting_plan import (
     MAX_CELLS,
@@ -214,6 +215,8 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
     def _fit(self, X, y, sample_weight):
         epsilon, delta = float(self.epsilon), float(self.delta)
         self._check_privacy_budget(budget_event(epsilon, delta))
+        if is_dask(X, y, sample_weight):  # exact histograms per chunk, the same release (dpsk.dask._boosting)
+            return dask_fit(self, X, y, sample_weight=sample_weight)
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=self._y_numeric)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         n, d = X.shape
@@ -841,6 +844,8 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         y : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
+        if is_dask(X):  # lazily, chunk by chunk (dpsk.dask)
+            return dask_apply(self, "predict", X)
         X = self._check_X(X)
         return np.clip(self._raw_predict(X)[:, 0], *self.bounds_y_).astype(X.dtype, copy=False)
 
