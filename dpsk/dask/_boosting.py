@@ -195,7 +195,7 @@ def _sums_chunk(view, grid, kernel, args, binned, raw, target, sample_weight):
 
 
 def _bin_chunk(view, X):
-    return view._binned(X)
+    return view._binned(np.ascontiguousarray(X))  # validate_data's order="C", as in memory
 
 
 def _target_chunk(view, y):
