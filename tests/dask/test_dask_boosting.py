@@ -247,3 +247,18 @@ def test_the_data_catch_float_histograms():
     assert not np.array_equal(merged, whole)
     exact = _first_histogram(X, y, w, [slice(i, j) for i, j in zip(cuts[:-1], cuts[1:])])
     np.testing.assert_array_equal(exact[0], _first_histogram(X, y, w, [slice(0, N)])[0])
+
+
+@pytest.mark.slow
+def test_local_cluster_gives_the_same_fit():
+    """The distributed scheduler (a LocalCluster of threads): the rows persisted on the
+    workers, the same fit."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        with distributed.Client(cluster):
+            a, b, X = _fit_both("binary", CHUNKINGS[1], weighted=True)
+            predicted = b.predict(_dask(X, CHUNKINGS[1])).compute()
+    _assert_same_model(a, b)
+    assert np.array_equal(predicted, a.predict(X))
