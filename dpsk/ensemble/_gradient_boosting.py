@@ -72,6 +72,7 @@ from dpsk.base import (
     DP_PARAMETER_CONSTRAINTS,
     TARGET_BOUNDS_CONSTRAINT,
     BaseJointLogLikelihoodClassifier,
+    DaskScoreMixin,
     DPEstimatorMixin,
 )
 from dpsk.dask._data import dask_apply, dask_fit, is_dask
@@ -706,7 +707,7 @@ class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikel
     attributes=_BOOSTING_DOCS["attributes"],
     privacy=_BOOSTING_DOCS["privacy"].format(public=" and ``bounds_y`` (or released privately)", domain=" and y"),
 )
-class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
+class HistGradientBoostingRegressor(DaskScoreMixin, RegressorMixin, BaseHistGradientBoosting):
     """Histogram gradient-boosted trees for regression (squared error) with differential privacy.
 
     The private counterpart of scikit-learn's ``HistGradientBoostingRegressor``: the

@@ -262,3 +262,28 @@ def test_local_cluster_gives_the_same_fit():
             predicted = b.predict(_dask(X, CHUNKINGS[1])).compute()
     _assert_same_model(a, b)
     assert np.array_equal(predicted, a.predict(X))
+
+
+def test_an_integer_seed_gives_the_same_fit_for_any_chunking():
+    """With an int seed the stream is keyed by the exact moments and the row count, not by
+    the chunks: the fit is reproducible and independent of the chunking."""
+    X, y, _, w = _data()
+    fits = [
+        HistGradientBoostingRegressor(max_iter=2, bounds=BOUNDS, bounds_y=BOUNDS_Y, random_state=7).fit(
+            _dask(X, chunks), _dask(y, chunks), sample_weight=_dask(w, chunks)
+        )
+        for chunks in CHUNKINGS[1:3]
+    ]
+    _assert_same_model(*fits)
+
+
+def test_lazy_predict_and_score_on_the_cluster():
+    a, b, X = _fit_both("regressor", CHUNKINGS[1], weighted=False)
+    _, y, _, _ = _data()
+    predicted = b.predict(_dask(X, CHUNKINGS[1]))
+    assert isinstance(predicted, da.Array)
+    np.testing.assert_allclose(b.score(_dask(X, CHUNKINGS[1]), _dask(y, CHUNKINGS[1])), a.score(X, y), rtol=1e-12)
+    c, d, _ = _fit_both("multiclass", CHUNKINGS[1], weighted=False)
+    proba = d.predict_proba(_dask(X, CHUNKINGS[1]))
+    assert isinstance(proba, da.Array)
+    np.testing.assert_allclose(proba.compute(), c.predict_proba(X), rtol=1e-12)
