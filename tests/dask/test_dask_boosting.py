@@ -287,3 +287,15 @@ def test_lazy_predict_and_score_on_the_cluster():
     proba = d.predict_proba(_dask(X, CHUNKINGS[1]))
     assert isinstance(proba, da.Array)
     np.testing.assert_allclose(proba.compute(), c.predict_proba(X), rtol=1e-12)
+
+
+def test_categorical_features_only_need_no_bounds():
+    X, _, labels, _ = _data()
+    codes = np.ascontiguousarray(X[:, 2:])
+    make = lambda: HistGradientBoostingClassifier(  # noqa: E731
+        max_iter=3, classes=[0, 1, 2], categorical_features=[0], random_state=_rng()
+    )
+    a = make().fit(codes, labels)
+    b = make().fit(_dask(codes, CHUNKINGS[3]), _dask(labels, CHUNKINGS[3]))
+    _assert_same_model(a, b)
+    assert b.bin_strategy_ == "uniform" and b.bin_edges_ is None
