@@ -244,7 +244,7 @@ class BoostingRows:
 
     def sums(self, kernel, *args):
         """The exact sums over the rows of ``kernel(binned, grad, hess, *args)`` (computed now)."""
-        chunk = functools.partial(_sums_chunk, worker_view(self.view), self.grid, kernel, args)
+        chunk = functools.partial(_sums_chunk, self.view, self.grid, kernel, args)
         return map_reduce(chunk, self.binned, self.raw, self.target, self.weight)
 
     def update(self, tree, depth, values):
@@ -376,9 +376,8 @@ def fit_boosting(est, X, y, sample_weight=None):
         released.append((G, H))
         return G, H, noise.std("h", kind) * scale_h, (hg * scale_g, hh * scale_h)
 
-    no_tree = (feature[:0].reshape(0), mask[:0].reshape(0, est.n_bins_))
-    rows.reset(est._baseline())
-    G, H, std_h, _ = sums(rows.sums(node_sums, no_tree, 0, None, 1), "leaf")
+    rows.reset(est._baseline())  # the baseline: a depth-0 tree, one leaf (no routing)
+    G, H, std_h, _ = sums(rows.sums(node_sums, (feature[0], mask[0]), 0, None, 1), "leaf")
     est.baseline_ = est._baseline() + _newton(G[0, 0, 0], H[0, 0, 0], lam, std_h)
     rows.reset(est.baseline_)
 
