@@ -88,75 +88,91 @@ def _validate_chunk(view, lower, upper, target_range, X, y, sample_weight):
 # -- the quantile bin edges --------------------------------------------------------------------
 
 
-def _subrange_bins(j, edges, cuts, X, sample_weight):
-    """The bin (of 2**32 in its sub-range) of column j's values, one array per sub-range
-    (``QuantileEdges._column``: rows of weight 0 left out, ``x <= edge`` goes left)."""
+def _subrange_bins(tasks, X, sample_weight):
+    """For each task ``(j, edges, cuts)``: the bin (of 2**32 in its sub-range) of column j's
+    values, one array per sub-range (``QuantileEdges._column``: rows of weight 0 left out,
+    ``x <= edge`` goes left); all tasks' arrays in one flat list."""
     from dpsk.stats._quantile import FINE_BINS, _bin_index
 
     w = _weights(sample_weight, X)
-    x = X[:, j] if w is None else X[w > 0][:, j]
-    side = np.searchsorted(edges, x, side="left")
-    with np.errstate(over="ignore"):  # a subnormal sub-range, as in memory
-        return [_bin_index(x[side == r], cuts[r], cuts[r + 1], FINE_BINS) for r in range(edges.size + 1)]
+    rows = X if w is None else X[w > 0]
+    out = []
+    for j, edges, cuts in tasks:
+        x = rows[:, j]
+        side = np.searchsorted(edges, x, side="left")
+        with np.errstate(over="ignore"):  # a subnormal sub-range, as in memory
+            out.extend(_bin_index(x[side == r], cuts[r], cuts[r + 1], FINE_BINS) for r in range(edges.size + 1))
+    return out
 
 
-def _edge_blocks_chunk(j, edges, cuts, shift, n_blocks, X, sample_weight):
-    return block_counts(_subrange_bins(j, edges, cuts, X, sample_weight), shift, n_blocks)
+def _edge_blocks_chunk(tasks, shift, n_blocks, X, sample_weight):
+    return block_counts(_subrange_bins(tasks, X, sample_weight), shift, n_blocks)
 
 
-def _edge_window_chunk(j, edges, cuts, requests, X, sample_weight):
-    return window_counts(_subrange_bins(j, edges, cuts, X, sample_weight), requests)
+def _edge_window_chunk(tasks, requests, X, sample_weight):
+    return window_counts(_subrange_bins(tasks, X, sample_weight), requests)
 
 
-def _edge_ranks_chunk(j, edges, cuts, r, b, X, sample_weight):
-    index = _subrange_bins(j, edges, cuts, X, sample_weight)[r]
+def _edge_ranks_chunk(tasks, r, b, X, sample_weight):
+    index = _subrange_bins(tasks, X, sample_weight)[r]
     return np.array([np.count_nonzero(index < b), np.count_nonzero(index <= b)], dtype=np.int64)
+
+
+def _level_counts(plan, X, w, tasks, level):
+    """What the selections of one level read, for every sub-range of the tasks (flat): two
+    passes, the counts per block of bins, then per bin in the window around each median
+    (:mod:`dpsk.dask._quantile`). Returns ``(n_r, a, c, base, window, count_ranks)`` each."""
+    from dpsk.stats._quantile import FINE_BINS
+
+    bins = FINE_BINS
+    shift = (bins - 1).bit_length() - max(MIN_BLOCK_BITS, BLOCK_BITS - level)
+    n_blocks = ((bins - 1) >> shift) + 1
+    cumulative = np.cumsum(map_reduce(functools.partial(_edge_blocks_chunk, tasks, shift, n_blocks), X, w), axis=1)
+    mechanism = plan._query(None).mechanism  # the margins depend on ε_q only
+    plans, requests = [], []
+    for r in range(cumulative.shape[0]):
+        n_r = int(cumulative[r, -1])
+        a, c, first, last = rank_window(cumulative[r], n_r, 0.5 * n_r, rank_margin(mechanism, 1, n_r))
+        plans.append((n_r, a, c, 0 if first == 0 else int(cumulative[r, first - 1])))
+        requests.append((r, first << shift, min(bins - 1, ((last + 1) << shift) - 1)))
+    windows = map_reduce(functools.partial(_edge_window_chunk, tasks, requests), X, w, combine=_merge_windows)
+
+    def count_ranks(r, b):
+        return tuple(int(v) for v in map_reduce(functools.partial(_edge_ranks_chunk, tasks, r, b), X, w))
+
+    return [(*p, window, functools.partial(count_ranks, r)) for r, (p, window) in enumerate(zip(plans, windows))]
 
 
 def release_edges(plan, X, sample_weight, columns, lower, upper, rng):
     """The Dask counterpart of :meth:`QuantileEdges.release <dpsk.ensemble._boosting_bins.QuantileEdges.release>`:
-    the edges of the given columns of Dask ``X`` in their ranges, drawn from ``rng`` as in memory."""
-    if plan.exact:
-        raise RuntimeError("exact medians are refused on Dask before the spend")
-    return [
-        _column_edges(plan, X, sample_weight, int(j), float(a), float(b), rng) for j, a, b in zip(columns, lower, upper)
-    ]
+    the edges of the given columns of Dask ``X`` in their ranges, drawn from ``rng`` as in memory.
 
-
-def _column_edges(plan, X, w, j, low, high, rng):
+    The first level's counts of every column come from one pair of passes (they depend on
+    the public ranges only); each later level of a column needs the edges drawn before it,
+    and the columns draw one after the other, so it takes its own pair."""
     from dpsk.stats._quantile import FINE_BINS, _bin_middle
 
-    bins, edges = FINE_BINS, np.empty(0)
-    for level in range(plan.levels):
-        cuts = np.concatenate([[low], edges, [high]])
-        shift = (bins - 1).bit_length() - max(MIN_BLOCK_BITS, BLOCK_BITS - level)
-        n_blocks = ((bins - 1) >> shift) + 1
-        cumulative = np.cumsum(
-            map_reduce(functools.partial(_edge_blocks_chunk, j, edges, cuts, shift, n_blocks), X, w), 1
-        )
-        margin_of = plan._query(None).mechanism  # margins depend on ε_q only
-        windows, requests = [], []
-        for r in range(edges.size + 1):
-            n_r = int(cumulative[r, -1])
-            a, c, first, last = rank_window(cumulative[r], n_r, 0.5 * n_r, rank_margin(margin_of, 1, n_r))
-            windows.append((n_r, a, c, 0 if first == 0 else int(cumulative[r, first - 1])))
-            requests.append((r, first << shift, min(bins - 1, ((last + 1) << shift) - 1)))
-        counts = map_reduce(
-            functools.partial(_edge_window_chunk, j, edges, cuts, requests), X, w, combine=_merge_windows
-        )
-        new = []
-        for r, ((n_r, a, c, base), window) in enumerate(zip(windows, counts)):
-
-            def count_ranks(b, r=r, cuts=cuts, edges=edges):
-                chunk = functools.partial(_edge_ranks_chunk, j, edges, cuts, r, b)
-                return tuple(int(v) for v in map_reduce(chunk, X, w))
-
-            query = plan._query(rng)  # one per median, as in memory
-            with np.errstate(over="ignore"):
-                index = select_in_window(query.mechanism, window, base, a, c, n_r, bins, query.q[0], 1, count_ranks)
-            new.append(_bin_middle(index, cuts[r], cuts[r + 1], bins))
-        edges = np.sort(np.concatenate([edges, new]))
-    return np.unique(edges)
+    if plan.exact:
+        raise RuntimeError("exact medians are refused on Dask before the spend")
+    ranges = [(int(j), np.array([float(a), float(b)])) for j, a, b in zip(columns, lower, upper)]
+    first = _level_counts(plan, X, sample_weight, [(j, np.empty(0), cuts) for j, cuts in ranges], 0)
+    out = []
+    for (j, (low, high)), counts in zip(ranges, first):
+        edges = np.empty(0)
+        for level in range(plan.levels):
+            cuts = np.concatenate([[low], edges, [high]])
+            stats = [counts] if level == 0 else _level_counts(plan, X, sample_weight, [(j, edges, cuts)], level)
+            new = []
+            for r, (n_r, a, c, base, window, count_ranks) in enumerate(stats):
+                query = plan._query(rng)  # one per median, as in memory
+                with np.errstate(over="ignore"):
+                    index = select_in_window(
+                        query.mechanism, window, base, a, c, n_r, FINE_BINS, query.q[0], 1, count_ranks
+                    )
+                new.append(_bin_middle(index, cuts[r], cuts[r + 1], FINE_BINS))
+            edges = np.sort(np.concatenate([edges, new]))
+        out.append(np.unique(edges))
+    return out
 
 
 # -- the rounds ----------------------------------------------------------------------------------
