@@ -686,6 +686,8 @@ class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikel
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
         check_is_fitted(self)
+        if is_dask(X):  # lazily, chunk by chunk (dpsk.dask)
+            return dask_apply(self, "decision_function", X, n_outputs=None if self._n_outputs == 1 else self.n_classes_)
         X = self._check_X(X)
         raw = self._raw_predict(X).astype(X.dtype, copy=False)  # float32 X: float32 scores
         return raw[:, 0] if raw.shape[1] == 1 else raw
