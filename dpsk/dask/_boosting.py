@@ -293,7 +293,10 @@ def fit_boosting(est, X, y, sample_weight=None):
 
     The in-memory ``BaseHistGradientBoosting._fit`` step by step (see the module docstring):
     the same public plan, the same Generator calls in the same order, the rows' statistics
-    computed per chunk.
+    computed per chunk. The two loops must stay in step: tests/dask/test_dask_boosting.py
+    compares every fitted attribute of both fits, so a stage added to one and not to the
+    other fails there. A new kind of per-round histogram is a kernel for
+    :meth:`BoostingRows.sums`.
     """
     from dpsk.accounting import ComposedEvent, note_release
     from dpsk.ensemble._boosting_bins import QuantileEdges
