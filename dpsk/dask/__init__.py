@@ -10,7 +10,11 @@ Pass a ``dask.array.Array`` or a ``dask.dataframe.DataFrame`` (``y`` and
 :class:`~dpsk.naive_bayes.BernoulliNB`, :class:`~dpsk.naive_bayes.CategoricalNB`,
 :class:`~dpsk.naive_bayes.MultinomialNB`, :class:`~dpsk.tree.DecisionTreeClassifier`,
 :class:`~dpsk.ensemble.RandomForestClassifier`,
-:class:`~dpsk.tree.DecisionTreeRegressor`, :class:`~dpsk.ensemble.RandomForestRegressor`, or to
+:class:`~dpsk.tree.DecisionTreeRegressor`, :class:`~dpsk.ensemble.RandomForestRegressor`,
+:class:`~dpsk.ensemble.HistGradientBoostingClassifier`,
+:class:`~dpsk.ensemble.HistGradientBoostingRegressor` (``dpsk.dask._boosting``: each
+round's exact integer histograms per chunk, the rows and raw predictions kept on the
+cluster), or to
 :func:`dpsk.stats.count`, :func:`~dpsk.stats.sum`, :func:`~dpsk.stats.mean`,
 :func:`~dpsk.stats.var`, :func:`~dpsk.stats.std`, :func:`~dpsk.stats.histogram`,
 :func:`~dpsk.stats.histogramdd`, :func:`~dpsk.stats.quantile`,

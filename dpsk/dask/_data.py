@@ -242,10 +242,11 @@ def dask_apply(estimator, method, X, *, n_outputs=None, dtype=None):
 #: What runs on Dask collections (the user guide's table, and the error below).
 SUPPORTED = (
     "StandardScaler, MinMaxScaler, GaussianNB, BernoulliNB, CategoricalNB, MultinomialNB, LinearRegression, Ridge, "
-    "KMeans, PCA, DecisionTreeClassifier, RandomForestClassifier, DecisionTreeRegressor, RandomForestRegressor (fit); "
+    "KMeans, PCA, DecisionTreeClassifier, RandomForestClassifier, DecisionTreeRegressor, RandomForestRegressor, "
+    "HistGradientBoostingClassifier, HistGradientBoostingRegressor (fit); "
     "LinearRegression, Ridge with groups= (user level); "
     "LogisticRegression, LinearSVC (fit by a distributed Newton, lazy predict); "
-    "their predict/transform and those of the naive Bayes classifiers and random trees (lazy); "
+    "their predict/transform and those of the naive Bayes classifiers, random trees and boosting (lazy); "
     "dpsk.stats count, sum, mean, var, std (also with groups=), histogram, histogramdd, quantile, percentile, median"
 )
 

@@ -482,7 +482,9 @@ def _fit_pca(est, X, y=None, sample_weight=None):
 
 def _fits():
     from dpsk.cluster import KMeans
+    from dpsk.dask._boosting import fit_boosting
     from dpsk.decomposition import PCA
+    from dpsk.ensemble._gradient_boosting import BaseHistGradientBoosting
     from dpsk.linear_model._least_squares import _BaseLeastSquares
     from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB, MultinomialNB
     from dpsk.preprocessing import MinMaxScaler, StandardScaler
@@ -501,6 +503,7 @@ def _fits():
         (PCA, _fit_pca),
         (BaseRandomTrees, _fit_random_trees),
         (BaseRandomTreesRegressor, _fit_random_trees_regressor),
+        (BaseHistGradientBoosting, fit_boosting),
     )
 
 

@@ -48,7 +48,7 @@ import numpy as np
 from dpsk.dask._data import as_rows, require_public
 from dpsk.dask._reduce import fingerprint, map_reduce
 
-__all__ = ["dask_quantiles", "rank_margin"]
+__all__ = ["block_counts", "dask_quantiles", "rank_margin", "rank_window", "select_in_window", "window_counts"]
 
 #: At most 2**BLOCK_BITS blocks of bins per column in the first pass.
 BLOCK_BITS = 16
@@ -73,21 +73,30 @@ def _bin_columns(lower, upper, bins, X):
     return [_bin_index(X[:, j], lower[j], upper[j], bins) for j in range(X.shape[1])]
 
 
-def _block_counts_chunk(lower, upper, bins, shift, n_blocks, X):
-    counts = np.empty((X.shape[1], n_blocks), dtype=np.int64)
-    for j, index in enumerate(_bin_columns(lower, upper, bins, X)):
+def block_counts(columns, shift, n_blocks):
+    """Counts per block of ``2**shift`` bins of each column's bin indices: int64 (n_columns, n_blocks)."""
+    counts = np.empty((len(columns), n_blocks), dtype=np.int64)
+    for j, index in enumerate(columns):
         counts[j] = np.bincount(index >> shift, minlength=n_blocks)
     return counts
 
 
-def _window_chunk(lower, upper, bins, requests, X):
-    columns = _bin_columns(lower, upper, bins, X)
+def window_counts(columns, requests):
+    """For each request ``(j, first, last)``: the occupied bins of column j in [first, last] and their counts."""
     out = []
     for j, first, last in requests:
         index = columns[j]
         occupied, counts = np.unique(index[(index >= first) & (index <= last)], return_counts=True)
         out.append((occupied.astype(np.int64), counts.astype(np.int64)))
     return tuple(out)
+
+
+def _block_counts_chunk(lower, upper, bins, shift, n_blocks, X):
+    return block_counts(_bin_columns(lower, upper, bins, X), shift, n_blocks)
+
+
+def _window_chunk(lower, upper, bins, requests, X):
+    return window_counts(_bin_columns(lower, upper, bins, X), requests)
 
 
 def _merge_counts(*parts):
@@ -110,7 +119,7 @@ def _rank_chunk(lower, upper, bins, j, b, X):
     return np.array([np.count_nonzero(index < b), np.count_nonzero(index <= b)], dtype=np.int64)
 
 
-def _window(cumulative, n, target, margin):
+def rank_window(cumulative, n, target, margin):
     """Ranks (a, c) of the window and the block range holding ranks a + 1 .. c."""
     a = max(0, math.floor(target) - margin)
     c = min(n, math.ceil(target) + margin)
@@ -132,6 +141,31 @@ def _window_groups(occupied, counts, base, a, c, n, bins):
     return _groups_of(occupied[i0 : i1 + 1], below, through, bins, n, after=after)
 
 
+def select_in_window(mechanism, window, base, a_rank, c_rank, n, bins, level, unit, count_ranks):
+    """The in-memory selection of a bin for the quantile ``level`` from a window's counts.
+
+    ``window``: the occupied bins and their counts of the blocks holding the ranks
+    ``a_rank + 1 .. c_rank`` (:func:`rank_window`), ``base`` the count before them; ``n`` the
+    number of values; ``count_ranks(b)``: the exact ``(below, through)`` of bin ``b``,
+    counted by one more Dask pass (a bin of an outer region, see the module docstring).
+    Draws from ``mechanism`` exactly as the in-memory release does.
+    """
+    from dpsk.stats._quantile import _select_bin
+
+    occupied, counts = window
+    groups = _window_groups(occupied, counts, base, a_rank, c_rank, n, bins)
+    merged = {0} if a_rank > 0 else set()
+    if c_rank < n:
+        merged.add(groups.size.size - 1)
+
+    def ranks(g, offset):
+        if g not in merged:
+            return int(groups.below[g]), int(groups.through[g])
+        return count_ranks(int(groups.start[g]) + offset)
+
+    return _select_bin(mechanism, groups, level, unit, ranks if merged else None)
+
+
 def dask_quantiles(call, query, arr, names, bounds, axis, function, params):
     """``dpsk.stats`` quantiles of a Dask array ``arr`` (a DataFrame's, with its column
     ``names``), after the budget check.
@@ -141,7 +175,7 @@ def dask_quantiles(call, query, arr, names, bounds, axis, function, params):
     """
     from dpsk.stats._common import Records, layout, resolve_stat_bounds
     from dpsk.stats._contribution import Contribution
-    from dpsk.stats._quantile import _bin_middle, _select_bin
+    from dpsk.stats._quantile import _bin_middle
 
     if call.user_level or call.on_invalid != "raise":
         raise ValueError(f"{function} on Dask input supports item-level releases with on_invalid='raise' only")
@@ -170,7 +204,7 @@ def dask_quantiles(call, query, arr, names, bounds, axis, function, params):
     plans, requests = [], []
     for j in range(rows.shape[1]):
         for k, level in enumerate(query.q):
-            a_rank, c_rank, first, last = _window(cumulative[j], n, level * n, margin)
+            a_rank, c_rank, first, last = rank_window(cumulative[j], n, level * n, margin)
             base = 0 if first == 0 else int(cumulative[j, first - 1])
             plans.append((j, k, level, a_rank, c_rank, base))
             requests.append((j, first << shift, min(bins - 1, ((last + 1) << shift) - 1)))
@@ -181,19 +215,12 @@ def dask_quantiles(call, query, arr, names, bounds, axis, function, params):
     if contribution.weights is not None or query.score_unit(contribution, 1)[0] != unit:
         raise RuntimeError("item-level quantiles expected")  # guarded by call.user_level above
     out = np.empty((query.q.size, query.n_outputs))
-    for (j, k, level, a_rank, c_rank, base), (occupied, counts) in zip(plans, windows):
-        groups = _window_groups(occupied, counts, base, a_rank, c_rank, n, bins)
-        merged = {0} if a_rank > 0 else set()
-        if c_rank < n:
-            merged.add(groups.size.size - 1)
+    for (j, k, level, a_rank, c_rank, base), window in zip(plans, windows):
 
-        def ranks(g, offset, j=j, merged=merged, groups=groups):
-            if g not in merged:
-                return int(groups.below[g]), int(groups.through[g])
-            b = int(groups.start[g]) + offset  # a bin of an outer region: count its ranks
+        def count_ranks(b, j=j):
             below, through = map_reduce(functools.partial(_rank_chunk, lower, upper, bins, j, b), rows)
             return int(below), int(through)
 
-        index = _select_bin(query.mechanism, groups, level, unit, ranks if merged else None)
+        index = select_in_window(query.mechanism, window, base, a_rank, c_rank, n, bins, level, unit, count_ranks)
         out[k, j] = _bin_middle(index, lower[j], upper[j], bins)
     return records, lower, upper, contribution, out

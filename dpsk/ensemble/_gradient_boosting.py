@@ -72,8 +72,10 @@ from dpsk.base import (
     DP_PARAMETER_CONSTRAINTS,
     TARGET_BOUNDS_CONSTRAINT,
     BaseJointLogLikelihoodClassifier,
+    DaskScoreMixin,
     DPEstimatorMixin,
 )
+from dpsk.dask._data import dask_apply, dask_fit, is_dask
 from dpsk.ensemble._boosting_bins import QuantileEdges
 from dpsk.ensemble._boosting_plan import (
     MAX_CELLS,
@@ -214,6 +216,8 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
     def _fit(self, X, y, sample_weight):
         epsilon, delta = float(self.epsilon), float(self.delta)
         self._check_privacy_budget(budget_event(epsilon, delta))
+        if is_dask(X, y, sample_weight):  # exact histograms per chunk, the same release (dpsk.dask._boosting)
+            return dask_fit(self, X, y, sample_weight=sample_weight)
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], order="C", y_numeric=self._y_numeric)
         sample_weight = _check_sample_weight_dp(sample_weight, X)
         n, d = X.shape
@@ -682,6 +686,8 @@ class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikel
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
         check_is_fitted(self)
+        if is_dask(X):  # lazily, chunk by chunk (dpsk.dask)
+            return dask_apply(self, "decision_function", X, n_outputs=None if self._n_outputs == 1 else self.n_classes_)
         X = self._check_X(X)
         raw = self._raw_predict(X).astype(X.dtype, copy=False)  # float32 X: float32 scores
         return raw[:, 0] if raw.shape[1] == 1 else raw
@@ -703,7 +709,7 @@ class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikel
     attributes=_BOOSTING_DOCS["attributes"],
     privacy=_BOOSTING_DOCS["privacy"].format(public=" and ``bounds_y`` (or released privately)", domain=" and y"),
 )
-class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
+class HistGradientBoostingRegressor(DaskScoreMixin, RegressorMixin, BaseHistGradientBoosting):
     """Histogram gradient-boosted trees for regression (squared error) with differential privacy.
 
     The private counterpart of scikit-learn's ``HistGradientBoostingRegressor``: the
@@ -841,6 +847,8 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         y : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
+        if is_dask(X):  # lazily, chunk by chunk (dpsk.dask)
+            return dask_apply(self, "predict", X)
         X = self._check_X(X)
         return np.clip(self._raw_predict(X)[:, 0], *self.bounds_y_).astype(X.dtype, copy=False)
 
