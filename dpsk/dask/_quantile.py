@@ -41,28 +41,17 @@ of the data, as every Dask fit's statistics; the noise is drawn on the client).
 """
 
 import functools
-import math
 
 import numpy as np
 
 from dpsk.dask._data import as_rows, require_public
 from dpsk.dask._reduce import fingerprint, map_reduce
+from dpsk.stats._quantile import rank_margin, rank_window, select_in_window
 
 __all__ = ["block_counts", "dask_quantiles", "rank_margin", "rank_window", "select_in_window", "window_counts"]
 
 #: At most 2**BLOCK_BITS blocks of bins per column in the first pass.
 BLOCK_BITS = 16
-
-
-def rank_margin(mechanism, unit, n_records):
-    """Ranks W such that a bin at distance >= W from qN is at ``randomise_groups``'s last
-    proposal level (with four levels and the gaps' float error to spare)."""
-    from dpsk.mechanisms._selection import _DEN, _TOP_LEVEL
-
-    if mechanism._m is None:  # noqa: SLF001 (ε = ∞: only distance 0 is read)
-        return 2
-    levels = (_TOP_LEVEL + 4) * math.log(2) * _DEN * float(mechanism.sensitivity) / mechanism._m  # noqa: SLF001
-    return math.ceil(unit * (levels + n_records * 2.0**-46)) + 2
 
 
 def _bin_columns(lower, upper, bins, X):
@@ -117,53 +106,6 @@ def _rank_chunk(lower, upper, bins, j, b, X):
 
     index = _bin_index(X[:, j], lower[j], upper[j], bins)
     return np.array([np.count_nonzero(index < b), np.count_nonzero(index <= b)], dtype=np.int64)
-
-
-def rank_window(cumulative, n, target, margin):
-    """Ranks (a, c) of the window and the block range holding ranks a + 1 .. c."""
-    a = max(0, math.floor(target) - margin)
-    c = min(n, math.ceil(target) + margin)
-    first = 0 if a == 0 else int(np.searchsorted(cumulative, a + 1, side="left"))
-    last = cumulative.size - 1 if c == n else int(np.searchsorted(cumulative, c, side="left"))
-    return a, c, first, last
-
-
-def _window_groups(occupied, counts, base, a, c, n, bins):
-    """The in-memory groups of bins L..H (module docstring) and the outer regions."""
-    from dpsk.stats._quantile import _groups_of
-
-    through = base + np.cumsum(counts)
-    i0 = 0 if a == 0 else int(np.searchsorted(through, a + 1, side="left"))
-    i1 = through.size - 1 if c == n else int(np.searchsorted(through, c, side="left"))
-    through = through[i0 : i1 + 1]
-    below = through - counts[i0 : i1 + 1]
-    after = n if c == n else int(through[-1])
-    return _groups_of(occupied[i0 : i1 + 1], below, through, bins, n, after=after)
-
-
-def select_in_window(mechanism, window, base, a_rank, c_rank, n, bins, level, unit, count_ranks):
-    """The in-memory selection of a bin for the quantile ``level`` from a window's counts.
-
-    ``window``: the occupied bins and their counts of the blocks holding the ranks
-    ``a_rank + 1 .. c_rank`` (:func:`rank_window`), ``base`` the count before them; ``n`` the
-    number of values; ``count_ranks(b)``: the exact ``(below, through)`` of bin ``b``,
-    counted by one more Dask pass (a bin of an outer region, see the module docstring).
-    Draws from ``mechanism`` exactly as the in-memory release does.
-    """
-    from dpsk.stats._quantile import _select_bin
-
-    occupied, counts = window
-    groups = _window_groups(occupied, counts, base, a_rank, c_rank, n, bins)
-    merged = {0} if a_rank > 0 else set()
-    if c_rank < n:
-        merged.add(groups.size.size - 1)
-
-    def ranks(g, offset):
-        if g not in merged:
-            return int(groups.below[g]), int(groups.through[g])
-        return count_ranks(int(groups.start[g]) + offset)
-
-    return _select_bin(mechanism, groups, level, unit, ranks if merged else None)
 
 
 def dask_quantiles(call, query, arr, names, bounds, axis, function, params):

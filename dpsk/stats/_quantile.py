@@ -34,6 +34,7 @@ same trade-off with λ_var = q(1 − q) and λ_noise the mechanism's rank varian
 dpsk's own.
 """
 
+import functools
 import math
 from fractions import Fraction
 from typing import NamedTuple
@@ -165,10 +166,14 @@ class QuantileQuery:
         out = np.empty((self.q.size, self.n_outputs))
         column = _columns(records.X)
         for j in range(self.n_outputs):
-            groups = _bin_groups(column(j), lower[j], upper[j], self.bins, weights)
+            if weights is None:  # the window around each target rank (same draws, see _select_sorted)
+                index = np.sort(_bin_index(column(j), lower[j], upper[j], self.bins))
+                select = functools.partial(_select_sorted, self.mechanism, index, self.bins)
+            else:
+                groups = _bin_groups(column(j), lower[j], upper[j], self.bins, weights)
+                select = functools.partial(_select_bin, self.mechanism, groups)
             for k, level in enumerate(self.q):
-                index = _select_bin(self.mechanism, groups, level, unit)
-                out[k, j] = _bin_middle(index, lower[j], upper[j], self.bins)
+                out[k, j] = _bin_middle(select(level, unit), lower[j], upper[j], self.bins)
         return out
 
 
@@ -297,6 +302,94 @@ def _select_bin(mechanism, groups, level, unit, ranks=None):
         groups.size, distance / unit, error + distance / unit * 2.0**-48, score, 0, candidate_score=ranks is not None
     )
     return int(groups.start[group]) + offset
+
+
+def rank_margin(mechanism, unit, n_records):
+    """Ranks W such that a bin at distance >= W from qN is at ``randomise_groups``'s last
+    proposal level (with four levels and the gaps' float error to spare)."""
+    from dpsk.mechanisms._selection import _DEN, _TOP_LEVEL  # read at call time (tests lower the level)
+
+    if mechanism._m is None:  # noqa: SLF001 (ε = ∞: only distance 0 is read)
+        return 2
+    levels = (_TOP_LEVEL + 4) * math.log(2) * _DEN * float(mechanism.sensitivity) / mechanism._m  # noqa: SLF001
+    return math.ceil(unit * (levels + n_records * 2.0**-46)) + 2
+
+
+def window_ranks(n, target, margin):
+    """Ranks (a, c) of the window around ``target`` among ``n`` values: a = ⌊target⌋ − W,
+    c = ⌈target⌉ + W, clipped to [0, n]."""
+    return max(0, math.floor(target) - margin), min(n, math.ceil(target) + margin)
+
+
+def rank_window(cumulative, n, target, margin):
+    """Ranks (a, c) of the window and the block range holding ranks a + 1 .. c."""
+    a, c = window_ranks(n, target, margin)
+    first = 0 if a == 0 else int(np.searchsorted(cumulative, a + 1, side="left"))
+    last = cumulative.size - 1 if c == n else int(np.searchsorted(cumulative, c, side="left"))
+    return a, c, first, last
+
+
+def _window_groups(occupied, counts, base, a, c, n, bins):
+    """The groups of bins L..H, as :func:`_bin_groups` makes them, and one group for each
+    outer region (the argument: :mod:`dpsk.dask._quantile`'s module docstring)."""
+    through = base + np.cumsum(counts)
+    i0 = 0 if a == 0 else int(np.searchsorted(through, a + 1, side="left"))
+    i1 = through.size - 1 if c == n else int(np.searchsorted(through, c, side="left"))
+    through = through[i0 : i1 + 1]
+    below = through - counts[i0 : i1 + 1]
+    after = n if c == n else int(through[-1])
+    return _groups_of(occupied[i0 : i1 + 1], below, through, bins, n, after=after)
+
+
+def select_in_window(mechanism, window, base, a_rank, c_rank, n, bins, level, unit, count_ranks):
+    """The in-memory selection of a bin for the quantile ``level`` from a window's counts.
+
+    ``window``: the occupied bins and their counts of the blocks holding the ranks
+    ``a_rank + 1 .. c_rank`` (:func:`rank_window`), ``base`` the count before them; ``n`` the
+    number of values; ``count_ranks(b)``: the exact ``(below, through)`` of bin ``b`` (a
+    bin of an outer region: a binary search in memory, one more pass on Dask). Draws from
+    ``mechanism`` exactly as :func:`_select_bin` on all the groups does.
+    """
+    occupied, counts = window
+    groups = _window_groups(occupied, counts, base, a_rank, c_rank, n, bins)
+    merged = {0} if a_rank > 0 else set()
+    if c_rank < n:
+        merged.add(groups.size.size - 1)
+
+    def ranks(g, offset):
+        if g not in merged:
+            return int(groups.below[g]), int(groups.through[g])
+        return count_ranks(int(groups.start[g]) + offset)
+
+    return _select_bin(mechanism, groups, level, unit, ranks if merged else None)
+
+
+def _select_sorted(mechanism, index, bins, level, unit):
+    """:func:`_select_bin` on the groups of the sorted bin indices ``index`` (unweighted),
+    draw for draw, reading only the bins around the target rank.
+
+    The groups far from the target rank are at ``randomise_groups``'s last proposal level,
+    where merging them into one group per side changes neither the law nor any draw (the
+    argument of :mod:`dpsk.dask._quantile`, whose in-memory counterpart this is): the
+    2n + 1 groups of a large column are never built. A proposed bin of a merged region
+    gets its exact ranks by binary search.
+    """
+    n = index.size
+    a_rank, c_rank = window_ranks(n, level * n, rank_margin(mechanism, unit, n))
+    first = 0 if a_rank == 0 else int(np.searchsorted(index, index[a_rank], side="left"))
+    last = n if c_rank == n else int(np.searchsorted(index, index[c_rank - 1], side="right"))
+    window = index[first:last].astype(np.int64)
+    starts = np.flatnonzero(np.concatenate([[True], window[1:] != window[:-1]])) if window.size else window
+    counts = np.diff(np.append(starts, window.size))
+    count_ranks = functools.partial(_sorted_ranks, index)
+    return select_in_window(
+        mechanism, (window[starts], counts), first, a_rank, c_rank, n, bins, level, unit, count_ranks
+    )
+
+
+def _sorted_ranks(index, b):
+    """``(below, through)`` of bin ``b``: the values of the sorted ``index`` in bins < b, <= b."""
+    return int(np.searchsorted(index, b, side="left")), int(np.searchsorted(index, b, side="right"))
 
 
 def _bin_middle(index, lower, upper, bins):

@@ -160,3 +160,68 @@ def test_bins_validation_and_weighted_ranks_on_the_fine_grid():
     groups = np.concatenate([np.arange(9), np.full(10, 9)])
     med = stats.median(y, epsilon=1e6, bounds=(0, 1), groups=groups, threshold=1.0, random_state=0)
     assert 0.1 <= med <= 0.5
+
+
+def _values_with_ties(n, rng):
+    x = np.concatenate([rng.normal(size=n - n // 4), rng.integers(-2, 3, size=n // 4).astype(np.float64)])
+    rng.shuffle(x)
+    return x
+
+
+def _full_and_windowed(x, *, epsilon, bins, level, unit, seed):
+    """The bin selected from all 2n + 1 groups and from the window, with the same Generator,
+    and whether the two Generators end in the same state."""
+    from dpsk.mechanisms import ExponentialMechanism
+    from dpsk.stats._quantile import _bin_groups, _bin_index, _select_bin, _select_sorted
+
+    full, windowed = (
+        ExponentialMechanism(epsilon=epsilon, sensitivity=1.0, random_state=np.random.default_rng(seed))
+        for _ in range(2)
+    )
+    a = _select_bin(full, _bin_groups(x, -3.0, 3.0, bins, None), level, unit)
+    b = _select_sorted(windowed, np.sort(_bin_index(x, -3.0, 3.0, bins)), bins, level, unit)
+    return a, b, full._rng.bit_generator.state == windowed._rng.bit_generator.state
+
+
+@pytest.mark.parametrize("epsilon", [0.05, 1.0, 20.0, np.inf])
+@pytest.mark.parametrize("bins", [1, 5, 4096, 2**32])
+def test_windowed_selection_is_the_full_one_draw_for_draw(epsilon, bins):
+    """The unweighted release reads only a window of ranks around qN: the same bin and the
+    same use of the Generator as the selection over all groups (n up to 20,000, ties,
+    values clipped at the bounds, extreme levels, a unit of 3 values per record)."""
+    rng = np.random.default_rng(3)
+    for n in (0, 1, 50, 20_000):
+        x = _values_with_ties(n, rng) * 1.5 if n else np.empty(0)
+        for level in (0.0, 0.1, 0.5, 1.0):
+            for unit in (1, 3):
+                a, b, same = _full_and_windowed(x, epsilon=epsilon, bins=bins, level=level, unit=unit, seed=n + unit)
+                assert a == b and same, (n, level, unit)
+
+
+def test_windowed_selection_scores_merged_regions_exactly(monkeypatch):
+    """With the proposal's last level lowered to 10, bins of the merged regions outside the
+    window are proposed often; their exact ranks (a binary search) keep every selection
+    equal to the full one."""
+    import dpsk.mechanisms._selection as selection
+    import dpsk.stats._quantile as quantile
+
+    monkeypatch.setattr(selection, "_TOP_LEVEL", 10)
+    searched = []
+    original = quantile._sorted_ranks
+    monkeypatch.setattr(quantile, "_sorted_ranks", lambda index, b: searched.append(b) or original(index, b))
+    x = _values_with_ties(20_000, np.random.default_rng(4))
+    for seed in range(8):
+        a, b, same = _full_and_windowed(x, epsilon=0.5, bins=2**16, level=0.5, unit=1, seed=seed)
+        assert a == b and same
+    assert searched, "no bin of a merged region was proposed"
+
+
+def test_too_narrow_a_window_changes_the_draws(monkeypatch):
+    """Power of the equality test: a window whose outer regions are not all at the last
+    proposal level changes the selections."""
+    import dpsk.stats._quantile as quantile
+
+    monkeypatch.setattr(quantile, "rank_margin", lambda mechanism, unit, n: 3)
+    x = np.random.default_rng(5).normal(size=20_000)  # no ties at the median: a narrow window bites
+    outcomes = [_full_and_windowed(x, epsilon=0.5, bins=4096, level=0.5, unit=1, seed=seed) for seed in range(20)]
+    assert any(a != b or not same for a, b, same in outcomes)
