@@ -213,9 +213,11 @@ def test_small_data_chooses_on_cross_validation_of_the_training_rows(runner, mon
     fakes = {"default (C=None)": ("linear", Majority), "memoriser": ("linear", Memoriser)}
     monkeypatch.setattr(bench_small_data, "candidates", lambda: fakes)
     (_, cv_rows), (_, test_rows) = bench_small_data.run(quick=True, adult=False)
-    # The default before the change, then the 2 candidates: 2 seeds, 5 folds of fit + score each.
+    # The default before the change, then the 2 candidates: 2 seeds, 5 folds of fit + score each;
+    # then two reference rows (the real default at other ε), which take no part in the choice.
     cross_validation = seen[: 3 * 2 * 5 * len(train)]
-    assert set(cross_validation) == training_rows and [row["fits"] for row in cv_rows] == [10, 10, 10]
+    assert set(cross_validation) == training_rows and [row["fits"] for row in cv_rows] == [10] * 5
+    assert all(row["candidate (ε = 1 in total)"].startswith("reference, not a candidate") for row in cv_rows[3:])
     assert set(seen[len(cross_validation) :]) - training_rows  # only the test table reads the test split
     assert test_rows[-1]["model"].startswith("dpsk, memoriser (best by CV)")
     assert "mean 0.0000" in test_rows[-1]["test accuracy"]  # chosen although it fails the test split
