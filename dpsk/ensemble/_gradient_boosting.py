@@ -85,6 +85,7 @@ from dpsk.ensemble._boosting_plan import (
     _quantise,
     auto_learning_rate,
     auto_schedule,
+    grid_masks,
 )
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._noisy_count import RowCount
@@ -157,6 +158,7 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         "bounds": [*BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
         "bin_strategy": [StrOptions({_AUTO, "uniform", "quantile"})],
         "clip_gradients": [Interval(Real, 0, None, closed="neither"), None],
+        "thresholds": [StrOptions({_AUTO, "gain", "grid"})],
     }
 
     def _depth(self):
@@ -232,8 +234,11 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         depth = self._depth()
         k = _n_features_per_node(self.max_features, d)
         cyclic = self.max_features is None  # DP-EBM's schedule: round t splits on feature t mod d
-        if math.isinf(epsilon) and self.max_features is None:
+        if self.thresholds == "grid" and not cyclic:
+            raise ValueError('thresholds="grid" needs the cyclic schedule (max_features=None)')
+        if math.isinf(epsilon) and self.max_features is None and self.thresholds != "grid":
             k, cyclic = d, False  # no noise to save: every feature at every node (non-private boosting)
+        grid = cyclic and self.thresholds != "gain"  # numeric features' cuts public (``grid_masks``)
         if 2 ** (depth - 1) * k * int(self.max_bins) * K > MAX_CELLS:
             raise ValueError("max_depth, max_features, max_bins and the classes give too many histogram cells")
         hess_bound = self._hessian_bound()
@@ -248,7 +253,11 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         n_iter = auto_schedule(count.fit_epsilon, delta, count.value, d, n_levels, K, edges.fraction)[0]
         n_iter = n_iter if self.max_iter == _AUTO else int(self.max_iter)
         lr = auto_learning_rate(n_iter, d) if self.learning_rate == _AUTO else float(self.learning_rate)
-        noise = self._noise_plan(count.fit_epsilon, delta, n_iter, n_levels, k, K, edges.fraction)
+        # Rounds on a numeric feature with public cuts (a public schedule): one leaf release each.
+        grid_rounds = grid & numeric[np.arange(n_iter) % d]
+        noise = self._noise_plan(
+            count.fit_epsilon, delta, n_iter, n_levels, k, K, edges.fraction, int(grid_rounds.sum())
+        )
         fit_event = noise.event if edges.event is None else ComposedEvent((edges.event, noise.event))
         plan.spend(self, count.compose(fit_event), rng)
         if "bounds" in plan:
@@ -273,6 +282,7 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         self.max_depth_ = depth
         self.max_features_ = k
         self.feature_schedule_ = "cyclic" if cyclic else ("all" if k == d else "random")
+        self.thresholds_ = "grid" if grid else "gain"
         self.bin_strategy_ = strategy
         self.clip_gradients_ = clip
         binned = self._binned(X)
@@ -311,9 +321,18 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         self.baseline_ = self._baseline() + _newton(G[0, 0, 0], H[0, 0, 0], lam, std_h)
         raw = np.tile(self.baseline_, (n, 1))
 
+        n_leaves = 2**depth
         for t in range(n_iter):
             node = np.zeros(n, dtype=np.intp)
             g_int, h_int = grid_sums()  # the model is fixed during a round
+            if grid_rounds[t]:
+                # Public cuts (no histogram released); the leaves get the round's whole weight.
+                feature[t], mask[t] = t % d, self._grid_masks(t % d, depth, t // d)
+                self._route_tree(binned, node, feature[t], mask[t], depth)
+                G, H, std_h, _ = sums(one_bin, node, np.zeros((n_leaves, 1), dtype=np.intp), 1, "grid")
+                self._add_tree(t, G[:, 0, 0], H[:, 0, 0], std_h, lr, lam, leaf_sums, values)
+                raw = raw + values[t][node]
+                continue
             node_bins = np.ones((1, self.n_bins_), dtype=bool)  # cyclic: each node's bins of the round's feature
             for level in range(depth):
                 n_nodes = 2**level
@@ -340,13 +359,11 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
                     np.ascontiguousarray(feature[t, first : first + n_nodes]),
                     mask[t, first : first + n_nodes],
                 )
-            n_leaves = 2**depth
             G, H, std_h, _ = sums(one_bin, node, np.zeros((n_leaves, 1), dtype=np.intp), 1, "leaf")
             G, H = G[:, 0, 0], H[:, 0, 0]  # (n_leaves, K)
             if cyclic and COMBINE_LEAVES:
                 G, H, std_h = _combine_leaves((G, H), root, node_bins, noise, (scale_g, scale_h))
-            leaf_sums[t, :, :, 0], leaf_sums[t, :, :, 1] = G, H
-            values[t] = lr * _newton(G, H, lam, std_h)
+            self._add_tree(t, G, H, std_h, lr, lam, leaf_sums, values)
             raw = raw + values[t][node]
 
         self._feature, self._mask, self._values = feature, np.ascontiguousarray(mask), values
@@ -355,10 +372,30 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         self._released = released
         return self
 
+    @staticmethod
+    def _add_tree(t, G, H, std_h, lr, lam, leaf_sums, values):
+        """Round t's leaf sums ``(n_leaves, K)`` and leaf values (Newton steps of the noisy sums)."""
+        leaf_sums[t, :, :, 0], leaf_sums[t, :, :, 1] = G, H
+        values[t] = lr * _newton(G, H, lam, std_h)
+
+    def _grid_masks(self, j, depth, visit):
+        """Public cuts of numeric feature j at its ``visit``-th round (``grid_masks``): over the bins
+        that can hold rows, from the released quantile edges (post-processing) or all of them."""
+        edges = (self.bin_edges_ or [None] * (j + 1))[j]
+        n_used = self.n_bins_ if edges is None else min(self.n_bins_, len(edges) + 1)
+        return grid_masks(n_used, self.n_bins_, depth, visit)
+
+    @staticmethod
+    def _route_tree(binned, node, features, masks, depth):
+        """Route the rows down a tree whose internal nodes (level order) are all known."""
+        for level in range(depth):
+            first, last = 2**level - 1, 2 ** (level + 1) - 1
+            route(binned, node, np.ascontiguousarray(features[first:last]), np.ascontiguousarray(masks[first:last]))
+
     # Hooks of the release, one place each (the audits' broken variants override them).
-    def _noise_plan(self, epsilon, delta, n_iter, n_levels, k, n_outputs, fraction=1.0):
+    def _noise_plan(self, epsilon, delta, n_iter, n_levels, k, n_outputs, fraction=1.0, n_grid=0):
         """The noise of every release and the fit's event (see ``_Noise``)."""
-        return _Noise(epsilon, delta, n_iter, n_levels, k, n_outputs, fraction)
+        return _Noise(epsilon, delta, n_iter, n_levels, k, n_outputs, fraction, n_grid)
 
     def _released_edges(self, edges, X, lower, upper, rng):
         """The quantile bin edges of the numeric columns X (``QuantileEdges``, after the spend)."""
@@ -627,6 +664,7 @@ class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikel
         delta=1e-6,
         bounds=None,
         bin_strategy="auto",
+        thresholds="auto",
         classes=None,
         clip_gradients=None,
         accountant=None,
@@ -789,6 +827,7 @@ class HistGradientBoostingRegressor(RegressorMixin, BaseHistGradientBoosting):
         delta=1e-6,
         bounds=None,
         bin_strategy="auto",
+        thresholds="auto",
         bounds_y=None,
         clip_gradients=None,
         accountant=None,
