@@ -525,8 +525,9 @@ _BOOSTING_DOCS = {
     feature releases no histogram: its cuts are a public function of the round, the
     feature's number of released bins and the depth, and its leaf sums (sensitivity
     ``Q``) are one release with the weight of the two it replaces. ``max_iter="auto"``
-    first releases a row count (geometric mechanism, 1% of ε), ``bounds`` (and the regressor's ``bounds_y``) left out or ``"private"`` a box
-    of the numeric features (and of y) (the share of ε for private bounds),
+    first releases a row count (geometric mechanism, 1% of ε), ``bounds`` (and the
+    regressor's ``bounds_y``) left out or ``"private"`` a box of the numeric features
+    (and of y) (the share of ε for private bounds),
     both composed into the fit's event. ``bin_strategy="quantile"`` (the default)
     releases the numeric features' bin edges first: ``log2(max_bins)`` levels of medians per
     feature, each median an exponential-mechanism selection (score: the distance of
