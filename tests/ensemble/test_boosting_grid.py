@@ -13,6 +13,7 @@ from dpsk.audit import audit_estimator
 from dpsk.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from dpsk.ensemble._boosting_plan import _Noise, grid_masks
 from dpsk.utils._testing.registry import ESTIMATOR_AUDITS
+from dpsk.utils.estimator_checks import check_releases_match_declared_cost
 
 
 def _easy(n=4000, seed=0):
@@ -105,6 +106,21 @@ def test_grid_learns_and_infinite_epsilon_is_exact():
     np.testing.assert_allclose(
         exact.leaf_sums_[0, :, 0, 0], np.bincount(leaf, p - y[:500], 8), atol=500 / 4096
     )  # truncation
+
+
+@pytest.mark.parametrize("n_features", [1, 5])
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        HistGradientBoostingClassifier(thresholds="grid", max_iter=7, categorical_features=[0]),
+        HistGradientBoostingRegressor(thresholds="grid", max_iter=7),
+        HistGradientBoostingClassifier(thresholds="grid", max_iter=7, delta=0.0),
+    ],
+    ids=["classifier-categorical", "regressor", "classifier-laplace"],
+)
+def test_grid_releases_match_declared_cost(estimator, n_features):
+    """Check the recording harness on the public-cut path: the releases made are the event's leaves."""
+    check_releases_match_declared_cost(type(estimator).__name__, estimator, n_features=n_features)
 
 
 def test_grid_needs_the_cyclic_schedule():
