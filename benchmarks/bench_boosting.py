@@ -29,8 +29,15 @@
   boosting with its defaults (quantile bins), the former default (uniform bins), and
   ``bounds_y`` left out (released privately inside the fit, the new default).
 
+* Public cuts (``thresholds="grid"``, not the default): Adult at every ε and Friedman #1 at
+  ε ∈ {0.5, 1, 5}, the default (cuts by noisy gain) against public staggered cuts of the
+  numeric features, with the default gradient clip and (Adult) ``clip_gradients=0.7``, same
+  seeds; and the same on a validation split (80/20, seed 0) of Adult's *training* rows
+  (``validation``), with the noise-free ceilings (ε = 10⁶) and scikit-learn's additive
+  boosting (``interaction_cst="no_interactions"``).
+
 Run: ``python benchmarks/bench_boosting.py [--quick] [--only adult,friedman,...]``
-(sections: adult, design, dpebm, friedman, time).
+(sections: adult, design, dpebm, friedman, time, grid, validation).
 """
 
 import contextlib
@@ -243,6 +250,64 @@ def friedman_rows(seeds):
     return rows
 
 
+GRID_VARIANTS = (
+    ("cuts by noisy gain, default", {}),
+    ('public cuts, thresholds="grid"', {"thresholds": "grid"}),
+    ('public cuts, thresholds="grid", clip_gradients=0.7', {"thresholds": "grid", "clip_gradients": 0.7}),
+)
+
+
+def _adult_grid(seeds, X, y, X_eval, y_eval, epsilons, variants=GRID_VARIANTS):
+    _, _, bounds, categorical = adult_columns("train")
+    public = dict(bounds=bounds, categorical_features=categorical, classes=[0, 1], delta=DELTA)
+    rows = []
+    for epsilon in epsilons:
+        for label, params in variants:
+            fits = [
+                HistGradientBoostingClassifier(epsilon=epsilon, random_state=s, **public, **params).fit(X, y)
+                for s in seeds
+            ]
+            rows.append(
+                _row(f"dpsk HistGradientBoosting ({label})", epsilon, [_scores(m, X_eval, y_eval) for m in fits])
+            )
+    return rows
+
+
+def grid_rows(seeds):
+    """Adult (test split) at every ε and Friedman #1 at ε ∈ {0.5, 1, 5}: cuts by noisy gain
+    (the default) against public staggered cuts (``thresholds="grid"``), same seeds."""
+    X, y, _, _ = adult_columns("train")
+    X_test, y_test, _, _ = adult_columns("test")
+    rows = _adult_grid(seeds, X, y, X_test, y_test, EPSILONS)
+    public = dict(bounds=(0.0, 1.0), bounds_y=(-5.0, 35.0))
+    for epsilon in (0.5, 1.0, 5.0):
+        for label, params in GRID_VARIANTS[:2]:
+            r2 = []
+            for s in seeds:
+                Xf, yf = make_friedman1(n_samples=20_000, n_features=10, noise=1.0, random_state=s)
+                Xt, yt = make_friedman1(n_samples=5_000, n_features=10, noise=1.0, random_state=10_000 + s)
+                model = HistGradientBoostingRegressor(epsilon=epsilon, random_state=s, **public, **params)
+                r2.append(r2_score(yt, model.fit(Xf, yf).predict(Xt)))
+            rows.append({"model": f"Friedman #1 R²: dpsk ({label})", "ε": epsilon, "R²": _mean(r2)})
+    return rows
+
+
+def validation_rows(seeds):
+    """The same variants on a validation split (80/20, seed 0) of Adult's training rows, with the
+    noise-free ceilings (ε = 10⁶) and scikit-learn's boosting with and without interactions."""
+    X, y, _, categorical = adult_columns("train")
+    order = np.random.default_rng(0).permutation(len(y))
+    fit, held = order[: int(0.8 * len(y))], order[int(0.8 * len(y)) :]
+    rows = _adult_grid(seeds, X[fit], y[fit], X[held], y[held], (0.1, 1.0, 5.0))
+    rows += _adult_grid(seeds[:1], X[fit], y[fit], X[held], y[held], (1e6,), GRID_VARIANTS[:2])
+    for label, extra in (("", {}), (", additive", {"interaction_cst": "no_interactions"})):
+        sk = SkHGBClassifier(categorical_features=categorical, random_state=0, **extra).fit(X[fit], y[fit])
+        rows.append(
+            _row(f"scikit-learn HistGradientBoosting (non-private{label})", math.inf, [_scores(sk, X[held], y[held])])
+        )
+    return rows
+
+
 def fit_time_rows(n_rows, n_features=20, rounds=100):
     """Fit time on synthetic (n_rows × n_features), ``rounds`` rounds of depth 3, 32 bins, one thread:
     dpsk's default schedule (cyclic) and every feature per node, against scikit-learn's."""
@@ -279,7 +344,7 @@ def _mean(scores):
     return f"{np.mean(scores):.3f} ± {np.std(scores):.3f}"
 
 
-SECTIONS = ("adult", "design", "dpebm", "friedman", "time")
+SECTIONS = ("adult", "design", "dpebm", "friedman", "time", "grid", "validation")
 
 
 def run(quick=False, only=SECTIONS):
@@ -294,6 +359,11 @@ def run(quick=False, only=SECTIONS):
         "time": (
             "Fit time, one thread, 100 rounds of depth 3, 32 bins",
             lambda: fit_time_rows(10**5 if quick else 10**6),
+        ),
+        "grid": (f"Public cuts against cuts by noisy gain ({len(seeds)} seeds, mean ± sd)", lambda: grid_rows(seeds)),
+        "validation": (
+            f"Validation split of Adult's training rows ({len(seeds)} seeds; ε = 10⁶: 1 seed)",
+            lambda: validation_rows(seeds),
         ),
     }
     with threadpool_limits(1):  # accuracy only: scikit-learn's OpenMP threads would only contend

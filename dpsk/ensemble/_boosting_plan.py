@@ -85,15 +85,18 @@ class _Noise:
     share and the composition at most the budget. ``event`` composes the exact cost of
     every release, known before the data is read; each release notes its own.
     ``fraction``: the part of the budget (of ρ, or of ε with δ = 0) left to the trees after
-    the quantile bin edges (``_boosting_bins``); 1 without them.
+    the quantile bin edges (``_boosting_bins``); 1 without them. ``n_grid``: rounds whose
+    cuts are public (``grid_masks``): they release no histogram, only their leaves, as one
+    release of weight ``n_levels + LEAF_WEIGHT`` (kind "grid": the weight of the tree's
+    releases it replaces, so the total weight, and every other release, is unchanged).
     """
 
-    def __init__(self, epsilon, delta, n_iter, n_levels, k, n_outputs, fraction=1.0):
+    def __init__(self, epsilon, delta, n_iter, n_levels, k, n_outputs, fraction=1.0, n_grid=0):
         self.exact = math.isinf(epsilon)
         self.gaussian = delta > 0
         self.grid = MAX_GRID
-        self.weight = {"level": 1.0, "leaf": LEAF_WEIGHT}
-        self.spread = {"level": math.sqrt(k) if self.gaussian else float(k), "leaf": 1.0}
+        self.weight = {"level": 1.0, "leaf": LEAF_WEIGHT, "grid": n_levels + LEAF_WEIGHT}
+        self.spread = {"level": math.sqrt(k) if self.gaussian else float(k), "leaf": 1.0, "grid": 1.0}
         if self.exact:
             self.event = budget_event(epsilon)
             return
@@ -117,7 +120,11 @@ class _Noise:
         level = (self.event_of("g", "level"), self.event_of("h", "level"))
         leaf = (self.event_of("g", "leaf"), self.event_of("h", "leaf"))
         tree = ComposedEvent(level * n_levels + leaf)
-        self.event = ComposedEvent((*leaf, SelfComposedEvent(tree, n_iter)))
+        trees = [SelfComposedEvent(tree, n_iter - n_grid)] if n_iter > n_grid else []
+        if n_grid:
+            grid_tree = ComposedEvent((self.event_of("g", "grid"), self.event_of("h", "grid")))
+            trees.append(SelfComposedEvent(grid_tree, n_grid))
+        self.event = ComposedEvent((*leaf, *trees))
 
     def _per_weight(self, weight):
         return math.sqrt(weight) if self.gaussian else weight
@@ -255,3 +262,32 @@ def auto_schedule(epsilon, delta, n_rows, n_features, n_levels, n_outputs=1, fra
 def auto_learning_rate(n_iter, n_features):
     """``learning_rate="auto"``: ``min(1, STEPS_PER_FEATURE · d / T)`` (see ``auto_schedule``)."""
     return min(AUTO_MAX_LEARNING_RATE, STEPS_PER_FEATURE * n_features / n_iter)
+
+
+#: ``thresholds="grid"``: the cuts' offsets from a node's middle bin cycle through this many
+#: values, one per visit of the feature (see ``grid_masks``).
+GRID_OFFSETS = 4
+
+
+def grid_masks(n_used, n_bins, depth, visit):
+    """Left masks (level order, ``(2**depth - 1, n_bins)``) of a complete tree on one numeric
+    feature with public cuts: a node holding the bins ``[lo, hi)`` sends ``bin < c`` left, with
+    ``c = lo + (hi - lo) // 2 + o`` moved inside ``[lo + 1, hi - 1]``, ``o = visit mod
+    GRID_OFFSETS - GRID_OFFSETS // 2``; a node of one bin (or none) sends its rows left.
+
+    ``n_used``: the feature's bins that can hold rows (public: the released quantile edges
+    plus one, or ``n_bins``); ``visit``: how many rounds split this feature before
+    (public). Successive visits stagger the cuts, so that the sum of the trees resolves
+    finer steps than one tree's ``2**depth`` leaves. Nothing here reads the data.
+    """
+    offset = visit % GRID_OFFSETS - GRID_OFFSETS // 2
+    masks = np.zeros((2**depth - 1, n_bins), dtype=np.uint8)
+    ranges = [(0, int(n_used))]
+    for level in range(depth):
+        first, children = 2**level - 1, []
+        for m, (lo, hi) in enumerate(ranges):
+            cut = hi if hi - lo < 2 else min(max(lo + (hi - lo) // 2 + offset, lo + 1), hi - 1)
+            masks[first + m, :cut] = 1
+            children += [(lo, cut), (cut, hi)]
+        ranges = children
+    return masks

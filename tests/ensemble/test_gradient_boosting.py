@@ -400,3 +400,37 @@ def test_audit_split_choice():
     assert good.passed, str(good)
     bad = _audit(_NoiseFreeSplits(**params), _split_neighbours(), _middle_bin_goes_left, 3000)
     assert not bad.passed, str(bad)
+
+
+class _GridNoiseFreeLeaves(HistGradientBoostingClassifier):
+    """Public cuts whose leaf release is declared at the tree's weight but carries no noise."""
+
+    def _noise_plan(self, *args):
+        noise = super()._noise_plan(*args)
+        release = noise.release
+
+        def leaky(values, part, kind, rng):
+            out = release(values, part, kind, rng)
+            return np.array(values, dtype=np.float64) if kind == "grid" else out
+
+        noise.release = leaky
+        return noise
+
+
+def _project_grid(est):
+    """The noisy sums a canary in the top bin moves: baseline and the leaves' (G and H each)."""
+    (G0, H0), (G1, H1) = est._released[0], est._released[1]
+    return np.array([G0.ravel()[0], H0.ravel()[0], G1[0, 0, 0, 0], H1[0, 0, 0, 0], G1[1, 0, 0, 0], H1[1, 0, 0, 0]])
+
+
+@pytest.mark.audit
+@pytest.mark.parametrize(
+    ("cls", "passes"), [(HistGradientBoostingClassifier, True), (_EpsilonX2, False), (_GridNoiseFreeLeaves, False)]
+)
+def test_audit_grid_leaves(cls, passes):
+    """Check the public-cut path (thresholds="grid") on the registry's canary at the gradient
+    clip (top bin, right leaf): accepted at the claimed ε; noise for 2ε and noise-free leaves rejected."""
+    case = ESTIMATOR_AUDITS["HistGradientBoostingClassifier"]
+    estimator = cls(**{**case.estimator.get_params(), "thresholds": "grid"})
+    result = _audit(estimator, case.neighbours(estimator), _project_grid, case.n_samples)
+    assert result.passed == passes, str(result)
