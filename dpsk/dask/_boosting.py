@@ -340,8 +340,11 @@ def fit_boosting(est, X, y, sample_weight=None):
     depth = est._depth()
     k = _n_features_per_node(est.max_features, d)
     cyclic = est.max_features is None
-    if math.isinf(epsilon) and est.max_features is None:
+    if est.thresholds == "grid" and not cyclic:
+        raise ValueError('thresholds="grid" needs the cyclic schedule (max_features=None)')
+    if math.isinf(epsilon) and est.max_features is None and est.thresholds != "grid":
         k, cyclic = d, False
+    grid = cyclic and est.thresholds == "grid"
     if 2 ** (depth - 1) * k * int(est.max_bins) * K > MAX_CELLS:
         raise ValueError("max_depth, max_features, max_bins and the classes give too many histogram cells")
     hess_bound = est._hessian_bound()
@@ -354,7 +357,8 @@ def fit_boosting(est, X, y, sample_weight=None):
     n_iter = auto_schedule(count.fit_epsilon, delta, count.value, d, n_levels, K, edges.fraction)[0]
     n_iter = n_iter if est.max_iter == _AUTO else int(est.max_iter)
     lr = auto_learning_rate(n_iter, d) if est.learning_rate == _AUTO else float(est.learning_rate)
-    noise = est._noise_plan(count.fit_epsilon, delta, n_iter, n_levels, k, K, edges.fraction)
+    grid_rounds = grid & numeric[np.arange(n_iter) % d]
+    noise = est._noise_plan(count.fit_epsilon, delta, n_iter, n_levels, k, K, edges.fraction, int(grid_rounds.sum()))
     fit_event = noise.event if edges.event is None else ComposedEvent((edges.event, noise.event))
     plan.spend(est, count.compose(fit_event), rng)
     est.bin_edges_ = None
@@ -375,6 +379,7 @@ def fit_boosting(est, X, y, sample_weight=None):
     est.max_depth_ = depth
     est.max_features_ = k
     est.feature_schedule_ = "cyclic" if cyclic else ("all" if k == d else "random")
+    est.thresholds_ = "grid" if grid else "gain"
     est.bin_strategy_ = strategy
     est.clip_gradients_ = clip
     rows = BoostingRows(worker_view(est), X, y, w, (clip, hess_bound, noise.grid))
@@ -401,6 +406,13 @@ def fit_boosting(est, X, y, sample_weight=None):
     rows.reset(est.baseline_)
 
     for t in range(n_iter):
+        if grid_rounds[t]:  # public cuts: the leaves' release only (the in-memory grid round)
+            feature[t], mask[t] = t % d, est._grid_masks(t % d, depth, t // d)
+            G, H, std_h, _ = sums(rows.sums(node_sums, (feature[t], mask[t]), depth, None, 1), "grid")
+            est._add_tree(t, G[:, 0, 0], H[:, 0, 0], std_h, lr, lam, leaf_sums, values)
+            if t + 1 < n_iter:
+                rows.update((feature[t], mask[t]), depth, values[t])
+            continue
         node_bins = np.ones((1, est.n_bins_), dtype=bool)
         for level in range(depth):
             n_nodes = 2**level
@@ -424,8 +436,7 @@ def fit_boosting(est, X, y, sample_weight=None):
         G, H = G[:, 0, 0], H[:, 0, 0]
         if cyclic and COMBINE_LEAVES:
             G, H, std_h = _combine_leaves((G, H), root, node_bins, noise, (scale_g, scale_h))
-        leaf_sums[t, :, :, 0], leaf_sums[t, :, :, 1] = G, H
-        values[t] = lr * _newton(G, H, lam, std_h)
+        est._add_tree(t, G, H, std_h, lr, lam, leaf_sums, values)
         if t + 1 < n_iter:  # the last round's predictions are never read
             rows.update((feature[t], mask[t]), depth, values[t])
 

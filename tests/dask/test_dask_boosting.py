@@ -58,6 +58,13 @@ MODELS = {
         ),
         lambda labels, y: labels,
     ),
+    # binary, cyclic with public cuts of the numeric features (grid rounds), a categorical feature
+    "grid": (
+        lambda: HistGradientBoostingClassifier(
+            max_iter=5, bounds=BOUNDS, classes=[0, 1], categorical_features=[2], thresholds="grid"
+        ),
+        lambda labels, y: (labels == 2).astype(int),
+    ),
     # regression, cyclic, quantile edges, pure ε
     "regressor": (
         lambda: HistGradientBoostingRegressor(max_iter=4, bounds=BOUNDS, bounds_y=BOUNDS_Y, delta=0.0, max_bins=16),
@@ -133,8 +140,12 @@ def test_data_frames_with_categorical_features_by_name():
 
 @pytest.mark.parametrize(
     "params",
-    [dict(max_iter="auto", learning_rate="auto"), dict(epsilon=np.inf, bin_strategy="uniform", max_iter=3)],
-    ids=["auto-rounds", "infinite-epsilon"],
+    [
+        dict(max_iter="auto", learning_rate="auto"),
+        dict(epsilon=np.inf, bin_strategy="uniform", max_iter=3),
+        dict(epsilon=np.inf, bin_strategy="uniform", max_iter=3, thresholds="grid"),
+    ],
+    ids=["auto-rounds", "infinite-epsilon", "infinite-epsilon-grid"],
 )
 def test_auto_rounds_and_infinite_epsilon(params):
     X, _, labels, w = _data()
