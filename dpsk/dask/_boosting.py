@@ -50,6 +50,7 @@ from dpsk.dask._quantile import (
     window_counts,
 )
 from dpsk.dask._reduce import fingerprint, map_reduce
+from dpsk.ensemble._boosting_rows import grid_gradients, node_sums, route_rows
 
 __all__ = ["BoostingRows", "fit_boosting", "node_sums", "release_edges"]
 
@@ -178,36 +179,9 @@ def release_edges(plan, X, sample_weight, columns, lower, upper, rng):
 # -- the rounds ----------------------------------------------------------------------------------
 
 
-def _route_rows(binned, tree, levels):
-    """Every row's node after ``levels`` levels of the round's tree ``(feature, mask)`` (the in-memory routing)."""
-    from dpsk._core._hist_boost import route
-
-    feature, mask = tree
-    node = np.zeros(binned.shape[0], dtype=np.intp)
-    for level in range(levels):
-        first, n_nodes = 2**level - 1, 2**level
-        route(binned, node, np.ascontiguousarray(feature[first : first + n_nodes]), mask[first : first + n_nodes])
-    return node
-
-
-def node_sums(binned, grad, hess, tree, levels, features, n_bins):
-    """Exact histograms of the nodes after ``levels`` levels of ``tree`` by ``features`` and bin;
-    ``features=None``: the nodes' (leaves') sums, one bin each (a kernel of :meth:`BoostingRows.sums`)."""
-    from dpsk._core._hist_boost import node_histograms
-
-    node = _route_rows(binned, tree, levels)
-    if features is None:
-        binned, features, n_bins = np.zeros((binned.shape[0], 1), dtype=np.uint8), np.zeros((2**levels, 1), np.intp), 1
-    return node_histograms(binned, node, features, grad, hess, n_bins, n_threads=1)
-
-
 def _sums_chunk(view, grid, kernel, args, binned, raw, target, sample_weight):
-    clip, hess_bound, steps = grid
-    g, h = view._gradients(raw, target)
-    w = _weights(sample_weight, binned)
-    if w is not None:
-        g, h = g * w[:, None], h * w[:, None]
-    return kernel(binned, view._to_grid(g, clip, steps), view._to_grid(h, hess_bound, steps), *args)
+    grad, hess = grid_gradients(view, raw, target, _weights(sample_weight, binned), grid)
+    return kernel(binned, grad, hess, *args, n_threads=1)
 
 
 def _bin_chunk(view, X):
@@ -223,7 +197,7 @@ def _tile_chunk(baseline, binned):
 
 
 def _update_chunk(tree, depth, values, raw, binned):
-    return raw + values[_route_rows(binned, tree, depth)]
+    return raw + values[route_rows(binned, tree, depth)]
 
 
 class BoostingRows:
@@ -293,23 +267,21 @@ def fit_boosting(est, X, y, sample_weight=None):
 
     The in-memory ``BaseHistGradientBoosting._fit`` step by step (see the module docstring):
     the same public plan, the same Generator calls in the same order, the rows' statistics
-    computed per chunk. The two loops must stay in step: tests/dask/test_dask_boosting.py
-    compares every fitted attribute of both fits, so a stage added to one and not to the
-    other fails there. A new kind of per-round histogram is a kernel for
+    computed per chunk; the rounds are the in-memory ones (``_boost``) on
+    :class:`BoostingRows`. tests/dask/test_dask_boosting.py compares every fitted
+    attribute of both fits. A new kind of per-round histogram is a kernel for
     :meth:`BoostingRows.sums`.
     """
     from dpsk.accounting import ComposedEvent, note_release
     from dpsk.ensemble._boosting_bins import QuantileEdges
     from dpsk.ensemble._boosting_plan import (
         MAX_CELLS,
-        _best_split,
         _categorical_mask,
         _n_features_per_node,
-        _newton,
         auto_learning_rate,
         auto_schedule,
     )
-    from dpsk.ensemble._gradient_boosting import _AUTO, COMBINE_LEAVES, _combine_leaves
+    from dpsk.ensemble._gradient_boosting import _AUTO
     from dpsk.utils._private_bounds import PrivateSensitivity
     from dpsk.utils.validation import release_generator, resolve_bounds
 
@@ -383,65 +355,4 @@ def fit_boosting(est, X, y, sample_weight=None):
     est.bin_strategy_ = strategy
     est.clip_gradients_ = clip
     rows = BoostingRows(worker_view(est), X, y, w, (clip, hess_bound, noise.grid))
-    lam = float(est.l2_regularization)
-    n_internal, n_leaves = 2**depth - 1, 2**depth
-    feature = np.zeros((n_iter, n_internal), dtype=np.intp)
-    mask = np.ones((n_iter, n_internal, est.n_bins_), dtype=np.uint8)
-    values = np.zeros((n_iter, n_leaves, K))
-    leaf_sums = np.zeros((n_iter, n_leaves, K, 2))
-    released = []
-    scale_g, scale_h = clip / noise.grid, hess_bound / noise.grid
-
-    def sums(hist, kind):
-        """One release of exact sums (the in-memory ``sums``): noisy gradient and hessian sums."""
-        hg, hh = hist
-        G = noise.release(hg, "g", kind, rng) * scale_g
-        H = noise.release(hh, "h", kind, rng) * scale_h
-        released.append((G, H))
-        return G, H, noise.std("h", kind) * scale_h, (hg * scale_g, hh * scale_h)
-
-    rows.reset(est._baseline())  # the baseline: a depth-0 tree, one leaf (no routing)
-    G, H, std_h, _ = sums(rows.sums(node_sums, (feature[0], mask[0]), 0, None, 1), "leaf")
-    est.baseline_ = est._baseline() + _newton(G[0, 0, 0], H[0, 0, 0], lam, std_h)
-    rows.reset(est.baseline_)
-
-    for t in range(n_iter):
-        if grid_rounds[t]:  # public cuts: the leaves' release only (the in-memory grid round)
-            feature[t], mask[t] = t % d, est._grid_masks(t % d, depth, t // d)
-            G, H, std_h, _ = sums(rows.sums(node_sums, (feature[t], mask[t]), depth, None, 1), "grid")
-            est._add_tree(t, G[:, 0, 0], H[:, 0, 0], std_h, lr, lam, leaf_sums, values)
-            if t + 1 < n_iter:
-                rows.update((feature[t], mask[t]), depth, values[t])
-            continue
-        node_bins = np.ones((1, est.n_bins_), dtype=bool)
-        for level in range(depth):
-            n_nodes = 2**level
-            features = est._node_features(rng, t, n_nodes, d, k, cyclic)
-            if not cyclic or level == 0:
-                hist = rows.sums(node_sums, (feature[t], mask[t]), level, features, est.n_bins_)
-                G, H, std_h, exact = sums(hist, "level")
-                G, H = est._split_inputs((G, H), exact)
-                root = (G, H)
-            if cyclic:
-                G, H = (part[0][None] * node_bins[:, None, :, None] for part in root)
-            first = n_nodes - 1
-            for m in range(n_nodes):
-                f, left = _best_split(G[m], H[m], is_categorical[features[m]], lam, std_h)
-                feature[t, first + m] = features[m, f]
-                mask[t, first + m] = left
-            if cyclic:
-                left = mask[t, first : first + n_nodes].astype(bool)
-                node_bins = np.stack([node_bins & left, node_bins & ~left], axis=1).reshape(-1, est.n_bins_)
-        G, H, std_h, _ = sums(rows.sums(node_sums, (feature[t], mask[t]), depth, None, 1), "leaf")
-        G, H = G[:, 0, 0], H[:, 0, 0]
-        if cyclic and COMBINE_LEAVES:
-            G, H, std_h = _combine_leaves((G, H), root, node_bins, noise, (scale_g, scale_h))
-        est._add_tree(t, G, H, std_h, lr, lam, leaf_sums, values)
-        if t + 1 < n_iter:  # the last round's predictions are never read
-            rows.update((feature[t], mask[t]), depth, values[t])
-
-    est._feature, est._mask, est._values = feature, np.ascontiguousarray(mask), values
-    est.leaf_sums_ = leaf_sums
-    est.n_iter_ = n_iter
-    est._released = released
-    return est
+    return est._boost(rows, rng, noise, n_iter=n_iter, lr=lr, features_per_node=k, grid_rounds=grid_rounds)

@@ -69,7 +69,7 @@ import numpy as np
 from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from dpsk._core._hist_boost import MAX_BINS, bin_features, node_histograms, raw_predictions, route
+from dpsk._core._hist_boost import MAX_BINS, bin_features, raw_predictions
 from dpsk.accounting import ComposedEvent, note_release
 from dpsk.accounting._events import budget_event
 from dpsk.base import (
@@ -94,6 +94,7 @@ from dpsk.ensemble._boosting_plan import (
     auto_schedule,
     grid_masks,
 )
+from dpsk.ensemble._boosting_rows import MemoryRows, node_sums
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._noisy_count import RowCount
 from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, PrivateSensitivity, wants_private
@@ -294,86 +295,76 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         self.thresholds_ = "grid" if grid else "gain"
         self.bin_strategy_ = strategy
         self.clip_gradients_ = clip
-        binned = self._binned(X)
-        weight = None if sample_weight is None else sample_weight[:, None]
+        rows = MemoryRows(self, self._binned(X), target, sample_weight, (clip, hess_bound, noise.grid))
+        return self._boost(rows, rng, noise, n_iter=n_iter, lr=lr, features_per_node=k, grid_rounds=grid_rounds)
+
+    def _boost(self, rows, rng, noise, *, n_iter, lr, features_per_node, grid_rounds):
+        """The rounds, after the spend and the fitted settings (``max_depth_``, ``n_bins_``,
+        ``feature_schedule_``, ...): in memory and on Dask alike, ``rows`` being a
+        :class:`~dpsk.ensemble._boosting_rows.MemoryRows` or ``dpsk.dask``'s ``BoostingRows``
+        (the exact sums; everything else, the noise included, happens here). Sets the trees."""
+        depth, K, n_bins, k = self.max_depth_, self._n_outputs, self.n_bins_, features_per_node
+        d, is_categorical = self.is_categorical_.size, self.is_categorical_
+        cyclic = self.feature_schedule_ == "cyclic"
         lam = float(self.l2_regularization)
-        n_internal = 2**depth - 1
+        n_internal, n_leaves = 2**depth - 1, 2**depth
         feature = np.zeros((n_iter, n_internal), dtype=np.intp)
-        mask = np.ones((n_iter, n_internal, self.n_bins_), dtype=np.uint8)
-        values = np.zeros((n_iter, 2**depth, K))
-        leaf_sums = np.zeros((n_iter, 2**depth, K, 2))
-        raw = np.tile(self._baseline(), (n, 1))
+        mask = np.ones((n_iter, n_internal, n_bins), dtype=np.uint8)
+        values = np.zeros((n_iter, n_leaves, K))
+        leaf_sums = np.zeros((n_iter, n_leaves, K, 2))
         released = []
+        scale_g, scale_h = self.clip_gradients_ / noise.grid, self._hessian_bound() / noise.grid
 
-        scale_g, scale_h = clip / noise.grid, hess_bound / noise.grid
-
-        def grid_sums():
-            """Every row's clipped, weighted gradient and hessian, as integers on the grid (per round)."""
-            g, h = self._gradients(raw, target)
-            if weight is not None:
-                g, h = g * weight, h * weight
-            return self._to_grid(g, clip, noise.grid), self._to_grid(h, hess_bound, noise.grid)
-
-        def sums(bins, node, features, n_bins, kind):
-            """One release: noisy gradient and hessian sums by node, feature and bin."""
-            hg, hh = node_histograms(bins, node, features, g_int, h_int, n_bins)
+        def sums(kind, tree, levels, features=None, n_bins=1):
+            """One release: noisy gradient and hessian sums by node (after ``levels`` levels of
+            ``tree``), feature and bin; ``features=None``: the nodes' sums."""
+            hg, hh = rows.sums(node_sums, tree, levels, features, n_bins)
             G = noise.release(hg, "g", kind, rng) * scale_g
             H = noise.release(hh, "h", kind, rng) * scale_h
             released.append((G, H))
             return G, H, noise.std("h", kind) * scale_h, (hg * scale_g, hh * scale_h)
 
-        # Leaves are nodes with one "feature" of a single bin: their sums (sensitivity of one row).
-        one_bin = np.zeros((n, 1), dtype=np.uint8)
         # The baseline: a depth-0 tree, one leaf, a full Newton step.
-        g_int, h_int = grid_sums()
-        G, H, std_h, _ = sums(one_bin, np.zeros(n, dtype=np.intp), np.zeros((1, 1), dtype=np.intp), 1, "leaf")
+        rows.reset(self._baseline())
+        G, H, std_h, _ = sums("leaf", (feature[0], mask[0]), 0)
         self.baseline_ = self._baseline() + _newton(G[0, 0, 0], H[0, 0, 0], lam, std_h)
-        raw = np.tile(self.baseline_, (n, 1))
+        rows.reset(self.baseline_)
 
-        n_leaves = 2**depth
         for t in range(n_iter):
-            node = np.zeros(n, dtype=np.intp)
-            g_int, h_int = grid_sums()  # the model is fixed during a round
+            tree = (feature[t], mask[t])  # views: filled level by level below
             if grid_rounds[t]:
                 # Public cuts (no histogram released); the leaves get the round's whole weight.
                 feature[t], mask[t] = t % d, self._grid_masks(t % d, depth, t // d)
-                self._route_tree(binned, node, feature[t], mask[t], depth)
-                G, H, std_h, _ = sums(one_bin, node, np.zeros((n_leaves, 1), dtype=np.intp), 1, "grid")
+                G, H, std_h, _ = sums("grid", tree, depth)
                 self._add_tree(t, G[:, 0, 0], H[:, 0, 0], std_h, lr, lam, leaf_sums, values)
-                raw = raw + values[t][node]
-                continue
-            node_bins = np.ones((1, self.n_bins_), dtype=bool)  # cyclic: each node's bins of the round's feature
-            for level in range(depth):
-                n_nodes = 2**level
-                features = self._node_features(rng, t, n_nodes, d, k, cyclic)
-                if not cyclic or level == 0:
-                    G, H, std_h, exact = sums(binned, node, features, self.n_bins_, "level")
-                    G, H = self._split_inputs((G, H), exact)
-                    root = (G, H)
-                if cyclic:
-                    # Every node splits the round's feature: its rows are those whose bin it holds,
-                    # so its histogram is the root's restricted to its bins (post-processing).
-                    G, H = (part[0][None] * node_bins[:, None, :, None] for part in root)
-                first = n_nodes - 1
-                for m in range(n_nodes):
-                    f, left = _best_split(G[m], H[m], is_categorical[features[m]], lam, std_h)
-                    feature[t, first + m] = features[m, f]
-                    mask[t, first + m] = left
-                if cyclic:
-                    left = mask[t, first : first + n_nodes].astype(bool)
-                    node_bins = np.stack([node_bins & left, node_bins & ~left], axis=1).reshape(-1, self.n_bins_)
-                route(
-                    binned,
-                    node,
-                    np.ascontiguousarray(feature[t, first : first + n_nodes]),
-                    mask[t, first : first + n_nodes],
-                )
-            G, H, std_h, _ = sums(one_bin, node, np.zeros((n_leaves, 1), dtype=np.intp), 1, "leaf")
-            G, H = G[:, 0, 0], H[:, 0, 0]  # (n_leaves, K)
-            if cyclic and COMBINE_LEAVES:
-                G, H, std_h = _combine_leaves((G, H), root, node_bins, noise, (scale_g, scale_h))
-            self._add_tree(t, G, H, std_h, lr, lam, leaf_sums, values)
-            raw = raw + values[t][node]
+            else:
+                node_bins = np.ones((1, n_bins), dtype=bool)  # cyclic: each node's bins of the round's feature
+                for level in range(depth):
+                    n_nodes = 2**level
+                    features = self._node_features(rng, t, n_nodes, d, k, cyclic)
+                    if not cyclic or level == 0:
+                        G, H, std_h, exact = sums("level", tree, level, features, n_bins)
+                        G, H = self._split_inputs((G, H), exact)
+                        root = (G, H)
+                    if cyclic:
+                        # Every node splits the round's feature: its rows are those whose bin it holds,
+                        # so its histogram is the root's restricted to its bins (post-processing).
+                        G, H = (part[0][None] * node_bins[:, None, :, None] for part in root)
+                    first = n_nodes - 1
+                    for m in range(n_nodes):
+                        f, left = _best_split(G[m], H[m], is_categorical[features[m]], lam, std_h)
+                        feature[t, first + m] = features[m, f]
+                        mask[t, first + m] = left
+                    if cyclic:
+                        left = mask[t, first : first + n_nodes].astype(bool)
+                        node_bins = np.stack([node_bins & left, node_bins & ~left], axis=1).reshape(-1, n_bins)
+                G, H, std_h, _ = sums("leaf", tree, depth)
+                G, H = G[:, 0, 0], H[:, 0, 0]  # (n_leaves, K)
+                if cyclic and COMBINE_LEAVES:
+                    G, H, std_h = _combine_leaves((G, H), root, node_bins, noise, (scale_g, scale_h))
+                self._add_tree(t, G, H, std_h, lr, lam, leaf_sums, values)
+            if t + 1 < n_iter:  # the last round's predictions are never read
+                rows.update(tree, depth, values[t])
 
         self._feature, self._mask, self._values = feature, np.ascontiguousarray(mask), values
         self.leaf_sums_ = leaf_sums
@@ -393,13 +384,6 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         edges = (self.bin_edges_ or [None] * (j + 1))[j]
         n_used = self.n_bins_ if edges is None else min(self.n_bins_, len(edges) + 1)
         return grid_masks(n_used, self.n_bins_, depth, visit)
-
-    @staticmethod
-    def _route_tree(binned, node, features, masks, depth):
-        """Route the rows down a tree whose internal nodes (level order) are all known."""
-        for level in range(depth):
-            first, last = 2**level - 1, 2 ** (level + 1) - 1
-            route(binned, node, np.ascontiguousarray(features[first:last]), np.ascontiguousarray(masks[first:last]))
 
     # Hooks of the release, one place each (the audits' broken variants override them).
     def _noise_plan(self, epsilon, delta, n_iter, n_levels, k, n_outputs, fraction=1.0, n_grid=0):
