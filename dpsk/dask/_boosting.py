@@ -272,14 +272,8 @@ def fit_boosting(est, X, y, sample_weight=None):
     attribute of both fits. A new kind of per-round histogram is a kernel for
     :meth:`BoostingRows.sums`.
     """
-    from dpsk.accounting import ComposedEvent, note_release
-    from dpsk.ensemble._boosting_bins import QuantileEdges
     from dpsk.ensemble._boosting_plan import (
-        MAX_CELLS,
         _categorical_mask,
-        _n_features_per_node,
-        auto_learning_rate,
-        auto_schedule,
     )
     from dpsk.ensemble._gradient_boosting import _AUTO
     from dpsk.utils._private_bounds import PrivateSensitivity
@@ -308,51 +302,19 @@ def fit_boosting(est, X, y, sample_weight=None):
     if numeric.any():
         lower, upper = (np.array(b, dtype=np.float64) for b in resolve_bounds(est, est.bounds, X))
     lower[is_categorical], upper[is_categorical] = 0.0, float(est.max_bins)
-    K = est._n_outputs
-    depth = est._depth()
-    k = _n_features_per_node(est.max_features, d)
-    cyclic = est.max_features is None
-    if est.thresholds == "grid" and not cyclic:
-        raise ValueError('thresholds="grid" needs the cyclic schedule (max_features=None)')
-    if math.isinf(epsilon) and est.max_features is None and est.thresholds != "grid":
-        k, cyclic = d, False
-    grid = cyclic and est.thresholds == "grid"
-    if 2 ** (depth - 1) * k * int(est.max_bins) * K > MAX_CELLS:
-        raise ValueError("max_depth, max_features, max_bins and the classes give too many histogram cells")
+    depth, k, cyclic, grid = est._schedule(epsilon, d)
     hess_bound = est._hessian_bound()
     view = worker_view(est)
     moments = map_reduce(functools.partial(_validate_chunk, view, lower, upper, target_range), X, y, w)
     rng = release_generator(est.random_state, context=est, data=(*fingerprint(moments), np.array([n])))
     count = est._row_count(plan.fit_epsilon, n, rng, needed=est.max_iter == _AUTO)
-    edges = QuantileEdges(count.fit_epsilon, delta, int(numeric.sum()) if strategy == "quantile" else 0, est.max_bins)
-    n_levels = 1 if cyclic else depth
-    n_iter = auto_schedule(count.fit_epsilon, delta, count.value, d, n_levels, K, edges.fraction)[0]
-    n_iter = n_iter if est.max_iter == _AUTO else int(est.max_iter)
-    lr = auto_learning_rate(n_iter, d) if est.learning_rate == _AUTO else float(est.learning_rate)
-    grid_rounds = grid & numeric[np.arange(n_iter) % d]
-    noise = est._noise_plan(count.fit_epsilon, delta, n_iter, n_levels, k, K, edges.fraction, int(grid_rounds.sum()))
-    fit_event = noise.event if edges.event is None else ComposedEvent((edges.event, noise.event))
+    edges, n_iter, lr, grid_rounds, noise, fit_event = est._round_plan(
+        count, delta, numeric, strategy, depth, k, cyclic, grid
+    )
     plan.spend(est, count.compose(fit_event), rng)
-    est.bin_edges_ = None
+    released = None
     if strategy == "quantile":
-        columns = np.flatnonzero(numeric)
-        released = release_edges(edges, X, w, columns, lower[numeric], upper[numeric], rng)
-        est.bin_edges_ = [None] * d
-        for j, e in zip(columns, released):
-            est.bin_edges_[j] = e
-    if noise.exact:
-        note_release(noise.event)
-    est.n_rows_, est.learning_rate_ = count.value, lr
-    clip = float(est.clip_gradients) if est.clip_gradients is not None else est._default_clip()
-
-    est.bounds_ = (lower, upper)
-    est.is_categorical_ = is_categorical
-    est.n_bins_ = int(est.max_bins)
-    est.max_depth_ = depth
-    est.max_features_ = k
-    est.feature_schedule_ = "cyclic" if cyclic else ("all" if k == d else "random")
-    est.thresholds_ = "grid" if grid else "gain"
-    est.bin_strategy_ = strategy
-    est.clip_gradients_ = clip
+        released = release_edges(edges, X, w, np.flatnonzero(numeric), lower[numeric], upper[numeric], rng)
+    clip = est._settle(count, lr, noise, (lower, upper), is_categorical, (depth, k, cyclic, grid), strategy, released)
     rows = BoostingRows(worker_view(est), X, y, w, (clip, hess_bound, noise.grid))
     return est._boost(rows, rng, noise, n_iter=n_iter, lr=lr, features_per_node=k, grid_rounds=grid_rounds)

@@ -240,7 +240,32 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         if numeric.any() and "bounds" not in plan:
             lower, upper = (np.array(b, dtype=np.float64) for b in resolve_bounds(self, self.bounds, X))
         lower[is_categorical], upper[is_categorical] = 0.0, float(self.max_bins)
-        K = self._n_outputs
+        depth, k, cyclic, grid = self._schedule(epsilon, d)
+        hess_bound = self._hessian_bound()
+        rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
+        # "auto" rounds: from a noisy row count (its ε share inside the one event).
+        count = self._row_count(plan.fit_epsilon, n, rng, needed=self.max_iter == _AUTO)
+        strategy = self._bin_strategy(numeric)
+        edges, n_iter, lr, grid_rounds, noise, fit_event = self._round_plan(
+            count, delta, numeric, strategy, depth, k, cyclic, grid
+        )
+        plan.spend(self, count.compose(fit_event), rng)
+        if "bounds" in plan:
+            lower[numeric], upper[numeric] = self._released_box(plan, X[:, numeric])
+        target = self._encode_y(y, plan)  # after the spend: a private bounds_y is released here
+        released = None
+        if strategy == "quantile":
+            # Rows of weight 0 contribute nothing (as to the sums); a positive weight counts as one row.
+            rows = X[:, numeric] if sample_weight is None else X[sample_weight > 0][:, numeric]
+            released = self._released_edges(edges, rows, lower[numeric], upper[numeric], rng)
+        clip = self._settle(
+            count, lr, noise, (lower, upper), is_categorical, (depth, k, cyclic, grid), strategy, released
+        )
+        rows = MemoryRows(self, self._binned(X), target, sample_weight, (clip, hess_bound, noise.grid))
+        return self._boost(rows, rng, noise, n_iter=n_iter, lr=lr, features_per_node=k, grid_rounds=grid_rounds)
+
+    def _schedule(self, epsilon, d):
+        """``(depth, features per node, cyclic, grid)`` from the public parameters (refusals first)."""
         depth = self._depth()
         k = _n_features_per_node(self.max_features, d)
         cyclic = self.max_features is None  # DP-EBM's schedule: round t splits on feature t mod d
@@ -249,17 +274,18 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         if math.isinf(epsilon) and self.max_features is None and self.thresholds != "grid":
             k, cyclic = d, False  # no noise to save: every feature at every node (non-private boosting)
         grid = cyclic and self.thresholds == "grid"  # numeric features' cuts public (``grid_masks``)
-        if 2 ** (depth - 1) * k * int(self.max_bins) * K > MAX_CELLS:
+        if 2 ** (depth - 1) * k * int(self.max_bins) * self._n_outputs > MAX_CELLS:
             raise ValueError("max_depth, max_features, max_bins and the classes give too many histogram cells")
-        hess_bound = self._hessian_bound()
-        rng = release_generator(self.random_state, context=self, data=(X, y, sample_weight))
-        # "auto" rounds: from a noisy row count (its ε share inside the one event).
-        count = self._row_count(plan.fit_epsilon, n, rng, needed=self.max_iter == _AUTO)
-        strategy = self._bin_strategy(numeric)
+        return depth, k, cyclic, grid
+
+    def _round_plan(self, count, delta, numeric, strategy, depth, k, cyclic, grid):
+        """``(edges, n_iter, learning rate, grid rounds, noise, the fit's event)``: public
+        parameters and the noisy row count only, before the spend."""
+        d, K = numeric.size, self._n_outputs
         edges = QuantileEdges(
             count.fit_epsilon, delta, int(numeric.sum()) if strategy == "quantile" else 0, self.max_bins
         )
-        n_levels = 1 if cyclic else depth  # releases of histograms per tree (see the loop below)
+        n_levels = 1 if cyclic else depth  # releases of histograms per tree (see ``_boost``)
         n_iter = auto_schedule(count.fit_epsilon, delta, count.value, d, n_levels, K, edges.fraction)[0]
         n_iter = n_iter if self.max_iter == _AUTO else int(self.max_iter)
         lr = auto_learning_rate(n_iter, d) if self.learning_rate == _AUTO else float(self.learning_rate)
@@ -269,34 +295,31 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
             count.fit_epsilon, delta, n_iter, n_levels, k, K, edges.fraction, int(grid_rounds.sum())
         )
         fit_event = noise.event if edges.event is None else ComposedEvent((edges.event, noise.event))
-        plan.spend(self, count.compose(fit_event), rng)
-        if "bounds" in plan:
-            lower[numeric], upper[numeric] = self._released_box(plan, X[:, numeric])
-        target = self._encode_y(y, plan)  # after the spend: a private bounds_y is released here
+        return edges, n_iter, lr, grid_rounds, noise, fit_event
+
+    def _settle(self, count, lr, noise, bounds, is_categorical, schedule, strategy, edges):
+        """The fitted settings after the releases of the box and the quantile ``edges`` (one
+        array per numeric feature, or None); returns the gradient clip."""
+        depth, k, cyclic, grid = schedule
         self.bin_edges_ = None
-        if strategy == "quantile":
-            # Rows of weight 0 contribute nothing (as to the sums); a positive weight counts as one row.
-            rows = X[:, numeric] if sample_weight is None else X[sample_weight > 0][:, numeric]
-            released = self._released_edges(edges, rows, lower[numeric], upper[numeric], rng)
-            self.bin_edges_ = [None] * d
-            for j, e in zip(np.flatnonzero(numeric), released):
+        if edges is not None:
+            self.bin_edges_ = [None] * is_categorical.size
+            for j, e in zip(np.flatnonzero(~is_categorical), edges):
                 self.bin_edges_[j] = e
         if noise.exact:
             note_release(noise.event)  # the one (noise-free) release
         self.n_rows_, self.learning_rate_ = count.value, lr
         clip = float(self.clip_gradients) if self.clip_gradients is not None else self._default_clip()
-
-        self.bounds_ = (lower, upper)
+        self.bounds_ = bounds
         self.is_categorical_ = is_categorical
         self.n_bins_ = int(self.max_bins)
         self.max_depth_ = depth
         self.max_features_ = k
-        self.feature_schedule_ = "cyclic" if cyclic else ("all" if k == d else "random")
+        self.feature_schedule_ = "cyclic" if cyclic else ("all" if k == is_categorical.size else "random")
         self.thresholds_ = "grid" if grid else "gain"
         self.bin_strategy_ = strategy
         self.clip_gradients_ = clip
-        rows = MemoryRows(self, self._binned(X), target, sample_weight, (clip, hess_bound, noise.grid))
-        return self._boost(rows, rng, noise, n_iter=n_iter, lr=lr, features_per_node=k, grid_rounds=grid_rounds)
+        return clip
 
     def _boost(self, rows, rng, noise, *, n_iter, lr, features_per_node, grid_rounds):
         """The rounds, after the spend and the fitted settings (``max_depth_``, ``n_bins_``,
