@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """``dpsk.stats`` quantiles of Dask input: the in-memory selections from counts per block.
 
-The in-memory release (``dpsk.stats._quantile``) sorts each column's bin indices and
-hands the exponential mechanism all 2n + 1 groups of tied bins. Here the data stay on the
-workers and the client fetches only what the mechanism reads, in two passes:
+The in-memory release (``dpsk.stats._quantile``) sorts each column's bin indices; the
+exponential mechanism reads the 2n + 1 groups of tied bins they make, in practice only
+those in a window of ranks around the target (the argument below, which the in-memory
+unweighted path uses too). Here the data stay on the workers and the client fetches only
+what the mechanism reads, in two passes:
 
 1. counts per public block of 2**s consecutive bins (at most 2**16 blocks per column;
    NaN and infinity raise here, before the spend);

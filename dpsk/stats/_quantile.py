@@ -19,7 +19,9 @@ one rank interval, hence one score, so the n values split the bins into at most 
 groups of tied candidates (runs of empty bins, and occupied bins), and
 ``ExponentialMechanism.randomise_groups`` samples a group with probability ∝ (its number
 of bins) × exp(ε score / 2Δ), then a uniform bin in it, exactly (integer weights, exact
-Bernoulli draws), in time linear in n. With a fine grid this is the exponential
+Bernoulli draws), in time linear in n. Without user weights only the groups in a window
+of ranks around qN are built; the rest are merged into one group per side, which changes
+no draw (:func:`_select_sorted`). With a fine grid this is the exponential
 mechanism of Smith (2011) — an interval between order statistics with probability ∝ its
 length × exp(ε score / 2Δ), then a point inside it — restricted to a public grid, so
 that the release is a grid point (floating-point safe). Scores are exact rationals:
