@@ -57,13 +57,8 @@ class MemoryRows:
     the raw predictions."""
 
     def __init__(self, estimator, binned, target, sample_weight, grid):
-        self.estimator, self.binned, self.target, self.weight, self.grid = (
-            estimator,
-            binned,
-            target,
-            sample_weight,
-            grid,
-        )
+        self.estimator, self.binned, self.target = estimator, binned, target
+        self.weight, self.grid = sample_weight, grid
         self.raw = self._gradients = None
 
     def reset(self, baseline):
