@@ -6,7 +6,7 @@ Usage, from the repository root with dpsk installed::
 
     python benchmarks/run.py                        # everything, full sizes (long)
     python benchmarks/run.py --quick --out /tmp/b   # smoke test: small n, 2 seeds (minutes)
-    python benchmarks/run.py --only accuracy,fit_time
+    python benchmarks/run.py --only accuracy,fit_time  # re-run two, keep the others' results
     python benchmarks/run.py --no-diffprivlib       # dpsk and scikit-learn only
     python benchmarks/run.py --quick --progress     # a progress bar over the benchmarks
 
@@ -21,6 +21,12 @@ Written to ``--out`` (default ``benchmarks/results``): ``README.md`` (the header
 machine, versions and command, the headline ratios, then a section per benchmark with its
 tables and how long it took), ``results.json`` (every row, unformatted) and PNG plots
 (accuracy vs ε per dataset, fit time vs n, and each benchmark's own).
+
+``--only`` refreshes part of a document: the benchmarks it names replace theirs in the
+``results.json`` already in ``--out`` (a full run's or a quick run's, as this one is), the
+others are kept as they were, and the document is rebuilt from all of them. Every
+benchmark's row says when it ran, on which commit and at what load, so a merged document
+never passes an old figure off as new. ``--fresh`` discards the old results instead.
 """
 
 import argparse
@@ -216,6 +222,36 @@ def run_one(name, module, quick, out):
     return record
 
 
+def run_stamp(started, meta, load):
+    """When, on what code and at what load a benchmark ran (kept with its record)."""
+    return {"date": f"{started:%Y-%m-%d %H:%M}", "dpsk": meta.get("dpsk", "unknown"), "load": load}
+
+
+def previous_results(path, quick):
+    """The records of an earlier run in ``path`` (results.json) to merge with, or ``{}``.
+
+    A record written before the stamps existed gets its run's date, version and load from
+    that run's header. Records of a quick run never mix with a full run's, or the reverse.
+    """
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    meta = raw.get("meta", {})
+    if bool(meta.get("quick")) != bool(quick):
+        print(f"not merging with {path}: it holds a {'quick' if meta.get('quick') else 'full'} run")
+        return {}
+    stamp = {
+        "date": str(meta.get("date", "unknown"))[:16].replace("T", " "),
+        "dpsk": meta.get("dpsk", "unknown"),
+        "load": meta.get("load average (1, 5, 15 min)", "unknown"),
+    }
+    records = raw.get("benchmarks", {})
+    for record in records.values():
+        record.setdefault("run", stamp)
+    return records
+
+
 def run_all(benchmarks, quick, out, show_progress=False):
     """Run ``benchmarks`` (from :func:`discover`) in order: ``{name: record}``.
 
@@ -401,9 +437,16 @@ def _duration(seconds):
     return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
-def document(meta, dpl, results, plots, quick, started, seconds):
+def document(meta, dpl, results, plots, quick, started, seconds, merged=()):
     lines = ["# dpsk benchmark results", ""]
     lines.append(f"Written by `{meta['command']}` on {started:%Y-%m-%d %H:%M} UTC; the run took {_duration(seconds)}.")
+    if merged:
+        lines += [
+            "",
+            f"**Merged:** this run refreshed {', '.join(f'`{name}`' for name in merged)}; the other "
+            "benchmarks are kept from earlier runs, each with the date, commit and load it ran at "
+            "(the table below and each section's first line).",
+        ]
     if quick:
         lines += ["", "**Quick run** (`--quick`: small n, 2 seeds): a smoke test, not the reference figures."]
     lines += [
@@ -422,6 +465,7 @@ def document(meta, dpl, results, plots, quick, started, seconds):
             "benchmark": name,
             "what": record["doc"].splitlines()[0] if record["doc"] else "",
             "took": _duration(record["seconds"]),
+            "run (UTC)": record["run"]["date"] if "run" in record else "",
             "status": "failed" if "error" in record else "ok",
         }
         for name, record in results.items()
@@ -435,6 +479,9 @@ def document(meta, dpl, results, plots, quick, started, seconds):
         lines.append("")
     for name, record in results.items():
         lines += [f"## {name} (took {_duration(record['seconds'])})", ""]
+        if "run" in record:
+            run = record["run"]
+            lines += [f"Run {run['date']} UTC on dpsk {run['dpsk']}; load average {run['load']}.", ""]
         if record["doc"]:
             lines += [record["doc"], ""]
         if "error" in record:
@@ -470,6 +517,11 @@ def main(argv=None):
         help="a progress bar over the benchmarks (tqdm when installed, plain lines otherwise)",
     )
     parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="with --only: drop the other benchmarks' earlier results instead of merging",
+    )
+    parser.add_argument(
         "--diffprivlib-python",
         default=common.DPL_PYTHON,
         help="interpreter of diffprivlib's environment (default $DPSK_DIFFPRIVLIB_PYTHON or "
@@ -502,15 +554,25 @@ def main(argv=None):
     meta = machine(command)
     load_start = os.getloadavg() if hasattr(os, "getloadavg") else None
     results = run_all(benchmarks, args.quick, args.out, show_progress=args.progress)
+    load = "unknown"
     if load_start is not None:
         end = os.getloadavg()
-        meta["load average (1, 5, 15 min)"] = (
+        load = (
             f"{', '.join(f'{x:.2f}' for x in load_start)} at the start; {', '.join(f'{x:.2f}' for x in end)} at the end"
         )
+        meta["load average (1, 5, 15 min)"] = load
+    for record in results.values():
+        record["run"] = run_stamp(started, meta, load)
+    merged = ()
+    if args.only and not args.fresh:
+        earlier = previous_results(args.out / "results.json", args.quick)
+        if set(earlier) - set(results):
+            merged = tuple(results)
+            results = dict(sorted((earlier | results).items()))
     meta["command"] = meta.pop("command")
     plots = plot_accuracy(results, args.out) + plot_fit_time(results, args.out)
     seconds = time.perf_counter() - clock
-    text = document(meta, dpl, results, plots, args.quick, started, seconds)
+    text = document(meta, dpl, results, plots, args.quick, started, seconds, merged)
     (args.out / "README.md").write_text(text, encoding="utf-8")
     raw = {
         "meta": meta | {"diffprivlib": dpl, "quick": args.quick, "date": started.isoformat(), "seconds": seconds},

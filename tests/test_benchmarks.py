@@ -221,3 +221,26 @@ def test_small_data_chooses_on_cross_validation_of_the_training_rows(runner, mon
     assert set(seen[len(cross_validation) :]) - training_rows  # only the test table reads the test split
     assert test_rows[-1]["model"].startswith("dpsk, memoriser (best by CV)")
     assert "mean 0.0000" in test_rows[-1]["test accuracy"]  # chosen although it fails the test split
+
+
+def _run_only(runner, monkeypatch, out, name, *flags):
+    """``run.py --only name`` with one fake benchmark that writes a row naming itself."""
+    fake = type(sys)(name)
+    fake.run = lambda quick: [{"model": name, "accuracy": 0.5}]
+    monkeypatch.setattr(runner, "discover", lambda only=None: [(name, fake)])
+    monkeypatch.setattr(runner, "machine", lambda command: {"dpsk": f"test ({name})", "command": command})
+    assert runner.main(["--no-diffprivlib", "--only", name, "--out", str(out), *flags]) == 0
+    return (out / "README.md").read_text(encoding="utf-8")
+
+
+def test_only_merges_with_the_earlier_results_and_stamps_each(runner, tmp_path, monkeypatch):
+    _run_only(runner, monkeypatch, tmp_path, "bench_a")
+    text = _run_only(runner, monkeypatch, tmp_path, "bench_b")
+    assert "## bench_a" in text and "## bench_b" in text  # bench_a kept from the first run
+    assert "**Merged:** this run refreshed `bench_b`" in text
+    assert "on dpsk test (bench_a)" in text and "on dpsk test (bench_b)" in text  # each row's own run
+    text = _run_only(runner, monkeypatch, tmp_path, "bench_b", "--fresh")
+    assert "## bench_a" not in text and "Merged" not in text
+    _run_only(runner, monkeypatch, tmp_path, "bench_a")
+    text = _run_only(runner, monkeypatch, tmp_path, "bench_b", "--quick")  # never mixes quick and full
+    assert "## bench_a" not in text and "Merged" not in text
