@@ -12,8 +12,9 @@ where it is computed here:
   ``dpsk.stats``'s exponential-mechanism selection among 2**32 bins of its sub-range,
   made from counts per block of bins and per bin in a window around the median
   (:mod:`dpsk.dask._quantile`): draw for draw the in-memory selection. A level's
-  sub-ranges are cut by the edges released before it, and the selections use the
-  Generator feature by feature as in memory, so each feature and level takes two passes;
+  sub-ranges are cut by the edges released before it; the selections use the Generator
+  level by level (every feature's level before the next level) as in memory, so each
+  level takes two passes for all the features;
 * the binned rows and the targets: per chunk (``map_blocks``), persisted once and kept
   on the cluster; the raw predictions likewise, updated per chunk and persisted once
   per round (``raw + values[leaf]``, the in-memory float operation row by row);
@@ -114,8 +115,8 @@ def _edge_window_chunk(tasks, requests, X, sample_weight):
     return window_counts(_subrange_bins(tasks, X, sample_weight), requests)
 
 
-def _edge_ranks_chunk(tasks, r, b, X, sample_weight):
-    index = _subrange_bins(tasks, X, sample_weight)[r]
+def _edge_ranks_chunk(task, r, b, X, sample_weight):
+    index = _subrange_bins([task], X, sample_weight)[r]
     return np.array([np.count_nonzero(index < b), np.count_nonzero(index <= b)], dtype=np.int64)
 
 
@@ -137,9 +138,12 @@ def _level_counts(plan, X, w, tasks, level):
         plans.append((n_r, a, c, 0 if first == 0 else int(cumulative[r, first - 1])))
         requests.append((r, first << shift, min(bins - 1, ((last + 1) << shift) - 1)))
     windows = map_reduce(functools.partial(_edge_window_chunk, tasks, requests), X, w, combine=_merge_windows)
+    # the flat sub-ranges' tasks: a rare exact rank outside a window reads its own column only
+    owners = [(task, r) for task in tasks for r in range(task[1].size + 1)]
 
     def count_ranks(r, b):
-        return tuple(int(v) for v in map_reduce(functools.partial(_edge_ranks_chunk, tasks, r, b), X, w))
+        task, local = owners[r]
+        return tuple(int(v) for v in map_reduce(functools.partial(_edge_ranks_chunk, task, local, b), X, w))
 
     return [(*p, window, functools.partial(count_ranks, r)) for r, (p, window) in enumerate(zip(plans, windows))]
 
@@ -148,32 +152,30 @@ def release_edges(plan, X, sample_weight, columns, lower, upper, rng):
     """The Dask counterpart of :meth:`QuantileEdges.release <dpsk.ensemble._boosting_bins.QuantileEdges.release>`:
     the edges of the given columns of Dask ``X`` in their ranges, drawn from ``rng`` as in memory.
 
-    The first level's counts of every column come from one pair of passes (they depend on
-    the public ranges only); each later level of a column needs the edges drawn before it,
-    and the columns draw one after the other, so it takes its own pair."""
+    The draws go level by level, column by column, as in memory; a level of every column
+    depends only on the edges drawn before it, so one pair of passes over the data reads
+    what the whole level's selections need (``L`` pairs for ``2**L`` bins)."""
     from dpsk.stats._quantile import FINE_BINS, _bin_middle
 
     if plan.exact:
         raise RuntimeError("exact medians are refused on Dask before the spend")
-    ranges = [(int(j), np.array([float(a), float(b)])) for j, a, b in zip(columns, lower, upper)]
-    first = _level_counts(plan, X, sample_weight, [(j, np.empty(0), cuts) for j, cuts in ranges], 0)
-    out = []
-    for (j, (low, high)), counts in zip(ranges, first):
-        edges = np.empty(0)
-        for level in range(plan.levels):
-            cuts = np.concatenate([[low], edges, [high]])
-            stats = [counts] if level == 0 else _level_counts(plan, X, sample_weight, [(j, edges, cuts)], level)
+    ranges = [(float(a), float(b)) for a, b in zip(lower, upper)]
+    edges = [np.empty(0) for _ in ranges]
+    for level in range(plan.levels):
+        cuts = [np.concatenate([[low], e, [high]]) for (low, high), e in zip(ranges, edges)]
+        stats = iter(_level_counts(plan, X, sample_weight, list(zip(map(int, columns), edges, cuts)), level))
+        for i in range(len(ranges)):
             new = []
-            for r, (n_r, a, c, base, window, count_ranks) in enumerate(stats):
+            for r in range(edges[i].size + 1):
+                n_r, a, c, base, window, count_ranks = next(stats)
                 query = plan._query(rng)  # one per median, as in memory
                 with np.errstate(over="ignore"):
                     index = select_in_window(
                         query.mechanism, window, base, a, c, n_r, FINE_BINS, query.q[0], 1, count_ranks
                     )
-                new.append(_bin_middle(index, cuts[r], cuts[r + 1], FINE_BINS))
-            edges = np.sort(np.concatenate([edges, new]))
-        out.append(np.unique(edges))
-    return out
+                new.append(_bin_middle(index, cuts[i][r], cuts[i][r + 1], FINE_BINS))
+            edges[i] = np.sort(np.concatenate([edges[i], new]))
+    return [np.unique(e) for e in edges]
 
 
 # -- the rounds ----------------------------------------------------------------------------------

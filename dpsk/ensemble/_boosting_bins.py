@@ -87,8 +87,8 @@ class QuantileEdges:
             self.epsilon_each = QUANTILE_SHARE * epsilon / selections * _SAFETY
         self.fraction = 1.0 - QUANTILE_SHARE
         one = self._query(None).event
-        self.event = ComposedEvent(
-            tuple(ParallelEvent((one,) * 2**level) for _ in range(self.n_numeric) for level in range(self.levels))
+        self.event = ComposedEvent(  # in the order of the draws: level by level, column by column
+            tuple(ParallelEvent((one,) * 2**level) for level in range(self.levels) for _ in range(self.n_numeric))
         )
 
     def _query(self, rng):
@@ -96,8 +96,16 @@ class QuantileEdges:
 
     def release(self, X, lower, upper, rng):
         """The edges of every column of ``X`` (numeric, validated), in its range ``[lower, upper]``:
-        a list of sorted, distinct edge arrays (after the spend). ε = ∞: the exact recursive medians."""
-        return [self._column(X[:, j], float(lower[j]), float(upper[j]), rng) for j in range(X.shape[1])]
+        a list of sorted, distinct edge arrays (after the spend). ε = ∞: the exact recursive medians.
+
+        The draws go level by level, and within a level column by column: a level of every
+        column needs only the edges drawn before it, so on Dask one pair of passes over the
+        data serves a whole level (``dpsk.dask._boosting.release_edges``)."""
+        edges = [np.empty(0)] * X.shape[1]
+        for _ in range(self.levels):
+            for j in range(X.shape[1]):
+                edges[j] = self._split(X[:, j], float(lower[j]), float(upper[j]), edges[j], rng)
+        return [np.unique(e) for e in edges]
 
     def _median(self, values, low, high, rng):
         if self.exact:
@@ -105,11 +113,9 @@ class QuantileEdges:
         with np.errstate(over="ignore"):  # a subnormal sub-range: QuantileQuery takes its exact path
             return float(self._query(rng).release(values[:, None], [low], [high])[0, 0])
 
-    def _column(self, x, low, high, rng):
-        edges = np.empty(0)
-        for _ in range(self.levels):
-            cuts = np.concatenate([[low], edges, [high]])
-            side = np.searchsorted(edges, x, side="left")  # sub-range of each value: x <= edge goes left
-            new = [self._median(x[side == r], cuts[r], cuts[r + 1], rng) for r in range(edges.size + 1)]
-            edges = np.sort(np.concatenate([edges, new]))
-        return np.unique(edges)
+    def _split(self, x, low, high, edges, rng):
+        """One level: the ``edges`` of a column with its values ``x`` and the medians of their sub-ranges."""
+        cuts = np.concatenate([[low], edges, [high]])
+        side = np.searchsorted(edges, x, side="left")  # sub-range of each value: x <= edge goes left
+        new = [self._median(x[side == r], cuts[r], cuts[r + 1], rng) for r in range(edges.size + 1)]
+        return np.sort(np.concatenate([edges, new]))

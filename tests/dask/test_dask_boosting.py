@@ -304,3 +304,47 @@ def test_categorical_features_only_need_no_bounds():
     b = make().fit(_dask(codes, CHUNKINGS[3]), _dask(labels, CHUNKINGS[3]))
     _assert_same_model(a, b)
     assert b.bin_strategy_ == "uniform" and b.bin_edges_ is None
+
+
+def test_outer_regions_of_the_edges_are_ranked_on_their_own_column(monkeypatch):
+    """With the proposal's last level lowered, the quantile edges' selections propose bins
+    of the merged outer regions: their exact ranks come from one more pass over that
+    sub-range's column, and the fit still equals the in-memory one (every level of the three
+    numeric columns is drawn from one pair of passes per level)."""
+    import dpsk.dask._boosting as db
+    import dpsk.mechanisms._selection as selection
+
+    # 2**32 bins per sub-range, the last level 11: some tens of outer proposals at this ε
+    monkeypatch.setattr(selection, "_TOP_LEVEL", 11)
+    columns = []
+    original = db._edge_ranks_chunk
+
+    def counting(task, *args):
+        columns.append(task[0])
+        return original(task, *args)
+
+    monkeypatch.setattr(db, "_edge_ranks_chunk", counting)
+    X, y, _, _ = _data()
+    make = MODELS["regressor"][0]
+    a = make().set_params(epsilon=5.0, random_state=_rng()).fit(X, y)
+    b = make().set_params(epsilon=5.0, random_state=_rng()).fit(_dask(X, CHUNKINGS[1]), _dask(y, CHUNKINGS[1]))
+    _assert_same_model(a, b)
+    assert columns and set(columns) <= {0, 1, 2}, "no outer bin was proposed"
+
+
+def test_one_pair_of_edge_passes_per_level(monkeypatch):
+    """The quantile edges read the data once per level for all the features (two passes
+    each), not once per feature and level."""
+    import dpsk.dask._boosting as db
+
+    levels = []
+    original = db._level_counts
+
+    def counting(plan, X, w, tasks, level):
+        levels.append((level, len(tasks)))
+        return original(plan, X, w, tasks, level)
+
+    monkeypatch.setattr(db, "_level_counts", counting)
+    X, y, _, _ = _data()
+    MODELS["regressor"][0]().set_params(random_state=0).fit(_dask(X, CHUNKINGS[1]), _dask(y, CHUNKINGS[1]))
+    assert levels == [(level, 3) for level in range(4)]  # max_bins=16: 4 levels of 3 numeric columns
