@@ -90,8 +90,10 @@ from dpsk.ensemble._boosting_plan import (
     _newton,
     _Noise,
     _quantise,
+    CLASSIFIER_CLIP,
     auto_learning_rate,
     auto_schedule,
+    auto_thresholds,
     grid_masks,
 )
 from dpsk.ensemble._boosting_rows import MemoryRows, node_sums
@@ -166,7 +168,7 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         "bounds": [*BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
         "bin_strategy": [StrOptions({_AUTO, "uniform", "quantile"})],
         "clip_gradients": [Interval(Real, 0, None, closed="neither"), None],
-        "thresholds": [StrOptions({"gain", "grid"})],
+        "thresholds": [StrOptions({_AUTO, "gain", "grid"})],
     }
 
     def _depth(self):
@@ -271,9 +273,10 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         cyclic = self.max_features is None  # DP-EBM's schedule: round t splits on feature t mod d
         if self.thresholds == "grid" and not cyclic:
             raise ValueError('thresholds="grid" needs the cyclic schedule (max_features=None)')
-        if math.isinf(epsilon) and self.max_features is None and self.thresholds != "grid":
+        thresholds = auto_thresholds(epsilon, cyclic) if self.thresholds == _AUTO else self.thresholds
+        if math.isinf(epsilon) and self.max_features is None and thresholds != "grid":
             k, cyclic = d, False  # no noise to save: every feature at every node (non-private boosting)
-        grid = cyclic and self.thresholds == "grid"  # numeric features' cuts public (``grid_masks``)
+        grid = cyclic and thresholds == "grid"  # numeric features' cuts public (``grid_masks``)
         if 2 ** (depth - 1) * k * int(self.max_bins) * self._n_outputs > MAX_CELLS:
             raise ValueError("max_depth, max_features, max_bins and the classes give too many histogram cells")
         return depth, k, cyclic, grid
@@ -697,7 +700,7 @@ class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikel
         delta=1e-6,
         bounds=None,
         bin_strategy="auto",
-        thresholds="gain",
+        thresholds="auto",
         classes=None,
         clip_gradients=None,
         accountant=None,
@@ -720,7 +723,7 @@ class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikel
         return np.zeros(self._n_outputs)
 
     def _default_clip(self):
-        return 1.0
+        return CLASSIFIER_CLIP
 
     def _hessian_bound(self):
         # p(1 - p) <= 1/4; for K classes, Σ_c h_c² <= max_c h_c · Σ_c h_c <= 1/4.
@@ -862,7 +865,7 @@ class HistGradientBoostingRegressor(DaskScoreMixin, RegressorMixin, BaseHistGrad
         delta=1e-6,
         bounds=None,
         bin_strategy="auto",
-        thresholds="gain",
+        thresholds="auto",
         bounds_y=None,
         clip_gradients=None,
         accountant=None,

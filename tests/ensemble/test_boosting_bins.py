@@ -262,7 +262,13 @@ def test_cyclic_leaf_sums_are_the_combined_estimates():
     cells (ε small enough for both to differ), and ε = ∞ keeps the exact sums."""
     X, y = _skewed(2000)
     clf = HistGradientBoostingClassifier(
-        bounds=(0.0, 1000.0), bin_strategy="uniform", epsilon=0.5, max_iter=1, max_depth=1, classes=[0, 1]
+        bounds=(0.0, 1000.0),
+        bin_strategy="uniform",
+        thresholds="gain",
+        epsilon=0.5,
+        max_iter=1,
+        max_depth=1,
+        classes=[0, 1],
     )
     clf.fit(X, y)
     (G_root, _), (G_leaves, _) = clf._released[1], clf._released[2]

@@ -70,7 +70,9 @@ def test_grid_fit_releases_leaves_only_on_numeric_rounds():
     assert len(acc.spent_budget) == 1 and get_epsilon(clf.privacy_spent_, 1e-6) <= 1.0
     for t in (0, 2, 4):
         np.testing.assert_array_equal(clf._mask[t], grid_masks(32, 32, 3, t // 2))
-    gain = HistGradientBoostingClassifier(max_iter=6, categorical_features=[1], bounds=(0, 1), classes=[0, 1])
+    gain = HistGradientBoostingClassifier(
+        max_iter=6, thresholds="gain", categorical_features=[1], bounds=(0, 1), classes=[0, 1]
+    )
     assert len(gain.set_params(random_state=0).fit(X, y)._released) == 1 + 6 * 2 and gain.thresholds_ == "gain"
 
 
