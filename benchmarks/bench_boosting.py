@@ -57,7 +57,7 @@ from dpsk.ensemble import (
     HistGradientBoostingRegressor,
     RandomForestClassifier,
     RandomForestRegressor,
-    _gradient_boosting,
+    _boosting_plan,
 )
 from dpsk.linear_model import LogisticRegression
 
@@ -104,15 +104,20 @@ def _row(model, epsilon, results, **extra):
 
 
 @contextlib.contextmanager
-def former_leaves(active):
-    """The former default's leaves (``active``): from their own release only, without the
-    inverse-variance combination with the root histogram (``COMBINE_LEAVES``)."""
-    saved = _gradient_boosting.COMBINE_LEAVES
-    _gradient_boosting.COMBINE_LEAVES = saved and not active
+def former_defaults(active):
+    """The defaults before 2026-11-26 (``active``): a total shrinkage of 2 per feature
+    (``STEPS_PER_FEATURE``); the callers also pass ``thresholds="gain"`` (and, for the
+    classifier, ``clip_gradients=1``)."""
+    saved = _boosting_plan.STEPS_PER_FEATURE
+    _boosting_plan.STEPS_PER_FEATURE = 2.0 if active else saved
     try:
         yield
     finally:
-        _gradient_boosting.COMBINE_LEAVES = saved
+        _boosting_plan.STEPS_PER_FEATURE = saved
+
+
+#: The classifier's former defaults (with ``former_defaults``).
+FORMER = {"thresholds": "gain", "clip_gradients": 1.0}
 
 
 def adult_rows(seeds):
@@ -124,12 +129,10 @@ def adult_rows(seeds):
     sk = SkHGBClassifier(categorical_features=categorical, random_state=0).fit(X, y)
     rows.append(_row("scikit-learn HistGradientBoosting (non-private)", math.inf, [_scores(sk, X_test, y_test)]))
     for epsilon in EPSILONS:
-        for label, strategy in (("quantile bins, default", "auto"), ("uniform bins, former default", "uniform")):
-            with former_leaves(strategy == "uniform"):
+        for label, params in (("defaults", {}), ("former defaults", FORMER)):
+            with former_defaults(bool(params)):
                 fits = [
-                    HistGradientBoostingClassifier(
-                        epsilon=epsilon, bin_strategy=strategy, random_state=s, **public
-                    ).fit(X, y)
+                    HistGradientBoostingClassifier(epsilon=epsilon, random_state=s, **public, **params).fit(X, y)
                     for s in seeds
                 ]
             rows.append(
@@ -227,13 +230,13 @@ def friedman_rows(seeds):
     sk = [r2_score(yt, SkHGBRegressor(random_state=0).fit(X, y).predict(Xt)) for X, y, Xt, yt in splits]
     rows.append({"model": "scikit-learn HistGradientBoosting (non-private)", "ε": math.inf, "R²": _mean(sk)})
     variants = (
-        ("quantile bins, default", public),
-        ("uniform bins, former default", {**public, "bin_strategy": "uniform"}),
-        ("quantile bins, bounds_y private", {"bounds": public["bounds"]}),
+        ("defaults", public),
+        ("former defaults", {**public, "thresholds": "gain"}),
+        ("defaults, bounds_y private", {"bounds": public["bounds"]}),
     )
     for epsilon in (0.5, 1.0, 5.0):
         for label, params in variants:
-            with former_leaves(params.get("bin_strategy") == "uniform"):
+            with former_defaults("thresholds" in params):
                 ours = [
                     r2_score(
                         yt,
@@ -251,9 +254,9 @@ def friedman_rows(seeds):
 
 
 GRID_VARIANTS = (
-    ("cuts by noisy gain, default", {}),
-    ('public cuts, thresholds="grid"', {"thresholds": "grid"}),
-    ('public cuts, thresholds="grid", clip_gradients=0.7', {"thresholds": "grid", "clip_gradients": 0.7}),
+    ("defaults: public cuts, clip 0.7", {}),
+    ('cuts by noisy gain, clip 0.7, thresholds="gain"', {"thresholds": "gain"}),
+    ("public cuts, clip 1, clip_gradients=1", {"clip_gradients": 1.0}),
 )
 
 
