@@ -7,7 +7,9 @@
   categorical ones as integer codes (the public category lists; "?" and unlisted values
   get one more code) with ``categorical_features``. ``fnlwgt`` (no documented range) is
   left out. dpsk's ``HistGradientBoostingClassifier`` with its defaults ("auto" rounds
-  and learning rate, depth 3, 32 bins, cyclic features, δ = 1e-6) at ε ∈ {0.1, 0.5, 1, 2, 5},
+  and learning rate, depth 3, 32 bins, cyclic features, public cuts, clip 0.7, δ = 1e-6) and
+  its former defaults (before 2026-11-26: cuts by gain, clip 1, a total shrinkage of 2 per
+  feature; ``former_defaults``) at ε ∈ {0.1, 0.5, 1, 2, 5},
   test accuracy and AUC, mean over 10 seeds (2 with ``--quick``; the seed drives the
   features drawn per node and the noise), next to scikit-learn's non-private
   ``HistGradientBoostingClassifier`` (defaults, same columns, native categorical
@@ -26,15 +28,15 @@
 * Friedman #1 (20 000 training and 5 000 test rows, ``bounds=(0, 1)``, ``bounds_y=(-5,
   35)`` from the generating formula, as ``bench_forest_regressor.py``): R² at ε ∈ {0.5,
   1, 5} against dpsk's forest and scikit-learn's ``HistGradientBoostingRegressor``; dpsk's
-  boosting with its defaults (quantile bins), the former default (uniform bins), and
-  ``bounds_y`` left out (released privately inside the fit, the new default).
+  boosting with its defaults, the former defaults (cuts by gain, shrinkage 2), and
+  ``bounds_y`` left out (released privately inside the fit).
 
-* Public cuts (``thresholds="grid"``, not the default): Adult at every ε and Friedman #1 at
-  ε ∈ {0.5, 1, 5}, the default (cuts by noisy gain) against public staggered cuts of the
-  numeric features, with the default gradient clip and (Adult) ``clip_gradients=0.7``, same
-  seeds; and the same on a validation split (80/20, seed 0) of Adult's *training* rows
-  (``validation``), with the noise-free ceilings (ε = 10⁶) and scikit-learn's additive
-  boosting (``interaction_cst="no_interactions"``).
+* Public cuts (``thresholds="auto"``, the default since 2026-11-26, means ``"grid"`` at
+  finite ε): Adult at every ε and Friedman #1 at ε ∈ {0.5, 1, 5}, the defaults against cuts
+  by noisy gain (``thresholds="gain"``) and (Adult) against the former clip 1, same seeds;
+  and the same on a validation split (80/20, seed 0) of Adult's *training* rows
+  (``validation``, where the defaults were chosen), with the noise-free ceilings (ε = 10⁶)
+  and scikit-learn's additive boosting (``interaction_cst="no_interactions"``).
 
 Run: ``python benchmarks/bench_boosting.py [--quick] [--only adult,friedman,...]``
 (sections: adult, design, dpebm, friedman, time, grid, validation).
