@@ -395,7 +395,11 @@ def test_audit_accepts_gaussian_path():
 @pytest.mark.audit
 def test_audit_split_choice():
     """Check the split choice: private from the noisy histograms, rejected when chosen noise-free."""
-    params = {**ESTIMATOR_AUDITS["HistGradientBoostingClassifier"].estimator.get_params(), "clip_gradients": 0.25}
+    params = {
+        **ESTIMATOR_AUDITS["HistGradientBoostingClassifier"].estimator.get_params(),
+        "clip_gradients": 0.25,
+        "thresholds": "gain",  # the split choice by noisy gain (public cuts choose nothing)
+    }
     good = _audit(HistGradientBoostingClassifier(**params), _split_neighbours(), _middle_bin_goes_left, 3000)
     assert good.passed, str(good)
     bad = _audit(_NoiseFreeSplits(**params), _split_neighbours(), _middle_bin_goes_left, 3000)
