@@ -7,7 +7,9 @@
   categorical ones as integer codes (the public category lists; "?" and unlisted values
   get one more code) with ``categorical_features``. ``fnlwgt`` (no documented range) is
   left out. dpsk's ``HistGradientBoostingClassifier`` with its defaults ("auto" rounds
-  and learning rate, depth 3, 32 bins, cyclic features, δ = 1e-6) at ε ∈ {0.1, 0.5, 1, 2, 5},
+  and learning rate, depth 3, 32 bins, cyclic features, public cuts, clip 0.7, δ = 1e-6) and
+  its former defaults (before 2026-11-26: cuts by gain, clip 1, a total shrinkage of 2 per
+  feature; ``former_defaults``) at ε ∈ {0.1, 0.5, 1, 2, 5},
   test accuracy and AUC, mean over 10 seeds (2 with ``--quick``; the seed drives the
   features drawn per node and the noise), next to scikit-learn's non-private
   ``HistGradientBoostingClassifier`` (defaults, same columns, native categorical
@@ -26,15 +28,15 @@
 * Friedman #1 (20 000 training and 5 000 test rows, ``bounds=(0, 1)``, ``bounds_y=(-5,
   35)`` from the generating formula, as ``bench_forest_regressor.py``): R² at ε ∈ {0.5,
   1, 5} against dpsk's forest and scikit-learn's ``HistGradientBoostingRegressor``; dpsk's
-  boosting with its defaults (quantile bins), the former default (uniform bins), and
-  ``bounds_y`` left out (released privately inside the fit, the new default).
+  boosting with its defaults, the former defaults (cuts by gain, shrinkage 2), and
+  ``bounds_y`` left out (released privately inside the fit).
 
-* Public cuts (``thresholds="grid"``, not the default): Adult at every ε and Friedman #1 at
-  ε ∈ {0.5, 1, 5}, the default (cuts by noisy gain) against public staggered cuts of the
-  numeric features, with the default gradient clip and (Adult) ``clip_gradients=0.7``, same
-  seeds; and the same on a validation split (80/20, seed 0) of Adult's *training* rows
-  (``validation``), with the noise-free ceilings (ε = 10⁶) and scikit-learn's additive
-  boosting (``interaction_cst="no_interactions"``).
+* Public cuts (``thresholds="auto"``, the default since 2026-11-26, means ``"grid"`` at
+  finite ε): Adult at every ε and Friedman #1 at ε ∈ {0.5, 1, 5}, the defaults against cuts
+  by noisy gain (``thresholds="gain"``) and (Adult) against the former clip 1, same seeds;
+  and the same on a validation split (80/20, seed 0) of Adult's *training* rows
+  (``validation``, where the defaults were chosen), with the noise-free ceilings (ε = 10⁶)
+  and scikit-learn's additive boosting (``interaction_cst="no_interactions"``).
 
 Run: ``python benchmarks/bench_boosting.py [--quick] [--only adult,friedman,...]``
 (sections: adult, design, dpebm, friedman, time, grid, validation).
@@ -57,7 +59,7 @@ from dpsk.ensemble import (
     HistGradientBoostingRegressor,
     RandomForestClassifier,
     RandomForestRegressor,
-    _gradient_boosting,
+    _boosting_plan,
 )
 from dpsk.linear_model import LogisticRegression
 
@@ -104,15 +106,20 @@ def _row(model, epsilon, results, **extra):
 
 
 @contextlib.contextmanager
-def former_leaves(active):
-    """The former default's leaves (``active``): from their own release only, without the
-    inverse-variance combination with the root histogram (``COMBINE_LEAVES``)."""
-    saved = _gradient_boosting.COMBINE_LEAVES
-    _gradient_boosting.COMBINE_LEAVES = saved and not active
+def former_defaults(active):
+    """The defaults before 2026-11-26 (``active``): a total shrinkage of 2 per feature
+    (``STEPS_PER_FEATURE``); the callers also pass ``thresholds="gain"`` (and, for the
+    classifier, ``clip_gradients=1``)."""
+    saved = _boosting_plan.STEPS_PER_FEATURE
+    _boosting_plan.STEPS_PER_FEATURE = 2.0 if active else saved
     try:
         yield
     finally:
-        _gradient_boosting.COMBINE_LEAVES = saved
+        _boosting_plan.STEPS_PER_FEATURE = saved
+
+
+#: The classifier's former defaults (with ``former_defaults``).
+FORMER = {"thresholds": "gain", "clip_gradients": 1.0}
 
 
 def adult_rows(seeds):
@@ -124,12 +131,10 @@ def adult_rows(seeds):
     sk = SkHGBClassifier(categorical_features=categorical, random_state=0).fit(X, y)
     rows.append(_row("scikit-learn HistGradientBoosting (non-private)", math.inf, [_scores(sk, X_test, y_test)]))
     for epsilon in EPSILONS:
-        for label, strategy in (("quantile bins, default", "auto"), ("uniform bins, former default", "uniform")):
-            with former_leaves(strategy == "uniform"):
+        for label, params in (("defaults", {}), ("former defaults", FORMER)):
+            with former_defaults(bool(params)):
                 fits = [
-                    HistGradientBoostingClassifier(
-                        epsilon=epsilon, bin_strategy=strategy, random_state=s, **public
-                    ).fit(X, y)
+                    HistGradientBoostingClassifier(epsilon=epsilon, random_state=s, **public, **params).fit(X, y)
                     for s in seeds
                 ]
             rows.append(
@@ -227,13 +232,13 @@ def friedman_rows(seeds):
     sk = [r2_score(yt, SkHGBRegressor(random_state=0).fit(X, y).predict(Xt)) for X, y, Xt, yt in splits]
     rows.append({"model": "scikit-learn HistGradientBoosting (non-private)", "ε": math.inf, "R²": _mean(sk)})
     variants = (
-        ("quantile bins, default", public),
-        ("uniform bins, former default", {**public, "bin_strategy": "uniform"}),
-        ("quantile bins, bounds_y private", {"bounds": public["bounds"]}),
+        ("defaults", public),
+        ("former defaults", {**public, "thresholds": "gain"}),
+        ("defaults, bounds_y private", {"bounds": public["bounds"]}),
     )
     for epsilon in (0.5, 1.0, 5.0):
         for label, params in variants:
-            with former_leaves(params.get("bin_strategy") == "uniform"):
+            with former_defaults("thresholds" in params):
                 ours = [
                     r2_score(
                         yt,
@@ -251,9 +256,9 @@ def friedman_rows(seeds):
 
 
 GRID_VARIANTS = (
-    ("cuts by noisy gain, default", {}),
-    ('public cuts, thresholds="grid"', {"thresholds": "grid"}),
-    ('public cuts, thresholds="grid", clip_gradients=0.7', {"thresholds": "grid", "clip_gradients": 0.7}),
+    ("defaults: public cuts, clip 0.7", {}),
+    ('cuts by noisy gain, clip 0.7, thresholds="gain"', {"thresholds": "gain"}),
+    ("public cuts, clip 1, clip_gradients=1", {"clip_gradients": 1.0}),
 )
 
 
@@ -288,6 +293,7 @@ def grid_rows(seeds):
                 Xt, yt = make_friedman1(n_samples=5_000, n_features=10, noise=1.0, random_state=10_000 + s)
                 model = HistGradientBoostingRegressor(epsilon=epsilon, random_state=s, **public, **params)
                 r2.append(r2_score(yt, model.fit(Xf, yf).predict(Xt)))
+            label = label.replace(", clip 0.7", "")  # the regressor's clip: a quarter of bounds_y's width
             rows.append({"model": f"Friedman #1 R²: dpsk ({label})", "ε": epsilon, "R²": _mean(r2)})
     return rows
 

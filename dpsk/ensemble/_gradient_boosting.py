@@ -38,10 +38,11 @@ and binary classification, ``n_classes`` for multiclass):
    of the same sums: the two are averaged by inverse variance (``_combine_leaves``,
    post-processing).
 
-With ``thresholds="grid"`` a cyclic round on a numeric feature skips step 2: its cuts are
-public (``grid_masks``: near the middle bin of each node, staggered from one visit of the
-feature to the next), and its leaves' sums are released once with the weight of the
-round's two releases (the total weight, and so every other release's noise, unchanged).
+With ``thresholds="grid"`` (and ``"auto"``, the default, at finite ε) a cyclic round on a
+numeric feature skips step 2: its cuts are public (``grid_masks``: near the middle bin of
+each node, staggered from one visit of the feature to the next), and its leaves' sums are
+released once with the weight of the round's two releases (the total weight, and so every
+other release's noise, unchanged).
 
 An initial "tree" of depth 0 (one leaf, full Newton step) sets the baseline. Before the
 trees come the private box and ``bounds_y`` when asked for (their pure-ε share), the row
@@ -83,7 +84,9 @@ from dpsk.base import (
 from dpsk.dask._data import dask_apply, dask_fit, is_dask
 from dpsk.ensemble._boosting_bins import QuantileEdges
 from dpsk.ensemble._boosting_plan import (
+    CLASSIFIER_CLIP,
     MAX_CELLS,
+    MIN_SNR,
     _best_split,
     _categorical_mask,
     _n_features_per_node,
@@ -92,6 +95,7 @@ from dpsk.ensemble._boosting_plan import (
     _quantise,
     auto_learning_rate,
     auto_schedule,
+    auto_thresholds,
     grid_masks,
 )
 from dpsk.ensemble._boosting_rows import MemoryRows, node_sums
@@ -117,6 +121,9 @@ def _store_params(estimator, params):
 
 #: Cyclic trees: each leaf's sums also estimated from the round's root histogram (see ``_combine_leaves``).
 COMBINE_LEAVES = True
+#: ``_combine_leaves``: leave out of the root's estimate the bins whose noisy hessian sum is within
+#: ``MIN_SNR`` noise std of 0 (2026-11-26; chosen on a validation split of Adult's training rows).
+EMPTY_BINS = True
 
 
 def _combine_leaves(leaves, root, leaf_bins, noise, scales):
@@ -126,9 +133,14 @@ def _combine_leaves(leaves, root, leaf_bins, noise, scales):
     feature it holds, so the sum of the root histogram over the leaf's ``b`` bins is a
     second estimate of the released leaf sums, with ``b`` cells' noise: the weighted
     mean ``(x/σ_l² + y/(b σ_r²)) / (1/σ_l² + 1/(b σ_r²))`` has the smallest variance of
-    the unbiased combinations. A leaf without bins has no rows: its sums are 0. Returns
-    the combined ``(G, H)`` and the hessian sums' noise std per leaf, ``(n_leaves, 1)``.
+    the unbiased combinations. A leaf without bins has no rows: its sums are 0. A bin whose
+    noisy hessian sum is not above ``MIN_SNR`` times its noise (``EMPTY_BINS``: an empty
+    category code, or nearly) is left out of the second estimate: it would add its noise
+    and little else. Returns the combined ``(G, H)`` and the hessian sums' noise std per
+    leaf, ``(n_leaves, 1)``.
     """
+    if EMPTY_BINS:
+        leaf_bins = leaf_bins & (root[1][0, 0].sum(axis=1) > MIN_SNR * noise.std("h", "level") * scales[1])
     b = leaf_bins.sum(axis=1).astype(np.float64)[:, None]  # (n_leaves, 1)
     out, std_h = [], None
     for part, leaf, cells, scale in zip(("g", "h"), leaves, root, scales):
@@ -166,7 +178,7 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         "bounds": [*BOUNDS_CONSTRAINT, PRIVATE_CONSTRAINT],
         "bin_strategy": [StrOptions({_AUTO, "uniform", "quantile"})],
         "clip_gradients": [Interval(Real, 0, None, closed="neither"), None],
-        "thresholds": [StrOptions({"gain", "grid"})],
+        "thresholds": [StrOptions({_AUTO, "gain", "grid"})],
     }
 
     def _depth(self):
@@ -271,9 +283,10 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         cyclic = self.max_features is None  # DP-EBM's schedule: round t splits on feature t mod d
         if self.thresholds == "grid" and not cyclic:
             raise ValueError('thresholds="grid" needs the cyclic schedule (max_features=None)')
-        if math.isinf(epsilon) and self.max_features is None and self.thresholds != "grid":
+        thresholds = auto_thresholds(epsilon, cyclic) if self.thresholds == _AUTO else self.thresholds
+        if math.isinf(epsilon) and self.max_features is None and thresholds != "grid":
             k, cyclic = d, False  # no noise to save: every feature at every node (non-private boosting)
-        grid = cyclic and self.thresholds == "grid"  # numeric features' cuts public (``grid_masks``)
+        grid = cyclic and thresholds == "grid"  # numeric features' cuts public (``grid_masks``)
         if 2 ** (depth - 1) * k * int(self.max_bins) * self._n_outputs > MAX_CELLS:
             raise ValueError("max_depth, max_features, max_bins and the classes give too many histogram cells")
         return depth, k, cyclic, grid
@@ -459,8 +472,9 @@ _BOOSTING_DOCS = {
         to 200 on Adult from ε = 0.1 to 2).
 
     learning_rate : float or "auto", default="auto"
-        Shrinkage of every leaf value. ``"auto"``: ``min(1, 2 n_features / max_iter)``,
-        a total shrinkage of 2 per feature over the rounds.
+        Shrinkage of every leaf value. ``"auto"``: ``min(1, 3 n_features / max_iter)``,
+        a total shrinkage of 3 per feature over the rounds (2 before 2026-11-26; 3 was
+        chosen on a validation split of Adult's training rows and on Friedman #1).
 
     max_depth : int or None, default=None
         Depth of every tree (complete trees: ``2**max_depth`` leaves). ``None``: 3, or
@@ -490,16 +504,20 @@ _BOOSTING_DOCS = {
         Adult's training rows it gained 0.007 accuracy at ε = 1 and lost 0.004 at ε =
         0.1, see the user guide).
 
-    thresholds : {"gain", "grid"}, default="gain"
+    thresholds : {"auto", "gain", "grid"}, default="auto"
         How the cyclic trees (``max_features=None``) cut numeric features. ``"gain"``:
         each node takes the cut of largest gain on the round's noisy histogram.
         ``"grid"``: public cuts, no histogram released: a node holding the bins ``[lo,
         hi)`` cuts near its middle bin, the cut moved by -2, -1, 0 or +1 bins on
         successive rounds of the feature (staggered, so that the sum of the trees
         resolves finer steps); the round's leaf sums then get the budget of both of its
-        releases. Categorical features keep the cuts by gain. On Adult it gained at ε
-        ≤ 2 (most at ε = 0.1: +0.006 accuracy, +0.009 AUC) and lost 0.001 at ε = 5;
-        Friedman #1 likewise (user guide). Needs ``max_features=None``.
+        releases. Categorical features keep the cuts by gain. Needs
+        ``max_features=None``. ``"auto"``: ``"grid"`` under the cyclic schedule with a
+        finite ``epsilon``, else ``"gain"`` (a rule of public parameters, chosen on a
+        validation split of Adult's training rows, where the public cuts were at least
+        as accurate at every ε from 0.1 to 5, and on Friedman #1, where they gained up
+        to ε = 1 and lost 0.003 R² at ε = 5; see the user guide). ``"gain"`` was the
+        default before 2026-11-26.
 
     max_features : int, float or None, default=None
         Features drawn at random for each node (an int, or a fraction of the features
@@ -532,11 +550,11 @@ _BOOSTING_DOCS = {
     never from the data), so the release has L2 sensitivity ``√k Q`` (L1 ``k √K Q``, ``K`` outputs); splits are
     chosen from these noisy sums only. The leaves' sums (sensitivity ``Q``) give the
     Newton steps (cyclic trees: averaged with the root histogram's cells of the leaf's
-    bins, post-processing). With ``thresholds="grid"`` a cyclic round on a numeric
-    feature releases no histogram: its cuts are a public function of the round, the
-    feature's number of released bins and the depth, and its leaf sums (sensitivity
-    ``Q``) are one release with the weight of the two it replaces. ``max_iter="auto"``
-    first releases a row count (geometric mechanism, 1% of ε), ``bounds`` (and the
+    bins, post-processing). With public cuts (``thresholds="grid"``, or ``"auto"``, the
+    default, at finite ε) a cyclic round on a numeric feature releases no histogram: its
+    cuts are a public function of the round, the feature's number of released bins and
+    the depth, and its leaf sums (sensitivity ``Q``) are one release with the weight of the
+    two it replaces. ``max_iter="auto"`` first releases a row count (geometric mechanism, 1% of ε), ``bounds`` (and the
     regressor's ``bounds_y``) left out or ``"private"`` a box of the numeric features
     (and of y) (the share of ε for private bounds),
     both composed into the fit's event. ``bin_strategy="quantile"`` (the default)
@@ -579,7 +597,8 @@ _BOOSTING_DOCS = {
     feature_schedule_ : {"cyclic", "random", "all"}
         How the nodes' features were chosen (all from public information).
     thresholds_ : {"gain", "grid"}
-        How the numeric features were cut (``"grid"`` only under the cyclic schedule).
+        How the numeric features were cut (``"grid"`` only under the cyclic schedule;
+        ``thresholds="auto"`` resolved).
     n_bins_ : int
     bin_strategy_ : {"uniform", "quantile"}
         The strategy used (``"uniform"`` when no feature is numeric).
@@ -606,7 +625,12 @@ _BOOSTING_DOCS = {
     random_state=_shared_docs["random_state"],
     privacy_spent_=_shared_docs["privacy_spent_"],
     head=_BOOSTING_DOCS["head"],
-    clip=_BOOSTING_DOCS["clip"].format(default="1 (the logistic loss's gradients have norm at most √2)"),
+    clip=_BOOSTING_DOCS["clip"].format(
+        default=(
+            "0.7: ``|p - y|`` exceeds it only for rows predicted wrongly with probability above "
+            "0.7 (chosen on a validation split of Adult's training rows; 1 before 2026-11-26)"
+        )
+    ),
     attributes=_BOOSTING_DOCS["attributes"],
     privacy=_BOOSTING_DOCS["privacy"].format(
         public=" (or released privately) and ``classes``", domain=", labels in ``classes``"
@@ -697,7 +721,7 @@ class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikel
         delta=1e-6,
         bounds=None,
         bin_strategy="auto",
-        thresholds="gain",
+        thresholds="auto",
         classes=None,
         clip_gradients=None,
         accountant=None,
@@ -720,7 +744,7 @@ class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikel
         return np.zeros(self._n_outputs)
 
     def _default_clip(self):
-        return 1.0
+        return CLASSIFIER_CLIP
 
     def _hessian_bound(self):
         # p(1 - p) <= 1/4; for K classes, Σ_c h_c² <= max_c h_c · Σ_c h_c <= 1/4.
@@ -862,7 +886,7 @@ class HistGradientBoostingRegressor(DaskScoreMixin, RegressorMixin, BaseHistGrad
         delta=1e-6,
         bounds=None,
         bin_strategy="auto",
-        thresholds="gain",
+        thresholds="auto",
         bounds_y=None,
         clip_gradients=None,
         accountant=None,

@@ -11,7 +11,7 @@ import pytest
 from dpsk import BudgetAccountant
 from dpsk.accounting import ExponentialEvent, ParallelEvent, get_epsilon
 from dpsk.audit import audit_estimator, canary_neighbours
-from dpsk.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from dpsk.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor, _gradient_boosting
 from dpsk.ensemble._boosting_bins import QuantileEdges
 from dpsk.ensemble._gradient_boosting import _combine_leaves
 from dpsk.exceptions import PrivacyLeakWarning
@@ -247,22 +247,43 @@ def test_combined_leaves_weigh_both_estimates_by_their_variance():
     without noise the released sums are kept."""
     leaf_bins = np.array([[1, 0, 0, 0], [0, 1, 1, 1], [0, 0, 0, 0]], dtype=bool)
     root_cells = np.arange(1.0, 5.0)[None, None, :, None]  # bins hold 1, 2, 3, 4
+    root_h = root_cells + 10.0  # hessians well above their noise: every bin held
     leaves = np.array([[3.0], [6.0], [5.0]])
-    G, H, std_h = _combine_leaves((leaves, leaves), (root_cells, root_cells), leaf_bins, _FakeNoise(1.0, 1.0), (1, 1))
-    # b = 1: (3 + 1) / 2; b = 3: (6 · 3 + 9 · 1) / 4; b = 0: 0.
+    G, H, std_h = _combine_leaves((leaves, leaves), (root_cells, root_h), leaf_bins, _FakeNoise(1.0, 1.0), (1, 1))
+    # b = 1: (3 + 1) / 2; b = 3: (6 · 3 + 9 · 1) / 4; b = 0: 0. Hessians: (3 + 11) / 2, (6 · 3 + 39) / 4.
     np.testing.assert_allclose(G[:, 0], [2.0, 27.0 / 4.0, 0.0])
-    np.testing.assert_allclose(H, G)
+    np.testing.assert_allclose(H[:, 0], [7.0, 57.0 / 4.0, 0.0])
     np.testing.assert_allclose(std_h[:, 0], [math.sqrt(0.5), math.sqrt(0.75), 0.0])
-    exact = _combine_leaves((leaves, leaves), (root_cells, root_cells), leaf_bins, _FakeNoise(0.0, 0.0), (1, 1))
+    exact = _combine_leaves((leaves, leaves), (root_cells, root_h), leaf_bins, _FakeNoise(0.0, 0.0), (1, 1))
     np.testing.assert_allclose(exact[0], leaves)
 
 
-def test_cyclic_leaf_sums_are_the_combined_estimates():
+def test_combined_leaves_leave_out_bins_within_their_noise():
+    """Check that a bin whose noisy hessian sum is within MIN_SNR (2) noise std of 0 (an empty code)
+    is left out of the root's estimate: it would add its noise, not its rows."""
+    leaf_bins = np.array([[1, 1, 0, 0]], dtype=bool)
+    root_g = np.arange(1.0, 5.0)[None, None, :, None]
+    root_h = np.array([1.0, 20.0, 20.0, 20.0])[None, None, :, None]  # bin 0: below 2 σ
+    leaves = np.array([[3.0]])
+    G, _, std_h = _combine_leaves((leaves, leaves), (root_g, root_h), leaf_bins, _FakeNoise(1.0, 1.0), (1, 1))
+    # b = 1 (bin 1 only): (3 + 2) / 2, not b = 2: (3 · 2 + 3 · 1) / 3.
+    np.testing.assert_allclose(G[:, 0], [2.5])
+    np.testing.assert_allclose(std_h[:, 0], [math.sqrt(0.5)])
+
+
+def test_cyclic_leaf_sums_are_the_combined_estimates(monkeypatch):
     """Check the fit uses the combination: a leaf's stored sums lie between its release and the root's
     cells (ε small enough for both to differ), and ε = ∞ keeps the exact sums."""
+    monkeypatch.setattr(_gradient_boosting, "EMPTY_BINS", False)  # every bin of the leaf in the root's estimate
     X, y = _skewed(2000)
     clf = HistGradientBoostingClassifier(
-        bounds=(0.0, 1000.0), bin_strategy="uniform", epsilon=0.5, max_iter=1, max_depth=1, classes=[0, 1]
+        bounds=(0.0, 1000.0),
+        bin_strategy="uniform",
+        thresholds="gain",
+        epsilon=0.5,
+        max_iter=1,
+        max_depth=1,
+        classes=[0, 1],
     )
     clf.fit(X, y)
     (G_root, _), (G_leaves, _) = clf._released[1], clf._released[2]

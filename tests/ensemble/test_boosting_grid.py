@@ -10,7 +10,7 @@ import pytest
 from dpsk import BudgetAccountant
 from dpsk.accounting import ZCDPEvent, get_epsilon, zcdp_rho
 from dpsk.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
-from dpsk.ensemble._boosting_plan import _Noise, grid_masks
+from dpsk.ensemble._boosting_plan import CLASSIFIER_CLIP, _Noise, auto_thresholds, grid_masks
 from dpsk.utils.estimator_checks import check_releases_match_declared_cost
 
 
@@ -70,7 +70,9 @@ def test_grid_fit_releases_leaves_only_on_numeric_rounds():
     assert len(acc.spent_budget) == 1 and get_epsilon(clf.privacy_spent_, 1e-6) <= 1.0
     for t in (0, 2, 4):
         np.testing.assert_array_equal(clf._mask[t], grid_masks(32, 32, 3, t // 2))
-    gain = HistGradientBoostingClassifier(max_iter=6, categorical_features=[1], bounds=(0, 1), classes=[0, 1])
+    gain = HistGradientBoostingClassifier(
+        max_iter=6, thresholds="gain", categorical_features=[1], bounds=(0, 1), classes=[0, 1]
+    )
     assert len(gain.set_params(random_state=0).fit(X, y)._released) == 1 + 6 * 2 and gain.thresholds_ == "gain"
 
 
@@ -130,3 +132,48 @@ def test_grid_needs_the_cyclic_schedule():
             accountant=acc
         ).fit(X, y)
     assert len(acc.spent_budget) == 0
+
+
+# -- thresholds="auto", the default ------------------------------------------------------
+
+
+def test_auto_thresholds_is_a_public_rule():
+    """Check the default's rule: public cuts under the cyclic schedule with a finite budget, cuts by
+    gain with features drawn per node or at ε = ∞; a function of those public values only."""
+    for epsilon in (1e-3, 0.1, 1.0, 5.0, 1e6):
+        assert auto_thresholds(epsilon, cyclic=True) == "grid"
+        assert auto_thresholds(epsilon, cyclic=False) == "gain"
+    assert auto_thresholds(math.inf, cyclic=True) == "gain"
+
+
+@pytest.mark.parametrize("delta", [1e-6, 0.0])
+def test_default_fit_uses_public_cuts_and_the_clip(delta):
+    """Check the defaults resolve as documented: thresholds_ "grid" (numeric rounds release their
+    leaves only), the classifier's clip 0.7; features per node and ε = ∞ keep the cuts by gain."""
+    X, y = _easy(3000)
+    clf = HistGradientBoostingClassifier(max_iter=6, delta=delta, bounds=(0, 1), classes=[0, 1], random_state=0)
+    clf.fit(X, y)
+    assert clf.thresholds_ == "grid" and clf.clip_gradients_ == CLASSIFIER_CLIP == 0.7
+    assert len(clf._released) == 1 + 6  # baseline, then one leaf release per (numeric) round
+    drawn = HistGradientBoostingClassifier(max_iter=3, max_features=1, bounds=(0, 1), classes=[0, 1], random_state=0)
+    assert drawn.fit(X, y).thresholds_ == "gain"
+    exact = HistGradientBoostingClassifier(max_iter=3, epsilon=math.inf, bounds=(0, 1), classes=[0, 1])
+    assert exact.fit(X, y).thresholds_ == "gain" and exact.feature_schedule_ == "all"
+    reg = HistGradientBoostingRegressor(max_iter=3, bounds=(0, 1), bounds_y=(0, 2), random_state=0)
+    assert reg.fit(X, X[:, 0]).thresholds_ == "grid"
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        HistGradientBoostingClassifier(),
+        HistGradientBoostingClassifier(categorical_features=[0]),
+        HistGradientBoostingRegressor(),
+        HistGradientBoostingClassifier(delta=0.0),
+    ],
+    ids=["classifier", "classifier-categorical", "regressor", "classifier-laplace"],
+)
+def test_default_fit_spends_what_it_declares(estimator):
+    """Check the default fit (``max_iter="auto"``: the row count, the private box, the quantile edges
+    and the public-cut rounds) against the recording harness: the releases made are the event's leaves."""
+    check_releases_match_declared_cost(type(estimator).__name__, estimator, n_features=4)

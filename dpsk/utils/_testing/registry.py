@@ -560,6 +560,7 @@ ESTIMATOR_AUDITS["OnlineSGDRegressor"] = EstimatorAudit(
 BOOSTING_AUDIT = dict(
     max_iter=1, max_depth=1, max_bins=3, epsilon=2.0, delta=0.0, bounds=(-1.0, 1.0), bin_strategy="uniform"
 )  # the quantile edges: their own audit (tests/ensemble/test_boosting_bins.py)
+BOOSTING_AUDIT["thresholds"] = "gain"  # the root histogram's path; public cuts: test_audit_grid_leaves
 
 
 def project_boosting_sums(est):
