@@ -31,6 +31,13 @@ Exact sums (fixed point; the kernels behind every centred release)
 ``clipped_l1_norms(X, centre, *, clip_box=None, clip_norm=None) -> ndarray``
     ``‖c(x) − centre‖₁`` of every row, clipped as ``exact_gram`` clips (one pass, no copy):
     the input of PCA's private ``l1_norm``.
+``l1_gram_pass(X, lower, upper, centre, radius, *, sample_weight=None, ..., norm_clip=None) -> L1GramPass``
+    One pass for a release whose L1 clip is chosen from the rows' L1 norms: ``.norms``
+    (bitwise ``clipped_l1_norms(X, centre, clip_box=, clip_norm=norm_clip)``), then
+    ``.exact_gram(L)`` / ``.exact_gram_sums(L)``, bitwise ``exact_gram(..., clip_l1=L)``:
+    the first pass sums every row's quantised y unscaled; the second reads only the rows
+    the clip scales and swaps their integers for the scaled rows'. PCA's private
+    ``l1_norm``.
 ``exact_gram_sums(X, lower, upper, centre, radius, *, sample_weight=None, ...) -> ExactGram``
     The exact integers behind ``exact_gram`` (count, Σq, Σqqᵀ, the grid and the weight
     scale), for releases that rescale the rows before their one rounding
@@ -69,9 +76,18 @@ without weights, and for every n_threads and chunking. The argument:
    rows every partial sum is below 2**126: 128-bit integer additions never overflow
    and are exact, in any order (chunks are combined as Python integers). For the Gram,
    |q| < 2**20 and the float64 sums (dsyrk calls accumulating over at most 4096 rows
-   between two flushes) only form integers below 2**52, which float64 represents
-   exactly in any summation order (with or without FMA); each flush adds them to
-   128-bit integers. Hence the exact statistic E (a rational
+   between two flushes, dgemm for at most 48 features, else dsyrk) only form integers
+   below 2**52, which float64 represents exactly in any summation order (with or without
+   FMA); each flush adds them to 128-bit integers. ``l1_gram_pass`` forms the same sums
+   in two steps: the first pass adds every row's quantised y *unscaled* (what the L1
+   clip leaves of the rows it does not scale); the second, for exactly the rows whose
+   computed ‖y‖₁ (the value the clip compares with its radius, recomputed from the row
+   as the full pass computes it) exceeds the radius, subtracts W·q and W·qqᵀ of the
+   unscaled row and adds those of the scaled one (its float blocks add and subtract at
+   most 2**12 such rows between flushes: partial sums of magnitude below 2**52, exact).
+   Every row therefore contributes, in exact integers, exactly its term of the one-pass
+   kernel, and integer addition is exact in any order: the integers, and all that
+   follows from them, are bitwise the same. Hence the exact statistic E (a rational
    computed from these integers and the public grid, centre and normalisation) is a
    sum of per-row terms, each bounded by Δ per unit weight by step 1 — the real-number
    sensitivity argument applies verbatim to E: ``‖E(D) − E(D')‖ <= Δ``.
@@ -612,6 +628,89 @@ cdef extern from *:
                                               double* flag) noexcept nogil
 
 
+cdef extern from *:
+    """
+    /* The unscaled row of the L1 clip, quantised: y = x - centre (each difference
+       correctly rounded), s = ||y||_1 in _dpsk_l1_scale_row's four lanes and order, and
+       b[j] = _dpsk_quantise_row's value of y[j] on the centred grid (no clamping bounds,
+       centre 0: its v - 0 is v exactly, so t = y[j] * inverse[j]), the same operations
+       without the store and reload of y (AVX2 where the CPU has it, no FMA). flag[j]
+       turns NaN where x[j] is not finite; a finite x whose y overflows is not flagged:
+       t = +-inf is clamped to +-qmax, and the clip scales such a row to the centre
+       (s = inf). Returns s. */
+    #if defined(__GNUC__) && !defined(__clang__)
+    #pragma GCC push_options
+    #pragma GCC optimize ("no-trapping-math")
+    #endif
+    static inline double _dpsk_centred_q(double y, double inverse, double qmax, double offset) {
+        const double magic = 4503599627370496.0;
+        double t = y * inverse, s, r;
+        t = t > qmax ? qmax : t;
+        t = t < -qmax ? -qmax : t;
+        s = t + offset;
+        r = (s + magic) - magic;
+        r = r - (double) (r > s);
+        return r - qmax;
+    }
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    __attribute__((target_clones("avx2", "default")))
+    #endif
+    static double _dpsk_centred_quantise_row(const double* __restrict x, Py_ssize_t d,
+                                             const double* __restrict centre,
+                                             const double* __restrict inverse,
+                                             const double* __restrict qmax,
+                                             const double* __restrict offset,
+                                             double* __restrict b, double* __restrict flag) {
+        double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, y0, y1, y2, y3, y;
+        Py_ssize_t j, m = d - d % 4;
+        for (j = 0; j < d; j++)
+            flag[j] += x[j] * 0.0;
+        for (j = 0; j < m; j += 4) {
+            y0 = x[j] - centre[j];
+            y1 = x[j + 1] - centre[j + 1];
+            y2 = x[j + 2] - centre[j + 2];
+            y3 = x[j + 3] - centre[j + 3];
+            a0 += fabs(y0);
+            a1 += fabs(y1);
+            a2 += fabs(y2);
+            a3 += fabs(y3);
+            b[j] = _dpsk_centred_q(y0, inverse[j], qmax[j], offset[j]);
+            b[j + 1] = _dpsk_centred_q(y1, inverse[j + 1], qmax[j + 1], offset[j + 1]);
+            b[j + 2] = _dpsk_centred_q(y2, inverse[j + 2], qmax[j + 2], offset[j + 2]);
+            b[j + 3] = _dpsk_centred_q(y3, inverse[j + 3], qmax[j + 3], offset[j + 3]);
+        }
+        for (j = m; j < d; j++) {
+            y = x[j] - centre[j];
+            a0 += fabs(y);
+            b[j] = _dpsk_centred_q(y, inverse[j], qmax[j], offset[j]);
+        }
+        return (a0 + a1) + (a2 + a3);
+    }
+    #if defined(__GNUC__) && !defined(__clang__)
+    #pragma GCC pop_options
+    #endif
+    """
+    double _centred_quantise_row "_dpsk_centred_quantise_row"(const double* x, Py_ssize_t d,
+                                                              const double* centre, const double* inverse,
+                                                              const double* qmax, const double* offset,
+                                                              double* b, double* flag) noexcept nogil
+
+
+cdef inline double _unscaled_row(const floating* x, Py_ssize_t d, const double* centre, const _Grid* gc,
+                                 double* b, double* spare, double* flag) noexcept nogil:
+    """b = the quantised unscaled y = x − centre on the centred grid ``gc``, bitwise what
+    ``_l1_scale`` (no scaling) then ``_quantise_row`` write; returns ‖y‖₁ as ``_l1_scale``
+    does. ``spare`` (d doubles, not ``b``) holds a float32 row as doubles. Only x is
+    flagged (see ``_dpsk_centred_quantise_row``)."""
+    cdef Py_ssize_t j
+    if floating is float:   # exact
+        for j in range(d):
+            spare[j] = x[j]
+        return _centred_quantise_row(spare, d, centre, gc.inverse, gc.qmax, gc.offset, b, flag)
+    else:
+        return _centred_quantise_row(x, d, centre, gc.inverse, gc.qmax, gc.offset, b, flag)
+
+
 cdef inline double _l1_scale(const floating* x, Py_ssize_t d, const double* centre, double l1, double* y,
                              double* spare, double* flag) noexcept nogil:
     """y = (x − centre)·min(1, l1/s) for s = ‖x − centre‖₁ (``_dpsk_l1_scale_row``'s
@@ -665,7 +764,6 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _
     cdef bint clip = box_lo != NULL or ball != NULL
     cdef bint inner_scaled = False, outer_scaled = False
     cdef RowClip plan_in, plan_out
-    cdef double s
     cdef long long any_units
     while start < n:
         rows = <int> min(block, n - start)
@@ -685,12 +783,9 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _
                 if outer != NULL and (outer_scaled or inner_scaled):
                     diverge[start + r] = 1
                     norms[start + r] = _l1_scale(qrow, d, g.centre, INFINITY, drow, b, flag)
-                    s = _l1_scale(x, d, g.centre, l1, drow, b, flag)
+                    _unscaled_row(x, d, g.centre, centred, b, drow, flag)
                 else:
-                    s = _l1_scale(x, d, g.centre, l1, drow, b, flag)
-                    norms[start + r] = s
-                _quantise_row(drow, d, centred.lo, centred.hi, centred.centre, centred.inverse,
-                              centred.qmax, centred.offset, b, flag)
+                    norms[start + r] = _unscaled_row(x, d, g.centre, centred, b, drow, flag)
                 if units != NULL:
                     any_units |= units[start + r]
                 continue
@@ -1158,9 +1253,8 @@ cdef int _l1_fix_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const doubl
             if clip:
                 bad |= _clip_row_into(x, d, box_lo, box_hi, ball, row, flag)
                 x = row
-            if not (_l1_scale(x, d, centre, INFINITY, drow, minus + m * d, flag) > r1):
+            if not (_unscaled_row(x, d, centre, gc, minus + m * d, drow, flag) > r1):
                 continue   # left as the first pass added it
-            _quantise_row(drow, d, gc.lo, gc.hi, gc.centre, gc.inverse, gc.qmax, gc.offset, minus + m * d, flag)
             _l1_scale(x, d, centre, r1, drow, plus + m * d, flag)
             _quantise_row(drow, d, gc.lo, gc.hi, gc.centre, gc.inverse, gc.qmax, gc.offset, plus + m * d, flag)
             if units != NULL:

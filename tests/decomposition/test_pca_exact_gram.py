@@ -291,6 +291,11 @@ def test_l1_clip_of_finite_rows_whose_centring_overflows_raises_nothing():
     bound = np.full(4, big)
     count, total, gram = exact_gram(X, -bound, bound, np.full(4, -big / 2), np.ones(4), clip_l1=2.0)
     assert count == 2 and not total.any() and not gram.any()
+    # The one pass too (its first pass quantises the overflowed y unscaled, clamped)
+    first = exact_sums.l1_gram_pass(X, -bound, bound, np.full(4, -big / 2), np.ones(4))
+    assert np.isinf(first.norms).all()
+    count, total, gram = first.exact_gram(2.0)
+    assert count == 2 and not total.any() and not gram.any()
 
 
 def _l1_pass_case(rule, dtype, rng):
@@ -358,7 +363,9 @@ def test_l1_gram_pass_is_bitwise_the_two_pass_path(dtype, rule, weighted):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("params", [{"data_norm": 2.5}, {"bounds": (-1.0, 1.5)}, {"data_norm": 2.5, "bounds": (-1.0, 1.5)}])
+@pytest.mark.parametrize(
+    "params", [{"data_norm": 2.5}, {"bounds": (-1.0, 1.5)}, {"data_norm": 2.5, "bounds": (-1.0, 1.5)}]
+)
 def test_private_l1_norm_fit_is_bitwise_the_two_pass_fit(dtype, params, monkeypatch):
     """A seeded pure-ε fit with the default ``l1_norm="auto"`` (a private clip) gives the
     same bits with the one pass as with the two passes it replaces (norms, then the
