@@ -1225,7 +1225,9 @@ cdef int _l1_fix_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const doubl
     lose its unscaled quantised row q (what the first pass added) and gain the scaled one
     q', both computed here exactly as ``_exact_gram_pass`` computes them. Only rows with
     norms[i] > r1 or diverge[i] are read: for the others norms[i] is that same ‖y‖₁
-    (``_exact_gram_pass``). Returns 1 if the ball clip met a non-finite row."""
+    (``_exact_gram_pass``). A row with diverge[i] = 0 (``diverge`` given) is one that the
+    ball clip kept: its clipped row is the box's. Returns 1 if the ball clip met a
+    non-finite row."""
     cdef Py_ssize_t i, m = 0, pending = 0, next_row = 0, k, a, c, line = 64 // sizeof(floating)
     cdef Py_ssize_t[_FIX_AHEAD] ahead
     cdef const floating* x
@@ -1250,7 +1252,11 @@ cdef int _l1_fix_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const doubl
         for k in range(c):
             i = ahead[k]
             x = X + i * d
-            if clip:
+            if diverge != NULL and not diverge[i]:   # no ball clip changed it: the box's row
+                if box_lo != NULL:
+                    _clip_row_into(x, d, box_lo, box_hi, NULL, row, flag)
+                    x = row
+            elif clip:
                 bad |= _clip_row_into(x, d, box_lo, box_hi, ball, row, flag)
                 x = row
             if not (_unscaled_row(x, d, centre, gc, minus + m * d, drow, flag) > r1):
