@@ -1278,6 +1278,22 @@ cdef int _l1_fix_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const doubl
     return bad
 
 
+cdef const long long* _int64_at(values, Py_ssize_t i):
+    """&values[i] of an int64 array (NULL for None); valid while the caller holds ``values``."""
+    if values is None:
+        return NULL
+    cdef const long long[::1] v = values
+    return &v[i]
+
+
+cdef const unsigned char* _uint8_at(values, Py_ssize_t i):
+    """&values[i] of a uint8 array (NULL for None); valid while the caller holds ``values``."""
+    if values is None:
+        return NULL
+    cdef const unsigned char[::1] v = values
+    return &v[i]
+
+
 def _l1_fix_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop, double[::1] centre,
                   double[::1] inverse, double[::1] qmax, double[::1] offset, clip_box, clip_norm,
                   double r1, double[::1] norms, diverge, units):
@@ -1303,10 +1319,8 @@ def _l1_fix_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop, d
     cdef const floating* bhi = NULL
     cdef NormBound ball
     cdef const NormBound* pball = NULL
-    cdef const long long[::1] uv
-    cdef const long long* up = NULL
-    cdef const unsigned char[::1] dv
-    cdef const unsigned char* dp = NULL
+    cdef const long long* up = _int64_at(units, start) if n > 0 else NULL
+    cdef const unsigned char* dp = _uint8_at(diverge, start) if n > 0 else NULL
     cdef int clip_bad = 0
     cdef double bad = 0.0
     cdef const floating* x = _row(X, start) if n > 0 else NULL
@@ -1318,12 +1332,6 @@ def _l1_fix_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop, d
         if gram == NULL or total == NULL:
             raise MemoryError()
         if n > 0:
-            if units is not None:
-                uv = units
-                up = &uv[start]
-            if diverge is not None:
-                dv = diverge
-                dp = &dv[start]
             with nogil:
                 clip_bad = _l1_fix_pass(x, n, d, &centre[0], &gc, blo, bhi, pball, r1, &norms[start],
                                         dp, up, &row[0], &drow[0], &minus[0, 0], &plus[0, 0], &wrow[0],
