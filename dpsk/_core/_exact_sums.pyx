@@ -686,10 +686,36 @@ cdef extern from *:
         }
         return (a0 + a1) + (a2 + a3);
     }
+    /* The scaled row of the L1 clip, quantised, for a row whose s = ||y||_1 (as above)
+       exceeds l1: bitwise _dpsk_l1_scale_row's scaling (scale = l1 / s, zero below tiny,
+       y * scale) then _dpsk_quantise_row on the centred grid, without the store and
+       reload of y. */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    __attribute__((target_clones("avx2", "default")))
+    #endif
+    static void _dpsk_scaled_quantise_row(const double* __restrict x, Py_ssize_t d,
+                                          const double* __restrict centre, double s, double l1,
+                                          double tiny, const double* __restrict inverse,
+                                          const double* __restrict qmax,
+                                          const double* __restrict offset, double* __restrict b) {
+        double scale = l1 / s, y;
+        Py_ssize_t j;
+        if (scale < tiny)
+            scale = 0.0;
+        for (j = 0; j < d; j++) {
+            y = x[j] - centre[j];
+            y = scale == 0.0 ? 0.0 : y * scale;
+            b[j] = _dpsk_centred_q(y, inverse[j], qmax[j], offset[j]);
+        }
+    }
     #if defined(__GNUC__) && !defined(__clang__)
     #pragma GCC pop_options
     #endif
     """
+    void _scaled_quantise_row "_dpsk_scaled_quantise_row"(const double* x, Py_ssize_t d, const double* centre,
+                                                          double s, double l1, double tiny,
+                                                          const double* inverse, const double* qmax,
+                                                          const double* offset, double* b) noexcept nogil
     double _centred_quantise_row "_dpsk_centred_quantise_row"(const double* x, Py_ssize_t d,
                                                               const double* centre, const double* inverse,
                                                               const double* qmax, const double* offset,
@@ -1230,6 +1256,7 @@ cdef int _l1_fix_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const doubl
     non-finite row."""
     cdef Py_ssize_t i, m = 0, pending = 0, next_row = 0, k, a, c, line = 64 // sizeof(floating)
     cdef Py_ssize_t[_FIX_AHEAD] ahead
+    cdef double s
     cdef const floating* x
     cdef bint clip = box_lo != NULL or ball != NULL
     cdef int bad = 0
@@ -1259,10 +1286,12 @@ cdef int _l1_fix_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const doubl
             elif clip:
                 bad |= _clip_row_into(x, d, box_lo, box_hi, ball, row, flag)
                 x = row
-            if not (_unscaled_row(x, d, centre, gc, minus + m * d, drow, flag) > r1):
+            s = _unscaled_row(x, d, centre, gc, minus + m * d, drow, flag)
+            if not (s > r1):
                 continue   # left as the first pass added it
-            _l1_scale(x, d, centre, r1, drow, plus + m * d, flag)
-            _quantise_row(drow, d, gc.lo, gc.hi, gc.centre, gc.inverse, gc.qmax, gc.offset, plus + m * d, flag)
+            # ``_l1_scale`` with r1 then ``_quantise_row``, bitwise (drow: x as doubles)
+            _scaled_quantise_row(drow if floating is float else <const double*> x, d, centre, s, r1,
+                                 _TINY_SCALE, gc.inverse, gc.qmax, gc.offset, plus + m * d)
             if units != NULL:
                 wrow[m] = units[i]
             m += 1
@@ -1368,10 +1397,13 @@ class L1GramPass:
         X = self._X
         centre, step, inverse, qmax, offset, clip_box, clip_norm, units, n_threads = self._args
         r1 = _l1_margin(clip_l1, step)
-        parts = _map_chunks(
-            lambda start, stop: _l1_fix_chunk(X, start, stop, centre, inverse, qmax, offset, clip_box,
-                                              clip_norm, r1, self.norms, self._diverge, units),
-            X.shape[0], n_threads)
+        from dpsk.utils._threads import single_blas_thread
+
+        with single_blas_thread():   # as _gram_raw
+            parts = _map_chunks(
+                lambda start, stop: _l1_fix_chunk(X, start, stop, centre, inverse, qmax, offset, clip_box,
+                                                  clip_norm, r1, self.norms, self._diverge, units),
+                X.shape[0], n_threads)
         if any(part[0] != 0 for part in parts):
             _raise_nonfinite()
         count, total, gram, step, scale = self._first
