@@ -799,8 +799,11 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _
             x = X + (start + r) * d
             if norms != NULL:   # the first pass of l1_gram_pass (l1 = inf)
                 if outer != NULL:   # the box, then both balls from one sum of squares
-                    _clip_row_into(x, d, box_lo, box_hi, NULL, qrow, flag)
-                    bad |= clip_row_norm_two(qrow, row, qrow, d, ball, outer, &plan_in, &plan_out)
+                    if box_lo != NULL:
+                        _clip_row_into(x, d, box_lo, box_hi, NULL, qrow, flag)
+                        x = qrow
+                    # (a non-finite row returns 1 here, flagged or not)
+                    bad |= clip_row_norm_two(x, row, qrow, d, ball, outer, &plan_in, &plan_out)
                     inner_scaled, outer_scaled = plan_in.mode != 0, plan_out.mode != 0
                     x = row
                 elif clip:
