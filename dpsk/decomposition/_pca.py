@@ -85,7 +85,8 @@ class _Geometry:
         take ‖y‖₁ above it either), and the sums are exact integers: the release's
         sensitivities hold for the computed statistics. Weights are rounded down
         (``exact_gram``), so a row never weighs more than its weight. One pass over X,
-        without copies.
+        without copies; with this fit's first pass (:meth:`use_pass`), a pass over the rows
+        the L1 clip scales only.
         """
         if self.l1_norm is not None and self._pass is not None:
             first, key = self._pass
@@ -95,11 +96,13 @@ class _Geometry:
         return exact_gram(X, *args, sample_weight=sample_weight, **kwargs)
 
     def l1_pass(self, X, sample_weight=None):
-        """One pass over X for a private ``l1_norm``: an ``L1GramPass`` whose ``norms`` are
-        :meth:`l1_norms` (bitwise) and which holds the exact sums of the rows' quantised y
-        *unscaled*. A geometry that differs from this one only by its ``l1_norm`` takes it
-        (:meth:`use_pass`): its :meth:`statistics` then only re-reads the rows that the L1
-        clip scales, and is bitwise what the full pass gives (``l1_gram_pass``)."""
+        """One pass over X for a private ``l1_norm``: ``(L1GramPass, key)``. Its ``norms``
+        are every row's ‖c(x) − centre‖₁ (box, then ball clipping, in X's dtype: what
+        ``l1_norm`` bounds; bitwise ``clipped_l1_norms``), and it holds the exact sums of
+        the rows' quantised y *unscaled*. A geometry that differs from this one only by its
+        ``l1_norm`` takes it (:meth:`use_pass`): its :meth:`statistics` then only re-reads
+        the rows that the L1 clip scales, and is bitwise what the full pass gives
+        (``l1_gram_pass``)."""
         radius = self._radius()
         big = np.full(X.shape[1], np.finfo(np.float64).max)
         box = None if self.lower is None else (self.lower, self.upper)
@@ -118,8 +121,8 @@ class _Geometry:
         return first, (id(X), id(sample_weight), self._grid_key())
 
     def use_pass(self, first):
-        """Take a first pass (:meth:`l1_pass`) made over the same X and weights (checked by
-        identity) by a geometry with the same grid, centre and clips (checked)."""
+        """Take a first pass (:meth:`l1_pass`, or None). :meth:`statistics` uses it only for
+        the same X and weights (by identity) and the same grid, centre and clips."""
         self._pass = first
 
     def _grid_key(self):
