@@ -24,6 +24,10 @@ the dense loop, ``c_k % 4`` for ``c_k < 4·(n_features // 4)`` and 0 above. The 
 entries come out bitwise as ``clip_row_norm`` writes them on the densified row (the
 guarantee is the same); see dpsk/_core/_sparse.pyx.
 
+``clip_row_norm_two(x, y, z, d, b, c, plan_b, plan_c)`` writes ``clip_row_norm(x, y, d, b)``
+and ``clip_row_norm(x, z, d, c)`` bitwise (plans as ``clip_row_norm_plan``; ``y`` must not
+alias ``x``), reading the row's sum of squares (or of |entries|) once.
+
 ``clip_value(v, lo, hi)`` is the per-value bounds clip, ``min(max(v, lo), hi)`` in
 float64 (NaN passes through: callers flag non-finite input themselves).
 """
@@ -72,6 +76,11 @@ cdef struct RowClip:
 cdef int clip_row_norm_plan(const floating* x, floating* y, Py_ssize_t nnz,
                             const unsigned char* lanes, const NormBound* b,
                             RowClip* plan) noexcept nogil
+
+
+cdef int clip_row_norm_two(const floating* x, floating* y, floating* z, Py_ssize_t d,
+                           const NormBound* b, const NormBound* c, RowClip* plan_b,
+                           RowClip* plan_c) noexcept nogil
 
 
 cdef inline floating clip_entry(floating x, const RowClip* p, double shrink) noexcept nogil:

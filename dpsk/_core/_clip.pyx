@@ -348,8 +348,9 @@ cdef bint _exact_norm_le(const floating* v, Py_ssize_t d, double bound, bint l2)
 
 cdef inline bint _verified(const floating* v, Py_ssize_t d, const NormBound* b,
                            double* total, int* exponent, int* status,
-                           const unsigned char* lanes) noexcept nogil:
-    status[0] = _classify(v, d, b, total, exponent, lanes)
+                           const unsigned char* lanes, double s) noexcept nogil:
+    """Tiers 1 and 2, given s = _sum_terms(v, d, 1.0, b.l2, lanes) (as _classify)."""
+    status[0] = _place(v, d, b, s, total, exponent, lanes)
     return status[0] == _INSIDE or (
         status[0] == _BAND and _exact_norm_le(v, d, b.max_norm, b.l2))
 
@@ -373,8 +374,26 @@ cdef int clip_row_norm_plan(const floating* x, floating* y, Py_ssize_t nnz,
     return _clip_row(x, y, nnz, b, lanes, plan)
 
 
+cdef int clip_row_norm_two(const floating* x, floating* y, floating* z, Py_ssize_t d,
+                           const NormBound* b, const NormBound* c, RowClip* plan_b,
+                           RowClip* plan_c) noexcept nogil:
+    """clip_row_norm(x, y, d, b) and clip_row_norm(x, z, d, c), bitwise, with the plans
+    (see _clip.pxd); y must not alias x, z may. Both bounds of one norm (b.l2 == c.l2):
+    the row's first sum is computed once."""
+    cdef double s = _sum_terms(x, d, 1.0, b.l2, NULL)
+    if _clip_row_from(x, y, d, b, NULL, plan_b, s):
+        return 1
+    return _clip_row_from(x, z, d, c, NULL, plan_c, s)
+
+
 cdef int _clip_row(const floating* x, floating* y, Py_ssize_t d, const NormBound* b,
                    const unsigned char* lanes, RowClip* plan) noexcept nogil:
+    """_clip_row_from with the row's first sum (what _classify computes)."""
+    return _clip_row_from(x, y, d, b, lanes, plan, _sum_terms(x, d, 1.0, b.l2, lanes))
+
+
+cdef int _clip_row_from(const floating* x, floating* y, Py_ssize_t d, const NormBound* b,
+                        const unsigned char* lanes, RowClip* plan, double first) noexcept nogil:
     """clip_row_norm; with ``lanes`` the entries are those of a sparse row (_scaled_sum).
 
     Every step is entrywise (a zero entry stays zero: 0·r, 0·shrink, no nudge of a
@@ -390,7 +409,7 @@ cdef int _clip_row(const floating* x, floating* y, Py_ssize_t d, const NormBound
         plan.r = 1.0
         plan.e = 0
         plan.nudges = 0
-    if _verified(x, d, b, &total, &e, &status, lanes):
+    if _verified(x, d, b, &total, &e, &status, lanes, first):
         if y != x:
             for j in range(d):
                 y[j] = x[j]

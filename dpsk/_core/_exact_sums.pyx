@@ -31,6 +31,13 @@ Exact sums (fixed point; the kernels behind every centred release)
 ``clipped_l1_norms(X, centre, *, clip_box=None, clip_norm=None) -> ndarray``
     ``‖c(x) − centre‖₁`` of every row, clipped as ``exact_gram`` clips (one pass, no copy):
     the input of PCA's private ``l1_norm``.
+``l1_gram_pass(X, lower, upper, centre, radius, *, sample_weight=None, ..., norm_clip=None) -> L1GramPass``
+    One pass for a release whose L1 clip is chosen from the rows' L1 norms: ``.norms``
+    (bitwise ``clipped_l1_norms(X, centre, clip_box=, clip_norm=norm_clip)``), then
+    ``.exact_gram(L)`` / ``.exact_gram_sums(L)``, bitwise ``exact_gram(..., clip_l1=L)``:
+    the first pass sums every row's quantised y unscaled; the second reads only the rows
+    the clip scales and swaps their integers for the scaled rows'. PCA's private
+    ``l1_norm``.
 ``exact_gram_sums(X, lower, upper, centre, radius, *, sample_weight=None, ...) -> ExactGram``
     The exact integers behind ``exact_gram`` (count, Σq, Σqqᵀ, the grid and the weight
     scale), for releases that rescale the rows before their one rounding
@@ -69,9 +76,18 @@ without weights, and for every n_threads and chunking. The argument:
    rows every partial sum is below 2**126: 128-bit integer additions never overflow
    and are exact, in any order (chunks are combined as Python integers). For the Gram,
    |q| < 2**20 and the float64 sums (dsyrk calls accumulating over at most 4096 rows
-   between two flushes) only form integers below 2**52, which float64 represents
-   exactly in any summation order (with or without FMA); each flush adds them to
-   128-bit integers. Hence the exact statistic E (a rational
+   between two flushes, dgemm for at most 48 features, else dsyrk) only form integers
+   below 2**52, which float64 represents exactly in any summation order (with or without
+   FMA); each flush adds them to 128-bit integers. ``l1_gram_pass`` forms the same sums
+   in two steps: the first pass adds every row's quantised y *unscaled* (what the L1
+   clip leaves of the rows it does not scale); the second, for exactly the rows whose
+   computed ‖y‖₁ (the value the clip compares with its radius, recomputed from the row
+   as the full pass computes it) exceeds the radius, subtracts W·q and W·qqᵀ of the
+   unscaled row and adds those of the scaled one (its float blocks add and subtract at
+   most 2**12 such rows between flushes: partial sums of magnitude below 2**52, exact).
+   Every row therefore contributes, in exact integers, exactly its term of the one-pass
+   kernel, and integer addition is exact in any order: the integers, and all that
+   follows from them, are bitwise the same. Hence the exact statistic E (a rational
    computed from these integers and the public grid, centre and normalisation) is a
    sum of per-row terms, each bounded by Δ per unit weight by step 1 — the real-number
    sensitivity argument applies verbatim to E: ``‖E(D) − E(D')‖ <= Δ``.
@@ -94,7 +110,7 @@ from cython cimport floating
 from libc.math cimport INFINITY
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy
-from scipy.linalg.cython_blas cimport dsyrk
+from scipy.linalg.cython_blas cimport dgemm, dsyrk
 
 import math
 import numbers
@@ -102,8 +118,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpsk._core._clip cimport NormBound, clip_row_norm, make_norm_bound
-from dpsk._core._common cimport _row, _row_class, _sum, _vec
+from dpsk._core._clip cimport NormBound, RowClip, clip_row_norm, clip_row_norm_two, make_norm_bound
+from dpsk._core._common cimport _prefetch, _row, _row_class, _sum, _vec
 
 from dpsk._core._clip import _bounds_in_dtype
 from dpsk._core._common import (
@@ -117,6 +133,8 @@ from dpsk._core._common import (
 
 __all__ = [
     "clipped_l1_norms",
+    "L1GramPass",
+    "l1_gram_pass",
     "exact_gram",
     "exact_gram_sums",
     "exact_moments",
@@ -146,6 +164,12 @@ WEIGHT_BITS = 28
 #: integers below 2**(2*20 + 12) = 2**52 and is exact in any summation order.
 GRAM_BITS = 20
 cdef Py_ssize_t _GRAM_BLOCK = 4096
+#: Up to this many features the blocks' Gram is a dgemm, above a dsyrk (both exact; dgemm's
+#: kernels are faster for narrow blocks, measured with OpenBLAS: 1.4-2.3× for d in 8..48,
+#: slower at 64 and above).
+cdef Py_ssize_t _GEMM_FEATURES = 48
+#: The L1 correction pass prefetches this many scattered candidate rows at a time.
+DEF _FIX_AHEAD = 32
 #: An L1 scale below this zeroes the row (``_l1_scale``): the division stays accurate above.
 cdef double _TINY_SCALE = 2.0 ** -1000
 #: Most features of the exact Gram's L1 clip: its float error (d + 3)·2**-53 stays
@@ -471,17 +495,25 @@ cdef extern from *:
 
 cdef inline void _syrk_block(const double* buf, int rows, Py_ssize_t d, double* block_gram,
                              double* colsum, bint fresh) noexcept nogil:
-    """colsum (+)= Σq and block_gram (+)= Σqqᵀ (lower triangle, column-major = the upper
-    triangle row-major) over ``rows`` quantised rows in ``buf``; ``fresh`` starts anew.
+    _syrk_signed(buf, rows, d, block_gram, colsum, fresh, 1.0)
 
-    Between two flushes (``_flush``) at most _GRAM_BLOCK rows are added: integers below
-    2**20 over at most 2**12 rows, so every partial sum is an integer below 2**32 (Σq)
-    and 2**52 (Σqqᵀ), exact in float64 whatever the order, blocking or FMA use.
+
+cdef inline void _syrk_signed(const double* buf, int rows, Py_ssize_t d, double* block_gram,
+                              double* colsum, bint fresh, double alpha) noexcept nogil:
+    """colsum (+)= alpha·Σq and block_gram (+)= alpha·Σqqᵀ (lower triangle, column-major =
+    the upper triangle row-major) over ``rows`` quantised rows in ``buf``; ``fresh``
+    starts anew; alpha is 1 or −1 (``_syrk_block``: 1).
+
+    Between two flushes (``_flush``) at most _GRAM_BLOCK rows are added (or subtracted):
+    integers below 2**20 over at most 2**12 rows, so every partial sum is an integer of
+    magnitude below 2**32 (Σq) and 2**52 (Σqqᵀ), whatever the signs, exact in float64
+    whatever the order, blocking or FMA use (a negation is exact).
     """
     cdef int m = <int> d
     cdef char* trans = b"N"
+    cdef char* trans_t = b"T"
     cdef char* lower = b"L"
-    cdef double one = 1.0, beta = 0.0 if fresh else 1.0
+    cdef double one = alpha, beta = 0.0 if fresh else 1.0
     cdef Py_ssize_t r, j
     cdef const double* b
     if fresh:
@@ -490,8 +522,13 @@ cdef inline void _syrk_block(const double* buf, int rows, Py_ssize_t d, double* 
     for r in range(rows):
         b = buf + r * d
         for j in range(d):
-            colsum[j] += b[j]
-    if d > 0 and rows > 0:
+            colsum[j] += alpha * b[j]
+    if d > 0 and rows > 0 and d <= _GEMM_FEATURES:
+        # Both triangles (dgemm: twice dsyrk's arithmetic, but 1.4-2.3× faster for these
+        # narrow blocks, measured; the same exact integers, the upper triangle is read).
+        dgemm(trans, trans_t, &m, &m, &rows, &one, <double*> buf, &m, <double*> buf, &m, &beta,
+              block_gram, &m)
+    elif d > 0 and rows > 0:
         # One triangle (dsyrk: half dgemm's work).
         dsyrk(lower, trans, &m, &rows, &one, <double*> buf, &m, &beta, block_gram, &m)
     elif d > 0 and fresh:
@@ -591,6 +628,115 @@ cdef extern from *:
                                               double* flag) noexcept nogil
 
 
+cdef extern from *:
+    """
+    /* The unscaled row of the L1 clip, quantised: y = x - centre (each difference
+       correctly rounded), s = ||y||_1 in _dpsk_l1_scale_row's four lanes and order, and
+       b[j] = _dpsk_quantise_row's value of y[j] on the centred grid (no clamping bounds,
+       centre 0: its v - 0 is v exactly, so t = y[j] * inverse[j]), the same operations
+       without the store and reload of y (AVX2 where the CPU has it, no FMA). flag[j]
+       turns NaN where x[j] is not finite; a finite x whose y overflows is not flagged:
+       t = +-inf is clamped to +-qmax, and the clip scales such a row to the centre
+       (s = inf). Returns s. */
+    #if defined(__GNUC__) && !defined(__clang__)
+    #pragma GCC push_options
+    #pragma GCC optimize ("no-trapping-math")
+    #endif
+    static inline double _dpsk_centred_q(double y, double inverse, double qmax, double offset) {
+        const double magic = 4503599627370496.0;
+        double t = y * inverse, s, r;
+        t = t > qmax ? qmax : t;
+        t = t < -qmax ? -qmax : t;
+        s = t + offset;
+        r = (s + magic) - magic;
+        r = r - (double) (r > s);
+        return r - qmax;
+    }
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    __attribute__((target_clones("avx2", "default")))
+    #endif
+    static double _dpsk_centred_quantise_row(const double* __restrict x, Py_ssize_t d,
+                                             const double* __restrict centre,
+                                             const double* __restrict inverse,
+                                             const double* __restrict qmax,
+                                             const double* __restrict offset,
+                                             double* __restrict b, double* __restrict flag) {
+        double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, y0, y1, y2, y3, y;
+        Py_ssize_t j, m = d - d % 4;
+        for (j = 0; j < d; j++)
+            flag[j] += x[j] * 0.0;
+        for (j = 0; j < m; j += 4) {
+            y0 = x[j] - centre[j];
+            y1 = x[j + 1] - centre[j + 1];
+            y2 = x[j + 2] - centre[j + 2];
+            y3 = x[j + 3] - centre[j + 3];
+            a0 += fabs(y0);
+            a1 += fabs(y1);
+            a2 += fabs(y2);
+            a3 += fabs(y3);
+            b[j] = _dpsk_centred_q(y0, inverse[j], qmax[j], offset[j]);
+            b[j + 1] = _dpsk_centred_q(y1, inverse[j + 1], qmax[j + 1], offset[j + 1]);
+            b[j + 2] = _dpsk_centred_q(y2, inverse[j + 2], qmax[j + 2], offset[j + 2]);
+            b[j + 3] = _dpsk_centred_q(y3, inverse[j + 3], qmax[j + 3], offset[j + 3]);
+        }
+        for (j = m; j < d; j++) {
+            y = x[j] - centre[j];
+            a0 += fabs(y);
+            b[j] = _dpsk_centred_q(y, inverse[j], qmax[j], offset[j]);
+        }
+        return (a0 + a1) + (a2 + a3);
+    }
+    /* The scaled row of the L1 clip, quantised, for a row whose s = ||y||_1 (as above)
+       exceeds l1: bitwise _dpsk_l1_scale_row's scaling (scale = l1 / s, zero below tiny,
+       y * scale) then _dpsk_quantise_row on the centred grid, without the store and
+       reload of y. */
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    __attribute__((target_clones("avx2", "default")))
+    #endif
+    static void _dpsk_scaled_quantise_row(const double* __restrict x, Py_ssize_t d,
+                                          const double* __restrict centre, double s, double l1,
+                                          double tiny, const double* __restrict inverse,
+                                          const double* __restrict qmax,
+                                          const double* __restrict offset, double* __restrict b) {
+        double scale = l1 / s, y;
+        Py_ssize_t j;
+        if (scale < tiny)
+            scale = 0.0;
+        for (j = 0; j < d; j++) {
+            y = x[j] - centre[j];
+            y = scale == 0.0 ? 0.0 : y * scale;
+            b[j] = _dpsk_centred_q(y, inverse[j], qmax[j], offset[j]);
+        }
+    }
+    #if defined(__GNUC__) && !defined(__clang__)
+    #pragma GCC pop_options
+    #endif
+    """
+    void _scaled_quantise_row "_dpsk_scaled_quantise_row"(const double* x, Py_ssize_t d, const double* centre,
+                                                          double s, double l1, double tiny,
+                                                          const double* inverse, const double* qmax,
+                                                          const double* offset, double* b) noexcept nogil
+    double _centred_quantise_row "_dpsk_centred_quantise_row"(const double* x, Py_ssize_t d,
+                                                              const double* centre, const double* inverse,
+                                                              const double* qmax, const double* offset,
+                                                              double* b, double* flag) noexcept nogil
+
+
+cdef inline double _unscaled_row(const floating* x, Py_ssize_t d, const double* centre, const _Grid* gc,
+                                 double* b, double* spare, double* flag) noexcept nogil:
+    """b = the quantised unscaled y = x − centre on the centred grid ``gc``, bitwise what
+    ``_l1_scale`` (no scaling) then ``_quantise_row`` write; returns ‖y‖₁ as ``_l1_scale``
+    does. ``spare`` (d doubles, not ``b``) holds a float32 row as doubles. Only x is
+    flagged (see ``_dpsk_centred_quantise_row``)."""
+    cdef Py_ssize_t j
+    if floating is float:   # exact
+        for j in range(d):
+            spare[j] = x[j]
+        return _centred_quantise_row(spare, d, centre, gc.inverse, gc.qmax, gc.offset, b, flag)
+    else:
+        return _centred_quantise_row(x, d, centre, gc.inverse, gc.qmax, gc.offset, b, flag)
+
+
 cdef inline double _l1_scale(const floating* x, Py_ssize_t d, const double* centre, double l1, double* y,
                              double* spare, double* flag) noexcept nogil:
     """y = (x − centre)·min(1, l1/s) for s = ‖x − centre‖₁ (``_dpsk_l1_scale_row``'s
@@ -612,7 +758,8 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _
                           const NormBound* ball, const _Grid* centred, double l1, floating* row,
                           double* drow, const long long* units, double* buf, double* picked,
                           double* block_gram, Py_ssize_t block, i128* gram, i128* total, double* flag,
-                          double* colsum) noexcept nogil:
+                          double* colsum, double* norms=NULL, unsigned char* diverge=NULL,
+                          const NormBound* outer=NULL, floating* qrow=NULL) noexcept nogil:
     """Σ W q and the packed upper triangle of Σ W qqᵀ exactly (W = 1 without ``units``).
 
     With ``box_lo``/``box_hi`` and/or ``ball``, each row is first clipped into ``row``:
@@ -626,6 +773,13 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _
     With ``centred`` (the grid about the origin, without clamping bounds) each clipped row
     is then scaled towards ``g.centre`` into the L1 ball of radius ``l1`` (``_l1_scale``)
     and quantised as it is, already centred.
+
+    With ``norms`` (and ``centred``; the first pass of ``l1_gram_pass``, l1 = inf) row i's
+    ‖c'(x) − centre‖₁ goes to norms[i], where c' clips to the box and into the ball
+    ``outer`` (``clipped_l1_norms``'s value), or into ``ball`` when ``outer`` is NULL: the
+    L1 norm the row's own y has (the value the L1 clip of ``_l1_scale`` compares), read
+    from that computation, unless a ball clip changed the row (then the two clipped rows
+    may differ: diverge[i] = 1 and the norm of the ``outer``-clipped row, ``qrow``).
     """
     cdef Py_ssize_t start = 0, r, j, k, m, pending = 0
     cdef int rows, bad = 0
@@ -634,6 +788,8 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _
     cdef const double* xd
     cdef double dv
     cdef bint clip = box_lo != NULL or ball != NULL
+    cdef bint inner_scaled = False, outer_scaled = False
+    cdef RowClip plan_in, plan_out
     cdef long long any_units
     while start < n:
         rows = <int> min(block, n - start)
@@ -641,6 +797,27 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _
         for r in range(rows):
             b = buf + r * d
             x = X + (start + r) * d
+            if norms != NULL:   # the first pass of l1_gram_pass (l1 = inf)
+                if outer != NULL:   # the box, then both balls from one sum of squares
+                    if box_lo != NULL:
+                        _clip_row_into(x, d, box_lo, box_hi, NULL, qrow, flag)
+                        x = qrow
+                    # (a non-finite row returns 1 here, flagged or not)
+                    bad |= clip_row_norm_two(x, row, qrow, d, ball, outer, &plan_in, &plan_out)
+                    inner_scaled, outer_scaled = plan_in.mode != 0, plan_out.mode != 0
+                    x = row
+                elif clip:
+                    bad |= _clip_row_into(x, d, box_lo, box_hi, ball, row, flag)
+                    x = row
+                if outer != NULL and (outer_scaled or inner_scaled):
+                    diverge[start + r] = 1
+                    norms[start + r] = _l1_scale(qrow, d, g.centre, INFINITY, drow, b, flag)
+                    _unscaled_row(x, d, g.centre, centred, b, drow, flag)
+                else:
+                    norms[start + r] = _unscaled_row(x, d, g.centre, centred, b, drow, flag)
+                if units != NULL:
+                    any_units |= units[start + r]
+                continue
             if clip:
                 bad |= _clip_row_into(x, d, box_lo, box_hi, ball, row, flag)
                 x = row
@@ -767,8 +944,9 @@ def _symmetric(packed, d, dtype):
 def _exact_gram_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop,
                       double[::1] lo, double[::1] hi, double[::1] centre, double[::1] inverse,
                       double[::1] qmax, double[::1] offset, bint toward_zero, clip_box,
-                      clip_norm, clip_l1, units):
-    """(non-finite flag, raw Σq, raw packed triangle of Σqqᵀ) of rows [start, stop)."""
+                      clip_norm, clip_l1, units, norms=None, diverge=None, norm_clip=None):
+    """(non-finite flag, raw Σq, raw packed triangle of Σqqᵀ) of rows [start, stop); with
+    ``norms`` (float64, n) the first pass of ``l1_gram_pass`` (``_exact_gram_pass``)."""
     cdef Py_ssize_t d = X.shape[1], n = stop - start
     cdef Py_ssize_t block = max(1, min(n, _GRAM_BLOCK, _gram_rows(d)))
     cdef Py_ssize_t size = d * (d + 1) // 2
@@ -806,13 +984,28 @@ def _exact_gram_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t sto
         below, above, zero = np.full(max(d, 1), -np.inf), np.full(max(d, 1), np.inf), np.zeros(max(d, 1))
         gc = _grid(below, above, zero, inverse, qmax, offset)
         pc = &gc
+    cdef double[::1] nv
+    cdef unsigned char[::1] dv
+    cdef double* np_ = NULL
+    cdef unsigned char* dp = NULL
+    cdef NormBound outer
+    cdef const NormBound* pouter = NULL
+    cdef floating[::1] qrow = np.empty(max(d, 1), dtype=np.float32 if floating is float else np.float64)
+    if norms is not None and n > 0:
+        nv = norms
+        np_ = &nv[start]
+        if norm_clip is not None:
+            dv = diverge
+            dp = &dv[start]
+            outer = make_norm_bound(norm_clip, d, True, floating is float)
+            pouter = &outer
     try:
         if gram == NULL or total == NULL:
             raise MemoryError()
         with nogil:
             clip_bad = _exact_gram_pass(x, n, d, &g, toward_zero, blo, bhi, pball, pc, l1, &row[0], &drow[0],
                                         up, &buf[0, 0], &picked[0, 0], &bg[0, 0], block, gram, total,
-                                        &flag[0], &colsum[0])
+                                        &flag[0], &colsum[0], np_, dp, pouter, &qrow[0])
             bad = _sum(&flag[0], d)
         return bad + clip_bad, _raw(total, d), _raw(gram, size)
     finally:
@@ -1015,6 +1208,260 @@ def exact_gram(X, lower, upper, centre, radius, *, sample_weight=None, toward_ze
     """
     return _raw_floats_of(_gram_raw(X, lower, upper, centre, radius, sample_weight, toward_zero, n_threads,
                                     clip_box, clip_norm, clip_l1))
+
+
+cdef inline void _signed_rows(const double* minus, const double* plus, Py_ssize_t m, Py_ssize_t d,
+                              const long long* wrow, double* picked_m, double* picked_p, double* block_gram,
+                              double* colsum, i128* gram, i128* total, Py_ssize_t* pending) noexcept nogil:
+    """Σ W (q'q'ᵀ − qqᵀ) and Σ W (q' − q) of m pairs of quantised rows (q in ``minus``, q'
+    in ``plus``) added to the exact sums: as ``_exact_gram_pass``'s blocks, with the rows
+    of ``minus`` subtracted (alpha = −1) in the same float block, whose partial sums stay
+    exact integers below 2**52 in magnitude (at most _GRAM_BLOCK rows between flushes)."""
+    cdef Py_ssize_t r, c, k = 0
+    cdef long long any_units = 0
+    if wrow == NULL:
+        if pending[0] + 2 * m > _GRAM_BLOCK:
+            _flush(d, block_gram, colsum, gram, total, 0)
+            pending[0] = 0
+        _syrk_signed(minus, <int> m, d, block_gram, colsum, pending[0] == 0, -1.0)
+        _syrk_signed(plus, <int> m, d, block_gram, colsum, False, 1.0)
+        pending[0] += 2 * m
+        return
+    for r in range(m):
+        any_units |= wrow[r]
+    while any_units >> k:
+        c = 0
+        for r in range(m):
+            if (wrow[r] >> k) & 1:
+                memcpy(picked_m + c * d, minus + r * d, d * sizeof(double))
+                memcpy(picked_p + c * d, plus + r * d, d * sizeof(double))
+                c += 1
+        if c > 0:
+            _syrk_signed(picked_m, <int> c, d, block_gram, colsum, True, -1.0)
+            _syrk_signed(picked_p, <int> c, d, block_gram, colsum, False, 1.0)
+            _flush(d, block_gram, colsum, gram, total, <int> k)
+        k += 1
+
+
+cdef int _l1_fix_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const double* centre, const _Grid* gc,
+                      const floating* box_lo, const floating* box_hi, const NormBound* ball, double r1,
+                      const double* norms, const unsigned char* diverge, const long long* units,
+                      floating* row, double* drow, double* minus, double* plus, long long* wrow,
+                      double* picked_m, double* picked_p, Py_ssize_t block, double* block_gram,
+                      double* colsum, i128* gram, i128* total, double* flag) noexcept nogil:
+    """The second pass of ``l1_gram_pass``: for every row the L1 clip to radius ``r1``
+    scales (``_l1_scale``: its y has ‖y‖₁ > r1 in the clip's own order), the exact sums
+    lose its unscaled quantised row q (what the first pass added) and gain the scaled one
+    q', both computed here exactly as ``_exact_gram_pass`` computes them. Only rows with
+    norms[i] > r1 or diverge[i] are read: for the others norms[i] is that same ‖y‖₁
+    (``_exact_gram_pass``). A row with diverge[i] = 0 (``diverge`` given) is one that the
+    ball clip kept: its clipped row is the box's. Returns 1 if the ball clip met a
+    non-finite row."""
+    cdef Py_ssize_t i, m = 0, pending = 0, next_row = 0, k, a, c, line = 64 // sizeof(floating)
+    cdef Py_ssize_t[_FIX_AHEAD] ahead
+    cdef double s
+    cdef const floating* x
+    cdef bint clip = box_lo != NULL or ball != NULL
+    cdef int bad = 0
+    while True:
+        # The candidates are scattered: find the next few and prefetch their rows first
+        # (a hint; the rows are read below in the same order, row by row).
+        c = 0
+        while next_row < n and c < _FIX_AHEAD:
+            if norms[next_row] > r1 or (diverge != NULL and diverge[next_row]):
+                ahead[c] = next_row
+                c += 1
+                a = 0
+                while a < d:
+                    _prefetch(X + next_row * d + a)
+                    a += line
+                _prefetch(X + next_row * d + d - 1)
+            next_row += 1
+        if c == 0:
+            break
+        for k in range(c):
+            i = ahead[k]
+            x = X + i * d
+            if diverge != NULL and not diverge[i]:   # no ball clip changed it: the box's row
+                if box_lo != NULL:
+                    _clip_row_into(x, d, box_lo, box_hi, NULL, row, flag)
+                    x = row
+            elif clip:
+                bad |= _clip_row_into(x, d, box_lo, box_hi, ball, row, flag)
+                x = row
+            s = _unscaled_row(x, d, centre, gc, minus + m * d, drow, flag)
+            if not (s > r1):
+                continue   # left as the first pass added it
+            # ``_l1_scale`` with r1 then ``_quantise_row``, bitwise (drow: x as doubles)
+            _scaled_quantise_row(drow if floating is float else <const double*> x, d, centre, s, r1,
+                                 _TINY_SCALE, gc.inverse, gc.qmax, gc.offset, plus + m * d)
+            if units != NULL:
+                wrow[m] = units[i]
+            m += 1
+            if m == block:
+                _signed_rows(minus, plus, m, d, wrow if units != NULL else NULL, picked_m, picked_p, block_gram,
+                             colsum, gram, total, &pending)
+                m = 0
+    if m > 0:
+        _signed_rows(minus, plus, m, d, wrow if units != NULL else NULL, picked_m, picked_p, block_gram,
+                     colsum, gram, total, &pending)
+    if pending > 0:
+        _flush(d, block_gram, colsum, gram, total, 0)
+    return bad
+
+
+cdef const long long* _int64_at(values, Py_ssize_t i):
+    """&values[i] of an int64 array (NULL for None); valid while the caller holds ``values``."""
+    if values is None:
+        return NULL
+    cdef const long long[::1] v = values
+    return &v[i]
+
+
+cdef const unsigned char* _uint8_at(values, Py_ssize_t i):
+    """&values[i] of a uint8 array (NULL for None); valid while the caller holds ``values``."""
+    if values is None:
+        return NULL
+    cdef const unsigned char[::1] v = values
+    return &v[i]
+
+
+def _l1_fix_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop, double[::1] centre,
+                  double[::1] inverse, double[::1] qmax, double[::1] offset, clip_box, clip_norm,
+                  double r1, double[::1] norms, diverge, units):
+    """(non-finite flag, raw Σ(q' − q), raw packed triangle of Σ(q'q'ᵀ − qqᵀ)) of rows [start, stop)."""
+    cdef Py_ssize_t d = X.shape[1], n = stop - start
+    cdef Py_ssize_t block = max(1, min(n, _GRAM_BLOCK // 2, _gram_rows(d)))
+    cdef Py_ssize_t size = d * (d + 1) // 2
+    cdef Py_ssize_t width = max(d, 1)
+    cdef double[:, ::1] minus = np.empty((block, width))
+    cdef double[:, ::1] plus = np.empty((block, width))
+    cdef Py_ssize_t extra = block if units is not None else 1
+    cdef double[:, ::1] picked_m = np.empty((extra, width))
+    cdef double[:, ::1] picked_p = np.empty((extra, width))
+    cdef long long[::1] wrow = np.zeros(extra, dtype=np.int64)
+    cdef double[:, ::1] bg = np.empty((width, width))
+    cdef double[::1] flag = np.zeros(width)
+    cdef double[::1] colsum = np.zeros(width)
+    cdef double[::1] drow = np.empty(width)
+    cdef floating[::1] row = np.empty(width, dtype=np.float32 if floating is float else np.float64)
+    cdef double[::1] below = np.full(width, -np.inf), above = np.full(width, np.inf), zero = np.zeros(width)
+    cdef _Grid gc = _grid(below, above, zero, inverse, qmax, offset)
+    cdef const floating* blo = NULL
+    cdef const floating* bhi = NULL
+    cdef NormBound ball
+    cdef const NormBound* pball = NULL
+    cdef const long long* up = _int64_at(units, start) if n > 0 else NULL
+    cdef const unsigned char* dp = _uint8_at(diverge, start) if n > 0 else NULL
+    cdef int clip_bad = 0
+    cdef double bad = 0.0
+    cdef const floating* x = _row(X, start) if n > 0 else NULL
+    if _clip_setup(clip_box, clip_norm, d, &blo, &bhi, &ball):
+        pball = &ball
+    cdef i128* gram = <i128*> calloc(max(size, 1), sizeof(i128))
+    cdef i128* total = <i128*> calloc(width, sizeof(i128))
+    try:
+        if gram == NULL or total == NULL:
+            raise MemoryError()
+        if n > 0:
+            with nogil:
+                clip_bad = _l1_fix_pass(x, n, d, &centre[0], &gc, blo, bhi, pball, r1, &norms[start],
+                                        dp, up, &row[0], &drow[0], &minus[0, 0], &plus[0, 0], &wrow[0],
+                                        &picked_m[0, 0], &picked_p[0, 0], block, &bg[0, 0], &colsum[0], gram,
+                                        total, &flag[0])
+                bad = _sum(&flag[0], d)
+        return bad + clip_bad, _raw(total, d), _raw(gram, size)
+    finally:
+        free(gram)
+        free(total)
+
+
+class L1GramPass:
+    """The exact Gram of ``exact_gram(..., clip_l1=L)`` for an L chosen after reading the
+    rows' L1 norms, in one pass over X plus a pass over the rows L scales
+    (:func:`l1_gram_pass`).
+
+    ``norms``: ``‖c'(x) − centre‖₁`` of every row (``clipped_l1_norms(X, centre,
+    clip_box=clip_box, clip_norm=norm_clip)``, bitwise). The first pass also summed the
+    rows' quantised y = c(x) − centre *unscaled* (``exact_gram`` with ``clip_l1 = inf``).
+    :meth:`sums` then replaces, for every row whose ‖y‖₁ exceeds the L1 clip's radius
+    r = ``_l1_margin(L, step)`` (the same computed value ``exact_gram``'s clip compares to
+    r), its unscaled quantised row by the scaled one, in exact integers: the result is
+    bitwise ``exact_gram``'s, row for row the same per-row terms (only their order of
+    addition differs, and integer addition is exact in any order).
+    """
+
+    def __init__(self, X, norms, diverge, first, args):
+        self.norms = norms
+        self._X, self._diverge, self._first, self._args = X, diverge, first, args
+
+    def _raw(self, clip_l1):
+        """``_gram_raw``'s (count, raw Σq, raw packed Σqqᵀ, step, weight scale) with the L1 clip."""
+        X = self._X
+        centre, step, inverse, qmax, offset, clip_box, clip_norm, units, n_threads = self._args
+        r1 = _l1_margin(clip_l1, step)
+        from dpsk.utils._threads import single_blas_thread
+
+        with single_blas_thread():   # as _gram_raw
+            parts = _map_chunks(
+                lambda start, stop: _l1_fix_chunk(X, start, stop, centre, inverse, qmax, offset, clip_box,
+                                                  clip_norm, r1, self.norms, self._diverge, units),
+                X.shape[0], n_threads)
+        if any(part[0] != 0 for part in parts):
+            _raise_nonfinite()
+        count, total, gram, step, scale = self._first
+        for part in parts:   # exact 128-bit additions
+            total, gram = _raw_add(total, part[1]), _raw_add(gram, part[2])
+        return count, total, gram, step, scale
+
+    def exact_gram(self, clip_l1):
+        """Bitwise ``exact_gram(X, ..., clip_l1=clip_l1)`` (``(count, total, gram)``)."""
+        return _raw_floats_of(self._raw(clip_l1))
+
+    def exact_gram_sums(self, clip_l1):
+        """Bitwise ``exact_gram_sums(X, ..., clip_l1=clip_l1)`` (an :class:`ExactGram`)."""
+        return _raw_exact(self._raw(clip_l1))
+
+
+def l1_gram_pass(X, lower, upper, centre, radius, *, sample_weight=None, n_threads=None, clip_box=None,
+                 clip_norm=None, norm_clip=None):
+    """One pass over X for a release that first chooses an L1 clip from the rows' L1
+    norms and then sums the clipped rows: an :class:`L1GramPass` (its ``norms``, then
+    ``exact_gram(L)``), bitwise ``clipped_l1_norms(X, centre, clip_box=clip_box,
+    clip_norm=norm_clip or clip_norm)`` and ``exact_gram(X, lower, upper, centre, radius,
+    sample_weight=..., clip_box=clip_box, clip_norm=clip_norm, clip_l1=L)``."""
+    X, lower, upper, centre, step, inverse, qmax, offset, clip_box, clip_norm, units = _gram_setup(
+        X, lower, upper, centre, radius, sample_weight, None if clip_box is None else clip_box, clip_norm)
+    n, d = X.shape
+    if norm_clip is not None:
+        if clip_norm is None:
+            raise ValueError("norm_clip needs clip_norm (the rows' own ball)")
+        norm_clip = float(norm_clip)
+        make_norm_bound(norm_clip, d, True, X.dtype == np.float32)   # checks
+    norms = np.empty(n)
+    diverge = np.zeros(n, dtype=np.uint8) if norm_clip is not None else None
+    from dpsk.utils._threads import single_blas_thread
+
+    with single_blas_thread():   # as _gram_raw
+        parts = _map_chunks(
+            lambda start, stop: _exact_gram_chunk(X, start, stop, lower, upper, centre, inverse, qmax, offset,
+                                                  False, clip_box, clip_norm, INFINITY, units, norms, diverge,
+                                                  norm_clip),
+            n, n_threads)
+    if any(part[0] != 0 for part in parts):
+        _raise_nonfinite()
+    if parts:
+        total, gram = parts[0][1], parts[0][2]
+        for part in parts[1:]:
+            total, gram = _raw_add(total, part[1]), _raw_add(gram, part[2])
+    else:
+        total, gram = np.zeros((d, 2), dtype=np.int64), np.zeros((d * (d + 1) // 2, 2), dtype=np.int64)
+    if d == 0:
+        norms[:] = 0.0
+    count, scale = (n, 1) if units is None else (int(units.sum()), 1 << GRAM_WEIGHT_BITS)
+    first = (count, total, gram, step, scale)
+    return L1GramPass(X, norms, diverge, first, (centre, step, inverse, qmax, offset, clip_box, clip_norm, units,
+                                                 n_threads))
 
 
 def _clipped_l1_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop, double[::1] centre,

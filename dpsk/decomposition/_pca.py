@@ -8,7 +8,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from dpsk._core._clip import clip_bounds
-from dpsk._core._exact_sums import GRAM_BITS, clipped_l1_norms, exact_gram, exact_gram_sums, fixed_point_grid
+from dpsk._core._exact_sums import (
+    GRAM_BITS,
+    exact_gram,
+    exact_gram_sums,
+    fixed_point_grid,
+    l1_gram_pass,
+)
 from dpsk.accounting._events import budget_event
 from dpsk.base import BOUNDS_CONSTRAINT, DP_PARAMETER_CONSTRAINTS, DPEstimatorMixin
 from dpsk.dask._data import dask_apply, dask_fit, is_dask
@@ -66,12 +72,7 @@ class _Geometry:
         if self.l1_norm is not None:
             l1 = self.l1_norm
         self.l2, self.l1 = float(l2), float(l1)
-
-    def l1_norms(self, X):
-        """‖c(x) − centre‖₁ of every row (box, then ball clipping, in X's dtype): what
-        ``l1_norm`` bounds (one C pass, ``clipped_l1_norms``; no copy of X)."""
-        box = None if self.lower is None else (self.lower, self.upper)
-        return clipped_l1_norms(X, self.centre, clip_box=box, clip_norm=self.data_norm)
+        self._pass = None  # (L1GramPass, key) of this fit's first pass (use_pass)
 
     def statistics(self, X, sample_weight=None):
         """(count, Σy, Σyyᵀ) for y = c(x) − centre, summed exactly (``exact_gram``), weighted.
@@ -84,10 +85,51 @@ class _Geometry:
         take ‖y‖₁ above it either), and the sums are exact integers: the release's
         sensitivities hold for the computed statistics. Weights are rounded down
         (``exact_gram``), so a row never weighs more than its weight. One pass over X,
-        without copies.
+        without copies; with this fit's first pass (:meth:`use_pass`), a pass over the rows
+        the L1 clip scales only.
         """
+        if self.l1_norm is not None and self._pass is not None:
+            first, key = self._pass
+            if key == (id(X), id(sample_weight), self._grid_key()):  # the first pass of this fit
+                return first.exact_gram(self.l1_norm)
         args, kwargs = self._kernel(X)
         return exact_gram(X, *args, sample_weight=sample_weight, **kwargs)
+
+    def l1_pass(self, X, sample_weight=None):
+        """One pass over X for a private ``l1_norm``: ``(L1GramPass, key)``. Its ``norms``
+        are every row's ‖c(x) − centre‖₁ (box, then ball clipping, in X's dtype: what
+        ``l1_norm`` bounds; bitwise ``clipped_l1_norms``), and it holds the exact sums of
+        the rows' quantised y *unscaled*. A geometry that differs from this one only by its
+        ``l1_norm`` takes it (:meth:`use_pass`): its :meth:`statistics` then only re-reads
+        the rows that the L1 clip scales, and is bitwise what the full pass gives
+        (``l1_gram_pass``)."""
+        radius = self._radius()
+        big = np.full(X.shape[1], np.finfo(np.float64).max)
+        box = None if self.lower is None else (self.lower, self.upper)
+        norm = None if self.data_norm is None else self._ball_radius(radius)
+        first = l1_gram_pass(
+            X,
+            -big,
+            big,
+            self.centre,
+            radius,
+            sample_weight=sample_weight,
+            clip_box=box,
+            clip_norm=norm,
+            norm_clip=self.data_norm,
+        )
+        return first, (id(X), id(sample_weight), self._grid_key())
+
+    def use_pass(self, first):
+        """Take a first pass (:meth:`l1_pass`, or None). :meth:`statistics` uses it only for
+        the same X and weights (by identity) and the same grid, centre and clips."""
+        self._pass = first
+
+    def _grid_key(self):
+        """What the first pass's integers depend on besides X and the weights: the centre,
+        the grid (radius), the box and the ball (not ``l1_norm``)."""
+        box = None if self.lower is None else (self.lower.tobytes(), self.upper.tobytes())
+        return (self.centre.tobytes(), self._radius().tobytes(), box, self.data_norm)
 
     def exact_sums(self, X, sample_weight=None):
         """The exact integers behind :meth:`statistics` (an ``ExactGram``; ``dpsk.dask``
@@ -391,10 +433,15 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             if "data_norm" in plan:
                 rows = X if lower is None else clip_bounds(np.asarray(X, dtype=np.float64), lower, upper)
                 data_norm = plan.release("data_norm", row_norms(rows))
+            first = None
             if "l1_norm" in plan:  # the L1 norms about the centre of the released box and ball
+                # One pass: the norms, and the exact sums of the unscaled rows that the
+                # statistics below complete for the released l1_norm (L1GramPass).
                 box = _Geometry(lower, upper, data_norm, n_features, allow_midpoint=midpoint)
-                l1_norm = plan.release("l1_norm", box.l1_norms(X))
+                first = box.l1_pass(X, sample_weight)
+                l1_norm = plan.release("l1_norm", first[0].norms)
             geometry = _Geometry(lower, upper, data_norm, n_features, allow_midpoint=midpoint, l1_norm=l1_norm)
+            geometry.use_pass(first)
             release = self._release(geometry, rng, epsilon=plan.fit_epsilon)
         statistics = self._statistics(geometry, X, sample_weight)
         return self._fit_statistics(statistics, release, geometry, (lower, upper), data_norm, X.dtype)

@@ -188,8 +188,9 @@ def test_one_pass_gram_flags_non_finite_rows():
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("rule", ["ball", "box", "both"])
 def test_clipped_l1_norms_are_bitwise_the_reference(dtype, rule):
-    """The rows' L1 norms for the private ``l1_norm`` (one C pass) are bitwise those of
-    clipped copies (``clip_bounds``, ``clip_rows_l2``) summed in the kernel's lane order."""
+    """The rows' L1 norms for the private ``l1_norm`` (PCA's one pass, ``l1_gram_pass``,
+    and ``clipped_l1_norms``) are bitwise those of clipped copies (``clip_bounds``,
+    ``clip_rows_l2``) summed in the kernel's lane order."""
     rng = np.random.default_rng(5)
     n, d, norm = 900, 11, 3.0
     lower, upper = np.linspace(-2.0, -0.5, d), np.linspace(0.3, 2.5, d)
@@ -202,13 +203,15 @@ def test_clipped_l1_norms_are_bitwise_the_reference(dtype, rule):
     if geometry.data_norm is not None:
         rows = clip_rows_l2(rows, geometry.data_norm)
     expected = _lane_l1(rows.astype(np.float64) - geometry.centre)
-    got = geometry.l1_norms(X)
+    got = geometry.l1_pass(X)[0].norms
+    box = None if geometry.lower is None else (geometry.lower, geometry.upper)
+    assert clipped_l1_norms(X, geometry.centre, clip_box=box, clip_norm=geometry.data_norm).tobytes() == got.tobytes()
     assert got.dtype == np.float64 and got.shape == (n,)
     assert got.tobytes() == expected.tobytes()
     assert clipped_l1_norms(X, geometry.centre, n_threads=2).tobytes() == _lane_l1(X - geometry.centre).tobytes()
     X[7, 3] = np.nan
     with pytest.raises(ValueError):
-        geometry.l1_norms(X)
+        geometry.l1_pass(X)
 
 
 def _quantised_l1(X, centre, radius, l1_norm):
@@ -288,3 +291,136 @@ def test_l1_clip_of_finite_rows_whose_centring_overflows_raises_nothing():
     bound = np.full(4, big)
     count, total, gram = exact_gram(X, -bound, bound, np.full(4, -big / 2), np.ones(4), clip_l1=2.0)
     assert count == 2 and not total.any() and not gram.any()
+    # The one pass too (its first pass quantises the overflowed y unscaled, clamped)
+    first = exact_sums.l1_gram_pass(X, -bound, bound, np.full(4, -big / 2), np.ones(4))
+    assert np.isinf(first.norms).all()
+    count, total, gram = first.exact_gram(2.0)
+    assert count == 2 and not total.any() and not gram.any()
+
+
+def _l1_pass_case(rule, dtype, rng):
+    """(X, geometry without l1_norm) for the one-pass tests: rows on and about the ball
+    and the box (``_boundary_rows``), the box far from the origin for "far"."""
+    n, d, norm = 1200, 7, 3.0
+    lower, upper = np.linspace(-2.0, -0.5, d), np.linspace(0.3, 2.5, d)
+    if rule.startswith("far"):  # the regression test's 10¹² box (float32: a box it can hold)
+        width = 1.0 if dtype == np.float64 else 2.0**20
+        lower, upper = np.full(d, 1e12 - width), np.full(d, 1e12 + width)
+        norm = float(np.linalg.norm(upper)) * (1.0 - 1e-7)
+    box = (None, None) if rule == "ball" else (lower, upper)
+    data_norm = None if rule in ("box", "far") else norm
+    geometry = _Geometry(*box, data_norm, d)
+    clip = norm if data_norm is None else geometry._ball_radius(geometry._radius())
+    X = _boundary_rows(rng, n, d, clip, lower, upper, np.float64)
+    if rule.startswith("far"):
+        X = geometry.centre + rng.uniform(-1.5, 1.5, size=(n, d)) * (upper - lower) / 2
+    return np.ascontiguousarray(X.astype(dtype)), geometry
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("rule", ["ball", "box", "both", "far", "far_ball"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_l1_gram_pass_is_bitwise_the_two_pass_path(dtype, rule, weighted):
+    """The one pass for a private ``l1_norm`` (``l1_gram_pass``: the rows' L1 norms and
+    the unscaled exact sums, then a correction of the rows that the released clip scales)
+    gives bitwise the norms of ``clipped_l1_norms`` and the integers and floats of the
+    full pass with that clip, for clips that scale almost every row, some rows (the rows
+    on the clip's own radius included) or none, and the smallest float."""
+    rng = np.random.default_rng(17)
+    X, geometry = _l1_pass_case(rule, dtype, rng)
+    weights = None
+    if weighted:
+        weights = rng.uniform(size=X.shape[0])
+        weights[:40], weights[40:80] = 1.0, 0.0
+    first, key = geometry.l1_pass(X, weights)
+    box = None if geometry.lower is None else (geometry.lower, geometry.upper)
+    norms = clipped_l1_norms(X, geometry.centre, clip_box=box, clip_norm=geometry.data_norm)
+    assert first.norms.tobytes() == norms.tobytes()
+    step = fixed_point_grid(geometry._radius(), GRAM_BITS)[0]
+    picks = [float(np.quantile(norms, q)) for q in (0.05, 0.5, 0.9)]
+    picks += [float(np.sort(norms)[-3]), float(norms.max()) * 2, np.finfo(np.float64).tiny]
+    # Clips whose radius (_l1_margin) is exactly some rows' norm: rows on the boundary
+    on = np.sort(norms)[len(norms) // 3]
+    picks.append(on / _l1_radius(1.0, step) if _l1_radius(1.0, step) > 0 else on)
+    clipped = 0
+    for l1_norm in picks:
+        full = _Geometry(geometry.lower, geometry.upper, geometry.data_norm, X.shape[1], l1_norm=l1_norm)
+        if full.l1_norm is None:
+            continue
+        reference = full.exact_sums(X, weights)  # the full pass (no first pass taken)
+        sums = first.exact_gram_sums(full.l1_norm)
+        assert sums.count == reference.count
+        assert np.array_equal(sums.total, reference.total)
+        assert np.array_equal(sums.gram, reference.gram)
+        expected = full.statistics(X, weights)
+        full.use_pass((first, key))
+        got = full.statistics(X, weights)
+        assert got[0] == expected[0]
+        assert got[1].tobytes() == expected[1].tobytes()
+        assert got[2].tobytes() == expected[2].tobytes()
+        clipped += int(np.sum(norms > _l1_radius(full.l1_norm, step)))
+    assert clipped > 0  # the correction ran
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(
+    "params", [{"data_norm": 2.5}, {"bounds": (-1.0, 1.5)}, {"data_norm": 2.5, "bounds": (-1.0, 1.5)}]
+)
+def test_private_l1_norm_fit_is_bitwise_the_two_pass_fit(dtype, params, monkeypatch):
+    """A seeded pure-ε fit with the default ``l1_norm="auto"`` (a private clip) gives the
+    same bits with the one pass as with the two passes it replaces (norms, then the
+    full Gram with the released clip), with weights."""
+    rng = np.random.default_rng(5)
+    X = (rng.normal(size=(800, 6)) * [1.0, 0.5, 2.0, 1.0, 0.2, 1.0]).astype(dtype)
+    weights = rng.uniform(size=800)
+
+    def fit():
+        return PCA(3, random_state=4, **params).fit(X, sample_weight=weights)
+
+    used = []
+    finish = exact_sums.L1GramPass.exact_gram
+    monkeypatch.setattr(exact_sums.L1GramPass, "exact_gram", lambda self, l1: used.append(l1) or finish(self, l1))
+    one = fit()
+    assert one.l1_norm_ is not None and used == [one.l1_norm_]  # the one pass was taken
+    monkeypatch.setattr(_Geometry, "use_pass", lambda self, first: None)  # the two passes
+    two = fit()
+    for name in ("components_", "explained_variance_", "mean_", "singular_values_"):
+        assert getattr(one, name).tobytes() == getattr(two, name).tobytes(), name
+    assert (one.l1_norm_, one.noise_variance_, one.n_samples_) == (two.l1_norm_, two.noise_variance_, two.n_samples_)
+
+
+def test_l1_gram_pass_decides_from_the_norm_the_clip_compares():
+    """About the box's midpoint, the Gram's ball (``data_norm`` less the rounding margin)
+    can move a row *away* from the centre: its L1 norm there exceeds the one the private
+    quantile reads (rows clipped to ``data_norm``). With the clip's radius between the
+    two, the full pass scales the row, and so must the one pass (it decides by the
+    Gram's own norm, not the quantile's). Rows are drawn until the scaling changes the
+    row's quantised values (the two norms differ by about 2**-18)."""
+    d, data_norm = 20, 6.75
+    lower, upper = np.full(d, -0.5), np.full(d, 2.5)
+    box = (lower, upper)
+    geometry = _Geometry(lower, upper, data_norm, d)
+    assert geometry.centre[0] == 1.0  # about the midpoint: the ball (6.75) exceeds ‖half‖ = 6.7
+    step = fixed_point_grid(geometry._radius(), GRAM_BITS)[0]
+    inner = geometry._ball_radius(geometry._radius())
+    rng = np.random.default_rng(3)
+    for _ in range(500):
+        row = np.r_[np.full(5, 2.5) - rng.uniform(0, 1e-3, 5), np.ones(15) + rng.uniform(-1e-3, 1e-3, 15)][None, :]
+        quantile_norm = clipped_l1_norms(row, geometry.centre, clip_box=box, clip_norm=data_norm)[0]
+        gram_norm = clipped_l1_norms(row, geometry.centre, clip_box=box, clip_norm=inner)[0]
+        assert gram_norm > quantile_norm
+        radius = (quantile_norm + gram_norm) / 2
+        l1_norm = radius / (1.0 - 2.0**-28) + math.fsum(step.tolist()) * (1.0 + 2.0**-40)
+        assert quantile_norm < _l1_radius(l1_norm, step) < gram_norm
+        full = _Geometry(lower, upper, data_norm, d, l1_norm=l1_norm)
+        scaled, unscaled = full.exact_sums(row), _Geometry(lower, upper, data_norm, d, l1_norm=1e3).exact_sums(row)
+        if not np.array_equal(scaled.total, unscaled.total):
+            break
+    else:
+        pytest.fail("no row whose scaling changes its quantised values")
+    X = np.vstack([row, rng.uniform(-0.5, 2.5, size=(50, d))])
+    first, key = geometry.l1_pass(X)
+    reference = full.exact_sums(X)
+    sums = first.exact_gram_sums(full.l1_norm)
+    assert np.array_equal(sums.total, reference.total)
+    assert np.array_equal(sums.gram, reference.gram)
