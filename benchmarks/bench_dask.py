@@ -172,7 +172,7 @@ def boosting_rows(quick=False, n=None):
     ``distributed.LocalCluster`` of 2 worker processes of one thread each (8 chunks), the
     same Generator: the model must be the same bitwise; and on the same array with Dask's
     threaded scheduler in this process (no per-graph latency). The Dask fit makes a validating
-    pass, two passes per feature and level of quantile edges (2 + 20 × 4 × 2 here) and two per
+    pass, two passes per level of quantile edges for all the features (2 × 5 here) and two per
     round, each a graph of a few tasks per chunk: on small data its time is the
     scheduler's per-graph overhead."""
     import dask
