@@ -37,9 +37,13 @@
   and the same on a validation split (80/20, seed 0) of Adult's *training* rows
   (``validation``, where the defaults were chosen), with the noise-free ceilings (ε = 10⁶)
   and scikit-learn's additive boosting (``interaction_cst="no_interactions"``).
+* A leaf per category (``categories``; 2026-11-26, not adopted): on the same validation split,
+  20 seeds paired at ε ∈ {0.1, 0.5, 1, 5}, the defaults against categorical cyclic rounds
+  that release their per-category sums once with the round's whole weight and give every
+  category its own leaf (``_boosting_plan.CATEGORY_LEAVES``, ``category_leaves``).
 
 Run: ``python benchmarks/bench_boosting.py [--quick] [--only adult,friedman,...]``
-(sections: adult, design, dpebm, friedman, time, grid, validation).
+(sections: adult, design, dpebm, friedman, time, grid, validation, categories).
 """
 
 import contextlib
@@ -314,6 +318,57 @@ def validation_rows(seeds):
     return rows
 
 
+@contextlib.contextmanager
+def category_leaves(active):
+    """``_boosting_plan.CATEGORY_LEAVES`` set to ``active`` (a categorical round: a leaf per category)."""
+    saved = _boosting_plan.CATEGORY_LEAVES
+    _boosting_plan.CATEGORY_LEAVES = active
+    try:
+        yield
+    finally:
+        _boosting_plan.CATEGORY_LEAVES = saved
+
+
+def category_rows(seeds):
+    """Validation split (80/20, seed 0) of Adult's training rows: the defaults against categorical
+    rounds with a leaf per category (``CATEGORY_LEAVES``), paired by seed (2 × ``seeds``)."""
+    X, y, bounds, categorical = adult_columns("train")
+    public = dict(bounds=bounds, categorical_features=categorical, classes=[0, 1], delta=DELTA)
+    order = np.random.default_rng(0).permutation(len(y))
+    fit, held = order[: int(0.8 * len(y))], order[int(0.8 * len(y)) :]
+    seeds = list(range(2 * len(seeds)))
+    rows = []
+    for epsilon in (0.1, 0.5, 1.0, 5.0):
+        scores = {}
+        for label, active in (("defaults", False), ("a leaf per category", True)):
+            with category_leaves(active):
+                scores[label] = np.array(
+                    [
+                        _scores(
+                            HistGradientBoostingClassifier(epsilon=epsilon, random_state=s, **public).fit(
+                                X[fit], y[fit]
+                            ),
+                            X[held],
+                            y[held],
+                        )
+                        for s in seeds
+                    ]
+                )
+            rows.append(_row(f"dpsk HistGradientBoosting ({label})", epsilon, scores[label]))
+        diff = scores["a leaf per category"] - scores["defaults"]
+        se = diff.std(axis=0) / math.sqrt(len(seeds))
+        rows.append(
+            {
+                "model": "paired difference (leaf per category - defaults), ± standard error",
+                "ε": epsilon,
+                "accuracy": f"{diff[:, 0].mean():+.4f} ± {se[0]:.4f}",
+                "AUC": f"{diff[:, 1].mean():+.4f} ± {se[1]:.4f}",
+                "seeds": len(seeds),
+            }
+        )
+    return rows
+
+
 def fit_time_rows(n_rows, n_features=20, rounds=100):
     """Fit time on synthetic (n_rows × n_features), ``rounds`` rounds of depth 3, 32 bins, one thread:
     dpsk's default schedule (cyclic) and every feature per node, against scikit-learn's."""
@@ -350,7 +405,7 @@ def _mean(scores):
     return f"{np.mean(scores):.3f} ± {np.std(scores):.3f}"
 
 
-SECTIONS = ("adult", "design", "dpebm", "friedman", "time", "grid", "validation")
+SECTIONS = ("adult", "design", "dpebm", "friedman", "time", "grid", "validation", "categories")
 
 
 def run(quick=False, only=SECTIONS):
@@ -370,6 +425,10 @@ def run(quick=False, only=SECTIONS):
         "validation": (
             f"Validation split of Adult's training rows ({len(seeds)} seeds; ε = 10⁶: 1 seed)",
             lambda: validation_rows(seeds),
+        ),
+        "categories": (
+            f"Validation split: a leaf per category against the defaults ({2 * len(seeds)} seeds, paired)",
+            lambda: category_rows(seeds),
         ),
     }
     with threadpool_limits(1):  # accuracy only: scikit-learn's OpenMP threads would only contend

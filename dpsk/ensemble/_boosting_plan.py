@@ -308,3 +308,60 @@ def grid_masks(n_used, n_bins, depth, visit):
             children += [(lo, cut), (cut, hi)]
         ranges = children
     return masks
+
+
+#: ``thresholds="grid"``: a cyclic round on a categorical feature gives every category its own
+#: leaf (``category_leaves``, one release of the round's whole weight) instead of a split by noisy
+#: gain. Off: measured on a validation split of Adult's training rows (2026-11-26), it did not win
+#: (0.005 lower accuracy at ε = 0.1, within noise from 0.5 to 5; boosting.rst has the figures).
+CATEGORY_LEAVES = False
+
+
+def category_leaves(G, H, lam, std_h, depth):
+    """Left masks ``(2**depth - 1, n_bins)`` and leaf bins ``(2**depth, n_bins)`` (bool) of a
+    complete tree on one categorical feature from its noisy per-category sums (post-processing).
+
+    ``G``, ``H``: ``(n_bins, K)``, released once with the round's whole weight. A category
+    whose noisy hessian sum is not above ``MIN_SNR`` times its noise ``std_h`` counts as
+    empty: it is left out of every leaf's sums and routed to the leaf of the largest one.
+    With at most ``2**depth`` other categories each is its own leaf; with more, the
+    categories sorted by ``G / (H + λ + σ)`` are cut into ``2**depth`` runs by the largest
+    total gain ``Σ G_S² / (H_S + λ + σ √|S|)`` (dynamic programming). Leaf ``g``'s
+    categories go left at level ``l`` when bit ``depth - 1 - l`` of ``g`` is 0, so a row
+    reaches leaf ``g`` exactly when its category is in group ``g``.
+    """
+    n_bins, n_leaves = G.shape[0], 2**depth
+    g, h = G.sum(axis=1), np.maximum(H.sum(axis=1), 0.0)
+    occupied = np.flatnonzero(h > MIN_SNR * std_h)
+    group = np.zeros(n_bins, dtype=np.intp)
+    if occupied.size:
+        order = occupied[np.argsort(g[occupied] / (h[occupied] + lam + std_h + _TINY), kind="stable")]
+        n = order.size
+        if n <= n_leaves:
+            group[order] = np.arange(n)
+        else:
+            cg = np.concatenate([np.zeros((1, G.shape[1])), np.cumsum(G[order], axis=0)])
+            ch = np.concatenate([np.zeros((1, G.shape[1])), np.cumsum(np.maximum(H[order], 0.0), axis=0)])
+            size = np.arange(n + 1)[None, :] - np.arange(n + 1)[:, None]  # [i, j]: the run order[i:j]
+            sg, sh = cg[None, :, :] - cg[:, None, :], ch[None, :, :] - ch[:, None, :]
+            den = sh + lam + std_h * np.sqrt(np.maximum(size, 0))[:, :, None] + _TINY
+            score = np.where(size > 0, (sg**2 / den).sum(axis=2), -np.inf)
+            score[size == 0] = 0.0
+            best, back = score[0].copy(), []  # best[j]: the best value of order[:j] in runs so far
+            for _ in range(n_leaves - 1):
+                total = best[:, None] + score
+                back.append(np.argmax(total, axis=0))
+                best = total.max(axis=0)
+            j = n
+            for leaf in range(n_leaves - 1, 0, -1):
+                i = back[leaf - 1][j]
+                group[order[i:j]] = leaf
+                j = i
+            group[order[:j]] = 0
+        group[np.setdiff1d(np.arange(n_bins), occupied)] = group[occupied[np.argmax(h[occupied])]]
+    levels = np.arange(depth)
+    left = ((group[None, :] >> (depth - 1 - levels)[:, None]) & 1) == 0  # (depth, n_bins)
+    masks = np.repeat(left, 2**levels, axis=0).astype(np.uint8)
+    leaf_bins = np.zeros((n_leaves, n_bins), dtype=bool)
+    leaf_bins[group[occupied], occupied] = True
+    return masks, leaf_bins
