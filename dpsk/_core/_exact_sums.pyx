@@ -1048,14 +1048,24 @@ def _exact_gram_raw(X, lower, upper, centre, inverse, qmax, offset, toward_zero,
         lambda start, stop: _exact_gram_chunk(X, start, stop, lower, upper, centre, inverse, qmax,
                                               offset, toward_zero, clip_box, clip_norm, clip_l1, units),
         X.shape[0], n_threads)
+    return _add_gram_parts(parts, d)
+
+
+def _add_gram_parts(parts, d, total=None, gram=None):
+    """The chunks' raw Σq and packed Σqqᵀ (``(flag, total, gram)`` each) added exactly to
+    ``total`` and ``gram`` (zero when None); a non-finite flag raises."""
     if any(part[0] != 0 for part in parts):
         _raise_nonfinite()
-    if not parts:
-        return np.zeros((d, 2), dtype=np.int64), np.zeros((d * (d + 1) // 2, 2), dtype=np.int64)
-    total, gram = parts[0][1], parts[0][2]
-    for part in parts[1:]:   # exact 128-bit additions
+    if total is None:
+        total, gram = np.zeros((d, 2), dtype=np.int64), np.zeros((d * (d + 1) // 2, 2), dtype=np.int64)
+    for part in parts:   # exact 128-bit additions
         total, gram = _raw_add(total, part[1]), _raw_add(gram, part[2])
     return total, gram
+
+
+def _weighted_count(n, units):
+    """(count, weight scale) of the exact Gram: n rows, or the integer weights' sum."""
+    return (n, 1) if units is None else (int(units.sum()), 1 << GRAM_WEIGHT_BITS)
 
 
 def _l1_margin(l1_norm, step):
@@ -1131,9 +1141,8 @@ def _gram_raw(X, lower, upper, centre, radius, sample_weight, toward_zero, n_thr
     with single_blas_thread():
         total, gram = _exact_gram_raw(X, lower, upper, centre, inverse, qmax, offset, bool(toward_zero),
                                       n_threads, clip_box, clip_norm, clip_l1, units)
-    if units is None:
-        return X.shape[0], total, gram, step, 1
-    return int(units.sum()), total, gram, step, 1 << GRAM_WEIGHT_BITS
+    count, scale = _weighted_count(X.shape[0], units)
+    return count, total, gram, step, scale
 
 
 class ExactGram:
@@ -1407,11 +1416,8 @@ class L1GramPass:
                 lambda start, stop: _l1_fix_chunk(X, start, stop, centre, inverse, qmax, offset, clip_box,
                                                   clip_norm, r1, self.norms, self._diverge, units),
                 X.shape[0], n_threads)
-        if any(part[0] != 0 for part in parts):
-            _raise_nonfinite()
         count, total, gram, step, scale = self._first
-        for part in parts:   # exact 128-bit additions
-            total, gram = _raw_add(total, part[1]), _raw_add(gram, part[2])
+        total, gram = _add_gram_parts(parts, X.shape[1], total, gram)
         return count, total, gram, step, scale
 
     def exact_gram(self, clip_l1):
@@ -1448,17 +1454,10 @@ def l1_gram_pass(X, lower, upper, centre, radius, *, sample_weight=None, n_threa
                                                   False, clip_box, clip_norm, INFINITY, units, norms, diverge,
                                                   norm_clip),
             n, n_threads)
-    if any(part[0] != 0 for part in parts):
-        _raise_nonfinite()
-    if parts:
-        total, gram = parts[0][1], parts[0][2]
-        for part in parts[1:]:
-            total, gram = _raw_add(total, part[1]), _raw_add(gram, part[2])
-    else:
-        total, gram = np.zeros((d, 2), dtype=np.int64), np.zeros((d * (d + 1) // 2, 2), dtype=np.int64)
+    total, gram = _add_gram_parts(parts, d)
     if d == 0:
         norms[:] = 0.0
-    count, scale = (n, 1) if units is None else (int(units.sum()), 1 << GRAM_WEIGHT_BITS)
+    count, scale = _weighted_count(n, units)
     first = (count, total, gram, step, scale)
     return L1GramPass(X, norms, diverge, first, (centre, step, inverse, qmax, offset, clip_box, clip_norm, units,
                                                  n_threads))

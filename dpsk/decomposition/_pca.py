@@ -103,21 +103,8 @@ class _Geometry:
         ``l1_norm`` takes it (:meth:`use_pass`): its :meth:`statistics` then only re-reads
         the rows that the L1 clip scales, and is bitwise what the full pass gives
         (``l1_gram_pass``)."""
-        radius = self._radius()
-        big = np.full(X.shape[1], np.finfo(np.float64).max)
-        box = None if self.lower is None else (self.lower, self.upper)
-        norm = None if self.data_norm is None else self._ball_radius(radius)
-        first = l1_gram_pass(
-            X,
-            -big,
-            big,
-            self.centre,
-            radius,
-            sample_weight=sample_weight,
-            clip_box=box,
-            clip_norm=norm,
-            norm_clip=self.data_norm,
-        )
+        args, clips = self._clipping_kernel(X)
+        first = l1_gram_pass(X, *args, sample_weight=sample_weight, **clips, norm_clip=self.data_norm)
         return first, (id(X), id(sample_weight), self._grid_key())
 
     def use_pass(self, first):
@@ -141,13 +128,19 @@ class _Geometry:
         """``(args, kwargs)`` of the one-pass exact Gram: the kernel clips each row to the
         box, then into the ball, then (``l1_norm``) scales it into the L1 ball about the
         centre, without a copy of X."""
-        radius = self._radius()
-        box = None if self.lower is None else (self.lower, self.upper)
         if self.data_norm is None and self.l1_norm is None:  # the grid's own clamp is the box
-            return (self.lower, self.upper, self.centre, radius), {}
+            return (self.lower, self.upper, self.centre, self._radius()), {}
+        args, clips = self._clipping_kernel(X)
+        return args, {**clips, "clip_l1": self.l1_norm}
+
+    def _clipping_kernel(self, X):
+        """``(args, kwargs)`` of a kernel that clips each row to the box, then into the
+        ball (no L1 clip): no clamping bounds, the grid about the centre."""
+        radius = self._radius()
         big = np.full(X.shape[1], np.finfo(np.float64).max)
+        box = None if self.lower is None else (self.lower, self.upper)
         norm = None if self.data_norm is None else self._ball_radius(radius)
-        return (-big, big, self.centre, radius), {"clip_box": box, "clip_norm": norm, "clip_l1": self.l1_norm}
+        return (-big, big, self.centre, radius), {"clip_box": box, "clip_norm": norm}
 
     def _ball_radius(self, radius):
         """The radius rows are clipped to before rounding: smaller by ‖step‖/2 (and a
