@@ -48,6 +48,7 @@ Run: ``python benchmarks/bench_boosting.py [--quick] [--only adult,friedman,...]
 
 import contextlib
 import math
+from unittest import mock
 
 import numpy as np
 from _family_common import main
@@ -109,17 +110,11 @@ def _row(model, epsilon, results, **extra):
     }
 
 
-@contextlib.contextmanager
 def former_defaults(active):
-    """The defaults before 2026-11-26 (``active``): a total shrinkage of 2 per feature
+    """The defaults before 2026-11-26 while ``active``: a total shrinkage of 2 per feature
     (``STEPS_PER_FEATURE``); the callers also pass ``thresholds="gain"`` (and, for the
     classifier, ``clip_gradients=1``)."""
-    saved = _boosting_plan.STEPS_PER_FEATURE
-    _boosting_plan.STEPS_PER_FEATURE = 2.0 if active else saved
-    try:
-        yield
-    finally:
-        _boosting_plan.STEPS_PER_FEATURE = saved
+    return mock.patch.object(_boosting_plan, "STEPS_PER_FEATURE", 2.0) if active else contextlib.nullcontext()
 
 
 #: The classifier's former defaults (with ``former_defaults``).
@@ -302,12 +297,18 @@ def grid_rows(seeds):
     return rows
 
 
+def _validation_split():
+    """Adult's training rows ``(X, y, bounds, categorical)`` and the row indices of their
+    validation split (80/20, seed 0), where the defaults are chosen."""
+    X, y, bounds, categorical = adult_columns("train")
+    order = np.random.default_rng(0).permutation(len(y))
+    return X, y, bounds, categorical, order[: int(0.8 * len(y))], order[int(0.8 * len(y)) :]
+
+
 def validation_rows(seeds):
     """The same variants on a validation split (80/20, seed 0) of Adult's training rows, with the
     noise-free ceilings (ε = 10⁶) and scikit-learn's boosting with and without interactions."""
-    X, y, _, categorical = adult_columns("train")
-    order = np.random.default_rng(0).permutation(len(y))
-    fit, held = order[: int(0.8 * len(y))], order[int(0.8 * len(y)) :]
+    X, y, _, categorical, fit, held = _validation_split()
     rows = _adult_grid(seeds, X[fit], y[fit], X[held], y[held], (0.1, 1.0, 5.0))
     rows += _adult_grid(seeds[:1], X[fit], y[fit], X[held], y[held], (1e6,), GRID_VARIANTS[:2])
     for label, extra in (("", {}), (", additive", {"interaction_cst": "no_interactions"})):
@@ -318,30 +319,17 @@ def validation_rows(seeds):
     return rows
 
 
-@contextlib.contextmanager
-def category_leaves(active):
-    """``_boosting_plan.CATEGORY_LEAVES`` set to ``active`` (a categorical round: a leaf per category)."""
-    saved = _boosting_plan.CATEGORY_LEAVES
-    _boosting_plan.CATEGORY_LEAVES = active
-    try:
-        yield
-    finally:
-        _boosting_plan.CATEGORY_LEAVES = saved
-
-
 def category_rows(seeds):
     """Validation split (80/20, seed 0) of Adult's training rows: the defaults against categorical
     rounds with a leaf per category (``CATEGORY_LEAVES``), paired by seed (2 × ``seeds``)."""
-    X, y, bounds, categorical = adult_columns("train")
+    X, y, bounds, categorical, fit, held = _validation_split()
     public = dict(bounds=bounds, categorical_features=categorical, classes=[0, 1], delta=DELTA)
-    order = np.random.default_rng(0).permutation(len(y))
-    fit, held = order[: int(0.8 * len(y))], order[int(0.8 * len(y)) :]
     seeds = list(range(2 * len(seeds)))
     rows = []
     for epsilon in (0.1, 0.5, 1.0, 5.0):
         scores = {}
         for label, active in (("defaults", False), ("a leaf per category", True)):
-            with category_leaves(active):
+            with mock.patch.object(_boosting_plan, "CATEGORY_LEAVES", active):
                 scores[label] = np.array(
                     [
                         _scores(
