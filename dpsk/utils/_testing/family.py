@@ -21,6 +21,8 @@ Broken variants still *declare* the correct cost; only their noise or clipping i
   composition done);
 * ``PCAL1NoClipping``: declares (and calibrates to) the L1 clip ``l1_norm`` of the
   pure-ε PCA but sums the rows without it;
+* ``PCAAutoL1ClipNotCharged``: the Laplace release of ``l1_norm="auto"`` at the whole ε,
+  the private clip's share on top;
 * ``PCAAutoL1EpsilonX2``, ``PCAAutoL1NoiselessClip``: the private L1 clip of
   ``l1_norm="auto"`` (and, for the first, the Laplace release) drawn for 2ε, or for
   1000ε (practically the exact quantile), while the declared cost is the correct one
@@ -595,6 +597,15 @@ class PCAAutoL1NoiselessClip(_ClipFactor, PCA):
     """The L1 clip drawn with 1000 × its ε (practically the exact quantile), declared at its ε."""
 
     _clip_factor = 1e3
+
+
+class PCAAutoL1ClipNotCharged(PCA):
+    """The Laplace release drawn for the whole ε, as if the clip's share (ε/10) were free;
+    declared as the correct fit (ε in all). Not rejected by :data:`PCA_AUTO_L1_AUDIT` (a 10 %
+    excess); the recording harness catches it (tests/privacy/test_pca_auto_l1.py)."""
+
+    def _release(self, geometry, rng, epsilon=None):
+        return _Lying(super()._release(geometry, rng, epsilon=epsilon), super()._release(geometry, rng))
 
 
 class KMeansEpsilonX2(KMeans):
