@@ -20,8 +20,9 @@ validated by a deliberately broken variant (``dpsk/utils/_testing/family.py``):
 
 A clip released but not charged (``PCAAutoL1ClipNotCharged``: the Laplace release at the
 whole ε, the quantile's ε/10 on top, ε declared) is not audited statistically: the
-excess is 10 % of a total of 2, below what a few thousand fits resolve; the recording
-harness, which compares the releases made with the declared cost, rejects it.
+excess is 10 % of a total of 2, below what a few thousand fits resolve (accepted with
+6 000 fits per neighbour: ε >= 1.25 against 2); the recording harness, which compares
+the releases made with the declared cost, rejects it.
 """
 
 import numpy as np
