@@ -30,7 +30,7 @@ import pytest
 
 import dpsk._core._exact_sums as exact_sums
 from dpsk.accounting import ExponentialEvent, record_releases
-from dpsk.audit import audit_estimator, rounding_probe
+from dpsk.audit import rounding_probe
 from dpsk.decomposition import PCA
 from dpsk.utils._testing.family import PCAAutoL1ClipNotCharged, l1_margin_neighbours
 from dpsk.utils._testing.registry import COMPOSED_AUDITS, COMPOSED_BROKEN_VARIANTS
@@ -43,15 +43,8 @@ BROKEN = COMPOSED_BROKEN_VARIANTS[NAME]
 SMOKE_SAMPLES = {"PCA": 200, "PCAAutoL1NoiselessClip": 300}
 
 
-def _audit(cls, n_samples=None, seed=0):
-    config = COMPOSED_AUDITS[NAME]
-    return audit_estimator(
-        cls(**config.params),
-        config.neighbours(),
-        config.projection,
-        n_samples=n_samples or config.n_samples,
-        random_state=seed,
-    )
+def _audit(cls, n_samples=None):
+    return COMPOSED_AUDITS[NAME].run(cls, n_samples=n_samples)
 
 
 def test_auto_l1_audit_smoke():

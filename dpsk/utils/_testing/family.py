@@ -40,7 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpsk._core._accumulate import clipped_gram
-from dpsk.audit import canary_neighbours, project_attribute
+from dpsk.audit import audit_estimator, canary_neighbours, project_attribute
 from dpsk.cluster import KMeans
 from dpsk.decomposition import PCA
 from dpsk.decomposition._pca import BUDGET_SHARES
@@ -227,6 +227,16 @@ class FamilyAudit:
     @property
     def estimator(self):
         return self.cls(**self.params)
+
+    def run(self, cls=None, *, n_samples=None, random_state=0):
+        """The audit of ``cls`` (default: the audited class; or a broken variant) with these parameters."""
+        return audit_estimator(
+            (cls or self.cls)(**self.params),
+            self.neighbours(),
+            self.projection,
+            n_samples=n_samples or self.n_samples,
+            random_state=random_state,
+        )
 
 
 AUDITS = {
