@@ -69,7 +69,7 @@ def test_auto_l1_audit_rejects_broken_variant(cls):
     assert not result.passed, str(result)
 
 
-@pytest.mark.parametrize("cls", BROKEN, ids=lambda cls: cls.__name__)
+@pytest.mark.parametrize("cls", [*BROKEN, PCAAutoL1ClipNotCharged], ids=lambda cls: cls.__name__)
 def test_broken_variant_declares_the_correct_cost(cls):
     """Check that a broken variant declares what PCA declares: only its noise differs."""
     config = COMPOSED_AUDITS[NAME]
