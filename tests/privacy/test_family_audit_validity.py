@@ -10,20 +10,12 @@ audit configured for the correct estimator in ``test_estimator_privacy.py`` must
 
 import pytest
 
-from dpsk.audit import audit_estimator
 from dpsk.utils._testing.registry import BROKEN_VARIANTS
 from dpsk.utils._testing.registry import FAMILY_AUDITS as AUDITS
 
 
 def run_audit(name, cls, seed=0, n_samples=None):
-    config = AUDITS[name]
-    return audit_estimator(
-        cls(**config.params),
-        config.neighbours(),
-        config.projection,
-        n_samples=n_samples or config.n_samples,
-        random_state=seed,
-    )
+    return AUDITS[name].run(cls, n_samples=n_samples, random_state=seed)
 
 
 #: Broken variants whose excess is at the edge of the audit's power with the family's runs.

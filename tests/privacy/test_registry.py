@@ -9,6 +9,8 @@ the privacy tests parametrize from the registry, so an entry is an audit in CI.
 
 from dpsk.utils import all_estimators
 from dpsk.utils._testing.registry import (
+    COMPOSED_AUDITS,
+    COMPOSED_BROKEN_VARIANTS,
     ESTIMATOR_AUDITS,
     MECHANISM_AUDITS,
     NOT_AUDITED,
@@ -55,3 +57,13 @@ def test_every_statistic_has_an_offset_case():
     assert not missing, f"add an OFFSET_CASES entry (or OFFSET_NOT_APPLICABLE, with a reason) for {sorted(missing)}"
     stale = {name for name in OFFSET_CASES if name.split(",")[0] not in public_statistics() | public_estimators()}
     assert not stale, f"stale entries in OFFSET_CASES: {sorted(stale)}"
+
+
+def test_every_composed_audit_has_a_broken_variant():
+    """Check that each audit of a composed release names a public estimator and is validated
+    by at least one broken variant of that estimator declaring the same cost."""
+    assert set(COMPOSED_BROKEN_VARIANTS) == set(COMPOSED_AUDITS)
+    for name, config in COMPOSED_AUDITS.items():
+        assert name.split(",")[0] == config.cls.__name__ in public_estimators()
+        assert COMPOSED_BROKEN_VARIANTS[name]
+        assert all(issubclass(cls, config.cls) and cls is not config.cls for cls in COMPOSED_BROKEN_VARIANTS[name])

@@ -21,6 +21,12 @@ Broken variants still *declare* the correct cost; only their noise or clipping i
   composition done);
 * ``PCAL1NoClipping``: declares (and calibrates to) the L1 clip ``l1_norm`` of the
   pure-ε PCA but sums the rows without it;
+* ``PCAAutoL1ClipNotCharged``: the Laplace release of ``l1_norm="auto"`` at the whole ε,
+  the private clip's share on top;
+* ``PCAAutoL1EpsilonX2``, ``PCAAutoL1NoiselessClip``: the private L1 clip of
+  ``l1_norm="auto"`` (and, for the first, the Laplace release) drawn for 2ε, or for
+  1000ε (practically the exact quantile), while the declared cost is the correct one
+  (:data:`PCA_AUTO_L1_AUDIT`);
 * ``RandomForestRegressorNoCentring``: sums the clipped target divided by the half-width
   of ``bounds_y`` without centring it first, so a row moves a sum by up to 2 while 1 is
   declared.
@@ -34,16 +40,28 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpsk._core._accumulate import clipped_gram
-from dpsk.audit import canary_neighbours, project_attribute
+from dpsk.audit import audit_estimator, canary_neighbours, project_attribute
 from dpsk.cluster import KMeans
 from dpsk.decomposition import PCA
+from dpsk.decomposition._pca import BUDGET_SHARES
 from dpsk.ensemble import RandomForestClassifier, RandomForestRegressor
 from dpsk.mechanisms._joint import Box
 from dpsk.naive_bayes import BernoulliNB, CategoricalNB, GaussianNB, MultinomialNB
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
+from dpsk.stats._bounds import BoundsQuery
 from dpsk.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from dpsk.utils._private_bounds import PrivateSensitivity
 
-__all__ = ["AUDITS", "BROKEN_VARIANTS", "PCA_L1_AUDIT", "FamilyAudit", "PCAL1NoClipping"]
+__all__ = [
+    "AUDITS",
+    "BROKEN_VARIANTS",
+    "PCA_AUTO_L1_AUDIT",
+    "PCA_AUTO_L1_BROKEN",
+    "PCA_L1_AUDIT",
+    "FamilyAudit",
+    "PCAL1NoClipping",
+    "l1_margin_neighbours",
+]
 
 HUGE = 1e6  # "bounds" of a variant that does not clip
 
@@ -210,6 +228,16 @@ class FamilyAudit:
     def estimator(self):
         return self.cls(**self.params)
 
+    def run(self, cls=None, *, n_samples=None, random_state=0):
+        """The audit of ``cls`` (default: the audited class; or a broken variant) with these parameters."""
+        return audit_estimator(
+            (cls or self.cls)(**self.params),
+            self.neighbours(),
+            self.projection,
+            n_samples=n_samples or self.n_samples,
+            random_state=random_state,
+        )
+
 
 AUDITS = {
     "GaussianNB": FamilyAudit(
@@ -311,6 +339,130 @@ PCA_L1_AUDIT = FamilyAudit(
     ),
     _Neighbours([[0.5, 0], [-0.5, 0], [0, 0.5], [0, -0.5]], [4.0, 4.0], False, n=96),
 )
+
+
+class project_auto_l1_loss:
+    """Log-likelihood ratio of the whole pure-ε PCA release with its private L1 clip.
+
+    With ``l1_norm="auto"`` (``delta=0``, at least 4 features, public ``data_norm``) the
+    fit first releases the clip L (``l1_norm_``: an exponential-mechanism 0.9-quantile of
+    the rows' L1 norms on 2**32 equal bins of [0, B₁], B₁ = √d·``data_norm``, with
+    ``bounds_epsilon_share`` of ε), then the count, Σy and the triangle of Σyyᵀ of the
+    rows scaled into the L1 ball of radius L, with Laplace noise calibrated to L. A
+    record's privacy loss on this release is the sum of
+
+    * the quantile's, ``ε_b/2 · (|r − qN| − |r′ − q(N + 1)|)`` up to a constant: the
+      scores of L's bin on D and D′ (r, r′ the numbers of norms below L);
+    * the Laplace release's given L, ``Σ (|x − μ| − |x − μ − Δ|)/b`` over the entries
+      (μ the values on D with its rows scaled to L, Δ what the canary scaled to L adds,
+      b the noise scales calibrated to L).
+
+    Returns ``(total, quantile part, Laplace part, L)``. The float margins, the lattice and
+    the bins of the rows' own norms are ignored: any projection is valid for the audit,
+    this one is close to the most powerful test of the composed release.
+    """
+
+    def __init__(self, rows, canary, *, epsilon, data_norm, level=0.9, share=0.1):
+        self.rows = np.asarray(rows, dtype=np.float64)
+        self.canary = np.asarray(canary, dtype=np.float64)
+        self.norms = np.abs(self.rows).sum(axis=1)
+        self.canary_norm = float(np.abs(self.canary).sum())
+        self.level, self.eps_clip, self.eps_fit = level, share * epsilon, (1.0 - share) * epsilon
+        self.b2 = float(data_norm)
+        self.domain = np.sqrt(self.rows.shape[1]) * self.b2
+        self.index = np.triu_indices(self.rows.shape[1])
+
+    def _scaled(self, rows, norms, clip):
+        return rows * np.minimum(1.0, np.divide(clip, norms, out=np.ones_like(norms), where=norms > 0))[..., None]
+
+    def __call__(self, est):
+        clipped = est.l1_norm_ is not None
+        b1 = est.l1_norm_ if clipped else self.domain
+        n = len(self.rows)
+        below = np.count_nonzero(self.norms < b1) if clipped else n
+        below_canary = below + (self.canary_norm < b1 if clipped else 1)
+        quantile = self.eps_clip / 2 * (abs(below - self.level * n) - abs(below_canary - self.level * (n + 1)))
+
+        rows = self._scaled(self.rows, self.norms, b1)
+        canary = self._scaled(self.canary, np.array(self.canary_norm), b1)
+        mu = (np.array([n]), rows.sum(axis=0), (rows.T @ rows)[self.index])
+        move = (np.array([1.0]), canary, np.outer(canary, canary)[self.index])
+        scales = [
+            sens / (share * self.eps_fit) for sens, share in zip((1.0, b1, (b1 * b1 + self.b2**2) / 2), BUDGET_SHARES)
+        ]
+
+        count = est.n_samples_
+        mean = est.mean_.astype(np.float64)
+        V, ev = est.components_.astype(np.float64), est.explained_variance_.astype(np.float64)
+        gram = count * ((V.T * (ev * (count - 1) / count)) @ V + np.outer(mean, mean))
+        observed = (np.array([count]), mean * count, gram[self.index])
+        laplace = sum(np.sum(np.abs(x - m) - np.abs(x - m - dx)) / b for x, m, dx, b in zip(observed, mu, move, scales))
+        return np.array([quantile + laplace, quantile, laplace, b1])
+
+
+def _clip_boundary_rows(n=1000, d=4, gap=0.02):
+    """``n`` rows in the unit ball of d features: 90% one-hot at ±1 (L1 norm 1), 10% of L1
+    norm 1 + ``gap`` (1 − ``gap`` on one axis, 2·``gap`` on the next), signs and axes rotating."""
+    rows = np.zeros((n, d))
+    for i in range(n):
+        sign = 1.0 if (i // d) % 2 == 0 else -1.0
+        rows[i, i % d] = sign if i < round(0.9 * n) else sign * (1.0 - gap)
+        if i >= round(0.9 * n):
+            rows[i, (i + 1) % d] = 2.0 * gap
+    return rows
+
+
+# The private L1 clip of the pure-ε PCA ("auto": the quantile, then the Gram with its
+# clip; one event). 900 rows of L1 norm 1, 100 of norm 1.02: the 0.9-quantile of D sits
+# exactly on the boundary between the two groups, so that one more row above them (the
+# canary: L2 norm 1, L1 norm 1.03, almost e₀) moves the exact quantile from the gap
+# (1, 1.02) to the bin of 1.02: a clip released without noise is visible in ``l1_norm_``
+# alone. With its noise (ε/10) the clip L lies in the gap on D and D′ alike (the groups
+# beyond score 100 ranks worse: e⁻¹⁰), the canary is scaled to L and moves Σy by L (the
+# declared L1 sensitivity) and the triangle by 0.98 of the declared (L² + 1)/2, almost
+# all on one entry: the Laplace release's loss is about 0.98 of its share (1.8) and sits
+# on a few coordinates (count, Σy₀, Σy₀²), which the log-likelihood ratio sees whole.
+_AUTO_ROWS = _clip_boundary_rows()
+_AUTO_CANARY = np.zeros(4)
+_AUTO_CANARY[1] = (2.06 - np.sqrt(2.06**2 - 8 * 0.0609)) / 4  # c₀ + c₁ = 1.03, c₀² + c₁² = 1
+_AUTO_CANARY[0] = 1.03 - _AUTO_CANARY[1]
+PCA_AUTO_L1_AUDIT = FamilyAudit(
+    PCA,
+    dict(epsilon=2.0, data_norm=1.0),
+    project_auto_l1_loss(_AUTO_ROWS, _AUTO_CANARY, epsilon=2.0, data_norm=1.0),
+    lambda estimator=None: canary_neighbours(_AUTO_ROWS, canary_X=_AUTO_CANARY),
+    n_samples=3_000,
+)
+
+
+def l1_margin_neighbours(n_features=128, n=100, fraction=0.51):
+    """Neighbours on which PCA's L1 clip is only private *with* its rounding margin.
+
+    The rounding probe's design (:func:`dpsk.audit.rounding_probe`: identical noise on D
+    and D′) for ``PCA(epsilon=1000, data_norm=1)``, ``l1_norm="auto"``: the n rows of D
+    have L1 norm ℓ (0.98 on one axis, the rest on the next), so that at this ε the
+    quantile releases the same clip L on D and D′, the upper edge of their bin (less than
+    √d·2**-32 above ℓ). The canary is 1 on the first axis (clipped into the Gram's ball,
+    whose radius is smaller than ``data_norm`` by √d grid steps) and ``fraction`` of a grid
+    step (2**-19) on every other axis; ℓ is the canary's L1 norm after that clip, so the
+    canary sits on the L1 sphere of the clip with ‖y‖₂ close to ``data_norm``, the
+    tightest case of the triangle's sensitivity (L² + B₂²)/2. Rounding to nearest takes
+    each small entry up to a whole step: without the margin of ``_l1_margin`` (scaling
+    to L − Σ step) the quantised canary has ‖y‖₁ ≈ L + 0.49·(d − 1)·2**-19, and the joint
+    release moves by more than its sensitivity from d ≈ 100 on (by 1 + 3.5·10⁻⁵ at
+    d = 128, beyond the 2**-14 of ``ROUNDING_MARGIN`` the release keeps); with the
+    margin, by 1 − 3.9·10⁻⁴.
+    """
+    step = 2.0**-19  # the grid of a unit radius: 2**(1 - GRAM_BITS)
+    ball = 1.0 - np.sqrt(n_features) * step * (1.0 + 2.0**-40)
+    ell = ball + fraction * (n_features - 1) * step
+    rows = np.zeros((n, n_features))
+    for i in range(n):
+        rows[i, i % n_features] = 0.98 if i % 2 else -0.98
+        rows[i, (i + 1) % n_features] = ell - 0.98
+    canary = np.full(n_features, fraction * step)
+    canary[0] = 1.0
+    return canary_neighbours(rows, canary_X=canary)
 
 
 # -- broken variants ----------------------------------------------------------------------
@@ -416,6 +568,56 @@ class PCAL1NoClipping(PCA):
         return unclipped.statistics(X, sample_weight)
 
 
+class _ScaledClipQueries(PrivateSensitivity):
+    """A plan of private parameters whose releases draw with ``factor`` times their ε
+    while declaring (``event``, built before ``bind``) their own."""
+
+    factor = 1.0
+
+    def _query(self, name, rng):
+        if rng is None:  # the queries of the declared cost
+            return super()._query(name, rng)
+        which, n_columns, domain, *contribution = self.requests[name]
+        epsilon = self.each * self.factor
+        return BoundsQuery(
+            which, n_columns, epsilon=epsilon, domain=domain, rng=rng, contribution=(contribution or [1])[0]
+        )
+
+
+class _ClipFactor:
+    """Mixin: the private clip (and any private bound) draws with ``_clip_factor`` × its ε."""
+
+    _clip_factor = 1.0
+
+    def _sensitivity(self, X):
+        plan, params = super()._sensitivity(X)
+        if plan.queries:
+            plan.__class__ = _ScaledClipQueries
+            plan.factor = self._clip_factor
+        return plan, params
+
+
+class PCAAutoL1EpsilonX2(_ClipFactor, _EpsilonX2, PCA):
+    """The quantile of the L1 clip and the Laplace release both drawn for 2ε."""
+
+    _clip_factor = 2.0
+
+
+class PCAAutoL1NoiselessClip(_ClipFactor, PCA):
+    """The L1 clip drawn with 1000 × its ε (practically the exact quantile), declared at its ε."""
+
+    _clip_factor = 1e3
+
+
+class PCAAutoL1ClipNotCharged(PCA):
+    """The Laplace release drawn for the whole ε, as if the clip's share (ε/10) were free;
+    declared as the correct fit (ε in all). Not rejected by :data:`PCA_AUTO_L1_AUDIT` (a 10 %
+    excess); the recording harness catches it (tests/privacy/test_pca_auto_l1.py)."""
+
+    def _release(self, geometry, rng, epsilon=None):
+        return _Lying(super()._release(geometry, rng, epsilon=epsilon), super()._release(geometry, rng))
+
+
 class KMeansEpsilonX2(KMeans):
     def _release(self, box, epsilon, rng):
         return _Lying(super()._release(box, epsilon, rng), super()._release(box, 2 * epsilon, rng))
@@ -511,3 +713,7 @@ BROKEN_VARIANTS = [
     ("RandomForestRegressor", RandomForestRegressorEpsilonX2),
     ("RandomForestRegressor", RandomForestRegressorNoCentring),
 ]
+
+#: Broken variants of :data:`PCA_AUTO_L1_AUDIT` (the rounding margin of the clip is checked
+#: by the rounding probe on :func:`l1_margin_neighbours`: see tests/privacy/test_pca_auto_l1.py).
+PCA_AUTO_L1_BROKEN = [PCAAutoL1EpsilonX2, PCAAutoL1NoiselessClip]

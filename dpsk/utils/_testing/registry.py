@@ -14,6 +14,9 @@ an audit fails CI.
   beyond the clipping boundary), ``tests/privacy/test_estimator_privacy.py``; the
   configurations of naive Bayes, PCA, k-means, the scalers and the trees, with their
   broken variants (:data:`BROKEN_VARIANTS`), are in :mod:`dpsk.utils._testing.family`;
+* :data:`COMPOSED_AUDITS` — releases calibrated to a sensitivity parameter the fit
+  releases privately first (PCA's L1 clip), with their broken variants
+  (:data:`COMPOSED_BROKEN_VARIANTS`), ``tests/privacy/test_pca_auto_l1.py``;
 * :data:`OFFSET_CASES` — each statistic and estimator on the offset family of issue 14
   (values with a large common offset in a narrow public range,
   :func:`dpsk.audit.offset_neighbours`), ``tests/privacy/test_offset_privacy.py``.
@@ -74,7 +77,7 @@ from dpsk.utils._testing import (
 )
 from dpsk.utils._testing.common import REFERENCE_ESTIMATORS
 from dpsk.utils._testing.family import AUDITS as FAMILY_AUDITS
-from dpsk.utils._testing.family import BROKEN_VARIANTS
+from dpsk.utils._testing.family import BROKEN_VARIANTS, PCA_AUTO_L1_AUDIT, PCA_AUTO_L1_BROKEN
 from dpsk.utils._testing.sparse import (
     SPARSE_BOUNDS_CASES,
     SPARSE_BROKEN_VARIANTS,
@@ -86,6 +89,8 @@ from dpsk.utils._testing.weighted import weighted_audit
 
 __all__ = [
     "BROKEN_VARIANTS",
+    "COMPOSED_AUDITS",
+    "COMPOSED_BROKEN_VARIANTS",
     "SPARSE_AUDITS",
     "SPARSE_BROKEN_VARIANTS",
     "SPARSE_CASES",
@@ -594,6 +599,12 @@ ESTIMATOR_AUDITS["HistGradientBoostingRegressor"] = EstimatorAudit(
 ESTIMATOR_AUDITS.update(
     {name: EstimatorAudit(a.estimator, a.projection, a.neighbours, a.n_samples) for name, a in FAMILY_AUDITS.items()}
 )
+
+# Composed releases: a private sensitivity parameter released inside the fit, then the
+# release calibrated to it (one event). Keyed "Estimator, setting"; each has broken
+# variants that its audit must reject (tests/privacy/test_pca_auto_l1.py).
+COMPOSED_AUDITS = {"PCA, l1_norm='auto'": PCA_AUTO_L1_AUDIT}
+COMPOSED_BROKEN_VARIANTS = {"PCA, l1_norm='auto'": PCA_AUTO_L1_BROKEN}
 
 # Sparse input (issue 16): the dense audits above on CSR data (dpsk/utils/_testing/sparse.py).
 SPARSE_AUDITS = {
