@@ -37,18 +37,14 @@
   and the same on a validation split (80/20, seed 0) of Adult's *training* rows
   (``validation``, where the defaults were chosen), with the noise-free ceilings (ε = 10⁶)
   and scikit-learn's additive boosting (``interaction_cst="no_interactions"``).
-* A leaf per category (``categories``; 2026-11-26, not adopted): on the same validation split,
-  20 seeds paired at ε ∈ {0.1, 0.5, 1, 5}, the defaults against categorical cyclic rounds
-  that release their per-category sums once with the round's whole weight and give every
-  category its own leaf (``_boosting_plan.CATEGORY_LEAVES``, ``category_leaves``).
-
 * The decision threshold (``threshold``; 2026-11-27, issue 22): on the same validation split at
   ε = 1, held-out accuracy at the margin 0, at the threshold most accurate on the training rows
   (chosen without noise: the best case of a private recalibration round) and at the oracle
   threshold of the held-out rows.
 
 Run: ``python benchmarks/bench_boosting.py [--quick] [--only adult,friedman,...]``
-(sections: adult, design, dpebm, friedman, time, grid, validation, categories, threshold).
+(sections: adult, design, dpebm, friedman, time, grid, validation, threshold). A leaf per category
+(2026-11-26, not adopted) was measured by the section ``categories`` of commit e1cd29b.
 """
 
 import contextlib
@@ -324,44 +320,6 @@ def validation_rows(seeds):
     return rows
 
 
-def category_rows(seeds):
-    """Validation split (80/20, seed 0) of Adult's training rows: the defaults against categorical
-    rounds with a leaf per category (``CATEGORY_LEAVES``), paired by seed (2 × ``seeds``)."""
-    X, y, bounds, categorical, fit, held = _validation_split()
-    public = dict(bounds=bounds, categorical_features=categorical, classes=[0, 1], delta=DELTA)
-    seeds = list(range(2 * len(seeds)))
-    rows = []
-    for epsilon in (0.1, 0.5, 1.0, 5.0):
-        scores = {}
-        for label, active in (("defaults", False), ("a leaf per category", True)):
-            with mock.patch.object(_boosting_plan, "CATEGORY_LEAVES", active):
-                scores[label] = np.array(
-                    [
-                        _scores(
-                            HistGradientBoostingClassifier(epsilon=epsilon, random_state=s, **public).fit(
-                                X[fit], y[fit]
-                            ),
-                            X[held],
-                            y[held],
-                        )
-                        for s in seeds
-                    ]
-                )
-            rows.append(_row(f"dpsk HistGradientBoosting ({label})", epsilon, scores[label]))
-        diff = scores["a leaf per category"] - scores["defaults"]
-        se = diff.std(axis=0) / math.sqrt(len(seeds))
-        rows.append(
-            {
-                "model": "paired difference (leaf per category - defaults), ± standard error",
-                "ε": epsilon,
-                "accuracy": f"{diff[:, 0].mean():+.4f} ± {se[0]:.4f}",
-                "AUC": f"{diff[:, 1].mean():+.4f} ± {se[1]:.4f}",
-                "seeds": len(seeds),
-            }
-        )
-    return rows
-
-
 def threshold_rows(seeds, epsilon=1.0):
     """Validation split (80/20, seed 0) of Adult's training rows at the defaults: held-out accuracy at
     the margin 0, at the margin threshold most accurate on the training rows (chosen without noise:
@@ -429,7 +387,7 @@ def _mean(scores):
     return f"{np.mean(scores):.3f} ± {np.std(scores):.3f}"
 
 
-SECTIONS = ("adult", "design", "dpebm", "friedman", "time", "grid", "validation", "categories", "threshold")
+SECTIONS = ("adult", "design", "dpebm", "friedman", "time", "grid", "validation", "threshold")
 
 
 def run(quick=False, only=SECTIONS):
@@ -449,10 +407,6 @@ def run(quick=False, only=SECTIONS):
         "validation": (
             f"Validation split of Adult's training rows ({len(seeds)} seeds; ε = 10⁶: 1 seed)",
             lambda: validation_rows(seeds),
-        ),
-        "categories": (
-            f"Validation split: a leaf per category against the defaults ({2 * len(seeds)} seeds, paired)",
-            lambda: category_rows(seeds),
         ),
         "threshold": (
             f"Validation split at ε = 1: the decision threshold ({len(seeds)} seeds)",

@@ -82,7 +82,6 @@ from dpsk.base import (
     DPEstimatorMixin,
 )
 from dpsk.dask._data import dask_apply, dask_fit, is_dask
-from dpsk.ensemble import _boosting_plan
 from dpsk.ensemble._boosting_bins import QuantileEdges
 from dpsk.ensemble._boosting_plan import (
     CLASSIFIER_CLIP,
@@ -97,7 +96,6 @@ from dpsk.ensemble._boosting_plan import (
     auto_learning_rate,
     auto_schedule,
     auto_thresholds,
-    category_leaves,
     grid_masks,
 )
 from dpsk.ensemble._boosting_rows import MemoryRows, node_sums
@@ -304,9 +302,9 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         n_iter = auto_schedule(count.fit_epsilon, delta, count.value, d, n_levels, K, edges.fraction)[0]
         n_iter = n_iter if self.max_iter == _AUTO else int(self.max_iter)
         lr = auto_learning_rate(n_iter, d) if self.learning_rate == _AUTO else float(self.learning_rate)
-        # Rounds on a numeric feature with public cuts, or a categorical one with a leaf per category
-        # (``CATEGORY_LEAVES``; a public schedule): one release of the round's whole weight each.
-        grid_rounds = grid & (numeric | _boosting_plan.CATEGORY_LEAVES)[np.arange(n_iter) % d]
+        # Rounds on a numeric feature with public cuts (a public schedule): one release of the
+        # round's whole weight each.
+        grid_rounds = grid & numeric[np.arange(n_iter) % d]
         noise = self._noise_plan(
             count.fit_epsilon, delta, n_iter, n_levels, k, K, edges.fraction, int(grid_rounds.sum())
         )
@@ -371,15 +369,7 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
 
         for t in range(n_iter):
             tree = (feature[t], mask[t])  # views: filled level by level below
-            if grid_rounds[t] and is_categorical[t % d]:
-                # A leaf per category: the per-category sums are the round's one release (whole weight).
-                feature[t] = t % d
-                G, H, std_h, _ = sums("grid", tree, 0, feature[t, :1, None], n_bins)
-                mask[t], leaf_bins = category_leaves(G[0, 0], H[0, 0], lam, std_h, depth)
-                std_h = std_h * np.sqrt(leaf_bins.sum(axis=1))[:, None]
-                G, H = (leaf_bins.astype(np.float64) @ part[0, 0] for part in (G, H))
-                self._add_tree(t, G, H, std_h, lr, lam, leaf_sums, values)
-            elif grid_rounds[t]:
+            if grid_rounds[t]:
                 # Public cuts (no histogram released); the leaves get the round's whole weight.
                 feature[t], mask[t] = t % d, self._grid_masks(t % d, depth, t // d)
                 G, H, std_h, _ = sums("grid", tree, depth)

@@ -9,8 +9,8 @@ import pytest
 
 from dpsk import BudgetAccountant
 from dpsk.accounting import ZCDPEvent, get_epsilon, zcdp_rho
-from dpsk.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor, _boosting_plan
-from dpsk.ensemble._boosting_plan import CLASSIFIER_CLIP, _Noise, auto_thresholds, category_leaves, grid_masks
+from dpsk.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from dpsk.ensemble._boosting_plan import CLASSIFIER_CLIP, _Noise, auto_thresholds, grid_masks
 from dpsk.utils.estimator_checks import check_releases_match_declared_cost
 
 
@@ -176,65 +176,4 @@ def test_default_fit_uses_public_cuts_and_the_clip(delta):
 def test_default_fit_spends_what_it_declares(estimator):
     """Check the default fit (``max_iter="auto"``: the row count, the private box, the quantile edges
     and the public-cut rounds) against the recording harness: the releases made are the event's leaves."""
-    check_releases_match_declared_cost(type(estimator).__name__, estimator, n_features=4)
-
-
-def _leaf_of_bins(masks, depth):
-    """The leaf each bin reaches in a complete tree of left masks (level order, level-local indices)."""
-    masks = masks.astype(bool)
-    leaf = np.zeros(masks.shape[1], dtype=int)
-    for b in range(masks.shape[1]):
-        m = 0
-        for level in range(depth):
-            m = 2 * m + (0 if masks[2**level - 1 + m, b] else 1)
-        leaf[b] = m
-    return leaf
-
-
-def test_category_leaves_give_each_category_its_leaf():
-    """Check ``category_leaves``: with at most 2**depth occupied categories each reaches its own leaf
-    and only its own sums count there; near-empty codes count nowhere and go to the largest's leaf;
-    with more, the leaves are runs of the categories sorted by G / H, at most 2**depth of them."""
-    G = np.array([[3.0], [-2.0], [0.1], [5.0], [-4.0], [0.0]])
-    H = np.array([[10.0], [8.0], [0.05], [12.0], [20.0], [-0.3]])
-    masks, leaf_bins = category_leaves(G, H, 1.0, 0.1, 3)
-    leaf = _leaf_of_bins(masks, 3)
-    occupied = [0, 1, 3, 4]
-    assert len(set(leaf[occupied])) == 4
-    assert np.array_equal(leaf_bins[leaf[occupied], occupied], [True] * 4)
-    assert leaf_bins.sum() == 4  # the near-empty codes 2 and 5 add no sums
-    assert leaf[2] == leaf[5] == leaf[4]  # routed to the leaf of the largest hessian sum
-    rng = np.random.default_rng(0)
-    G, H = rng.normal(size=(32, 1)), rng.uniform(1.0, 10.0, size=(32, 1))
-    masks, leaf_bins = category_leaves(G, H, 1.0, 0.1, 2)
-    leaf = _leaf_of_bins(masks, 2)
-    assert np.array_equal(leaf_bins[leaf, np.arange(32)], [True] * 32)
-    assert len(np.unique(leaf)) <= 4
-    order = np.argsort(G[:, 0] / (H[:, 0] + 1.1))
-    assert np.all(np.diff(leaf[order]) >= 0)  # runs of the sorted categories
-
-
-def test_category_leaves_rounds_release_per_category_sums(monkeypatch):
-    """Check ``CATEGORY_LEAVES``: a categorical cyclic round with public cuts releases its per-category
-    sums once (noise-free at ε = ∞) and each category gets its own leaf with its exact sums."""
-    monkeypatch.setattr(_boosting_plan, "CATEGORY_LEAVES", True)
-    rng = np.random.default_rng(2)
-    X = np.column_stack([rng.integers(0, 5, 600), rng.random(600)])
-    y = (X[:, 0] % 2 == 0).astype(int)
-    est = HistGradientBoostingClassifier(
-        max_iter=2, epsilon=math.inf, thresholds="grid", categorical_features=[0], bounds=(0, 1), classes=[0, 1]
-    ).fit(X, y)
-    leaf = _leaf_of_bins(est._mask[0], est.max_depth_)
-    assert est._feature[0, 0] == 0 and len(set(leaf[:5])) == 5
-    p = 1.0 / (1.0 + np.exp(-est.baseline_[0]))
-    gradients = np.clip(p - y, -est.clip_gradients_, est.clip_gradients_)
-    for code in range(5):
-        exact = gradients[X[:, 0] == code].sum()
-        assert est.leaf_sums_[0, leaf[code], 0, 0] == pytest.approx(exact, abs=1e-2)
-
-
-def test_category_leaves_fit_spends_what_it_declares(monkeypatch):
-    """Check a fit with ``CATEGORY_LEAVES`` against the recording harness (categorical rounds' one release)."""
-    monkeypatch.setattr(_boosting_plan, "CATEGORY_LEAVES", True)
-    estimator = HistGradientBoostingClassifier(categorical_features=[0])
     check_releases_match_declared_cost(type(estimator).__name__, estimator, n_features=4)
