@@ -171,8 +171,8 @@ class QuantileQuery:
         for j in range(self.n_outputs):
             if weights is None:  # the window around each target rank (same draws, see _select_counted)
                 index = _bin_index(column(j), lower[j], upper[j], self.bins)
-                blocks = block_counts([index], *block_grid(self.bins))[0]
-                select = functools.partial(_select_counted, self.mechanism, index, self.bins, blocks=blocks)
+                counted = _count_blocks(index, self.bins)  # once for all levels
+                select = functools.partial(_select_counted, self.mechanism, index, self.bins, counted=counted)
             else:
                 groups = _bin_groups(column(j), lower[j], upper[j], self.bins, weights)
                 select = functools.partial(_select_bin, self.mechanism, groups)
@@ -373,18 +373,31 @@ def select_in_window(mechanism, window, base, a_rank, c_rank, n, bins, level, un
 BLOCK_BITS = 16
 
 
-def block_grid(bins):
-    """``(shift, n_blocks)``: blocks of ``2**shift`` consecutive bins, at most 2**BLOCK_BITS of them."""
-    shift = max(0, (bins - 1).bit_length() - BLOCK_BITS)
+#: Values counted at a time (``block_counts``): small temporaries.
+_COUNT_CHUNK = 2**16
+
+
+def block_grid(bins, block_bits=BLOCK_BITS):
+    """``(shift, n_blocks)``: blocks of ``2**shift`` consecutive bins, at most 2**block_bits of them."""
+    shift = max(0, (bins - 1).bit_length() - block_bits)
     return shift, ((bins - 1) >> shift) + 1
 
 
 def block_counts(columns, shift, n_blocks):
     """Counts per block of ``2**shift`` bins of each column's bin indices: int64 (n_columns, n_blocks)."""
-    counts = np.empty((len(columns), n_blocks), dtype=np.int64)
+    counts = np.zeros((len(columns), n_blocks), dtype=np.int64)
     for j, index in enumerate(columns):
-        counts[j] = np.bincount(index >> shift if shift else index, minlength=n_blocks)
+        for start in range(0, index.size, _COUNT_CHUNK):
+            part = index[start : start + _COUNT_CHUNK]
+            counts[j] += np.bincount(part >> shift if shift else part, minlength=n_blocks)
     return counts
+
+
+def _count_blocks(index, bins):
+    """``(shift, counts per block)`` of one column's bin indices, about 16 values per
+    block on average (at most 2**BLOCK_BITS blocks): any blocks give the same window."""
+    shift, n_blocks = block_grid(bins, min(BLOCK_BITS, max(1, index.size.bit_length() - 4)))
+    return shift, block_counts([index], shift, n_blocks)[0]
 
 
 def window_counts(columns, requests):
@@ -397,7 +410,7 @@ def window_counts(columns, requests):
     return tuple(out)
 
 
-def _select_counted(mechanism, index, bins, level, unit, blocks=None):
+def _select_counted(mechanism, index, bins, level, unit, counted=None):
     """:func:`_select_bin` on the groups of the bin indices ``index`` (unweighted, in any
     order), draw for draw, reading only the bins around the target rank.
 
@@ -405,14 +418,12 @@ def _select_counted(mechanism, index, bins, level, unit, blocks=None):
     where merging them into one group per side changes neither the law nor any draw (the
     argument of :mod:`dpsk.dask._quantile`, whose in-memory counterpart this is): the
     2n + 1 groups of a large column are never built, nor is the column sorted. The counts
-    per block of bins (``blocks``, :func:`block_counts`; counted here when None) locate the
-    window's blocks; only their values are sorted. A proposed bin of a merged region gets
-    its exact ranks by counting (:func:`_counted_ranks`).
+    per block of bins (``counted``, :func:`_count_blocks`; counted here when None) locate
+    the window's blocks; only their values are sorted. A proposed bin of a merged region
+    gets its exact ranks by counting (:func:`_counted_ranks`).
     """
     n = index.size
-    shift, n_blocks = block_grid(bins)
-    if blocks is None:
-        blocks = block_counts([index], shift, n_blocks)[0]
+    shift, blocks = _count_blocks(index, bins) if counted is None else counted
     cumulative = np.cumsum(blocks)
     a_rank, c_rank, first, last = rank_window(cumulative, n, level * n, rank_margin(mechanism, unit, n))
     base = 0 if first == 0 else int(cumulative[first - 1])
