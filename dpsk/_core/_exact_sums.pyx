@@ -866,10 +866,12 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _
                     if box_lo != NULL:
                         _clip_row_into(x, d, box_lo, box_hi, NULL, qrow, flag)
                         x = qrow
-                    # (a non-finite row returns 1 here, flagged or not)
+                    # (a non-finite row returns 1 here, flagged or not; a row neither
+                    # ball changes is not copied: it is x)
                     bad |= clip_row_norm_two(x, row, qrow, d, ball, outer, &plan_in, &plan_out)
                     inner_scaled, outer_scaled = plan_in.mode != 0, plan_out.mode != 0
-                    x = row
+                    if inner_scaled or outer_scaled:
+                        x = row
                 elif clip:
                     bad |= _clip_row_into(x, d, box_lo, box_hi, ball, row, flag)
                     x = row
