@@ -79,13 +79,14 @@ without weights, and for every n_threads and chunking. The argument:
    between two flushes, dgemm for at most 48 features, else dsyrk, or for blocks of
    mostly zero values the products of the nonzero ones added one by one) only form
    integers below 2**52, which float64 represents exactly in any summation order (with
-   or without FMA); each flush adds them to 128-bit integers. ``l1_gram_pass`` forms the same sums
-   in two steps: the first pass adds every row's quantised y *unscaled* (what the L1
-   clip leaves of the rows it does not scale); the second, for exactly the rows whose
-   computed ‖y‖₁ (the value the clip compares with its radius, recomputed from the row
-   as the full pass computes it) exceeds the radius, subtracts W·q and W·qqᵀ of the
-   unscaled row and adds those of the scaled one (its float blocks add and subtract at
-   most 2**12 such rows between flushes: partial sums of magnitude below 2**52, exact).
+   or without FMA); each flush adds them to 128-bit integers. ``l1_gram_pass`` forms
+   the same sums in two steps: the first pass adds every row's quantised y *unscaled*
+   (what the L1 clip leaves of the rows it does not scale); the second, for exactly the
+   rows whose computed ‖y‖₁ (the value the clip compares with its radius, recomputed
+   from the row as the full pass computes it) exceeds the radius, subtracts W·q and
+   W·qqᵀ of the unscaled row and adds those of the scaled one (its float blocks add and
+   subtract at most 2**12 such rows between flushes: partial sums of magnitude below
+   2**52, exact).
    Every row therefore contributes, in exact integers, exactly its term of the one-pass
    kernel, and integer addition is exact in any order: the integers, and all that
    follows from them, are bitwise the same. Hence the exact statistic E (a rational

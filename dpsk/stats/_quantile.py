@@ -394,8 +394,8 @@ def block_counts(columns, shift, n_blocks):
 
 
 def _count_blocks(index, bins):
-    """``(shift, counts per block)`` of one column's bin indices, about 16 values per
-    block on average (at most 2**BLOCK_BITS blocks): any blocks give the same window."""
+    """``(shift, counts per block)`` of one column's bin indices, 8 to 16 values per block
+    on average (at most 2**BLOCK_BITS blocks): any blocks give the same window."""
     shift, n_blocks = block_grid(bins, min(BLOCK_BITS, max(1, index.size.bit_length() - 4)))
     return shift, block_counts([index], shift, n_blocks)[0]
 
