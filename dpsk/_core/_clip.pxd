@@ -26,7 +26,8 @@ guarantee is the same); see dpsk/_core/_sparse.pyx.
 
 ``clip_row_norm_two(x, y, z, d, b, c, plan_b, plan_c)`` writes ``clip_row_norm(x, y, d, b)``
 and ``clip_row_norm(x, z, d, c)`` bitwise (plans as ``clip_row_norm_plan``; ``y`` must not
-alias ``x``), reading the row's sum of squares (or of |entries|) once.
+alias ``x``), reading the row's sum of squares (or of |entries|) once; a row that neither
+bound changes (both plans' mode 0) is not copied (y and z unwritten: the rows are x).
 
 ``clip_value(v, lo, hi)`` is the per-value bounds clip, ``min(max(v, lo), hi)`` in
 float64 (NaN passes through: callers flag non-finite input themselves).

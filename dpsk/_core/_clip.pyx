@@ -379,8 +379,18 @@ cdef int clip_row_norm_two(const floating* x, floating* y, floating* z, Py_ssize
                            RowClip* plan_c) noexcept nogil:
     """clip_row_norm(x, y, d, b) and clip_row_norm(x, z, d, c), bitwise, with the plans
     (see _clip.pxd); y must not alias x, z may. Both bounds of one norm (b.l2 == c.l2):
-    the row's first sum is computed once."""
+    the row's first sum is computed once. A row that neither bound changes (both plans'
+    mode 0) is not copied: y and z are then left as they were (the rows are x)."""
     cdef double s = _sum_terms(x, d, 1.0, b.l2, NULL)
+    cdef double total
+    cdef int e, status
+    if (_verified(x, d, b, &total, &e, &status, NULL, s)
+            and _verified(x, d, c, &total, &e, &status, NULL, s)):
+        plan_b.mode = plan_c.mode = 0
+        plan_b.r = plan_c.r = 1.0
+        plan_b.e = plan_c.e = 0
+        plan_b.nudges = plan_c.nudges = 0
+        return 0
     if _clip_row_from(x, y, d, b, NULL, plan_b, s):
         return 1
     return _clip_row_from(x, z, d, c, NULL, plan_c, s)

@@ -76,15 +76,17 @@ without weights, and for every n_threads and chunking. The argument:
    rows every partial sum is below 2**126: 128-bit integer additions never overflow
    and are exact, in any order (chunks are combined as Python integers). For the Gram,
    |q| < 2**20 and the float64 sums (dsyrk calls accumulating over at most 4096 rows
-   between two flushes, dgemm for at most 48 features, else dsyrk) only form integers
-   below 2**52, which float64 represents exactly in any summation order (with or without
-   FMA); each flush adds them to 128-bit integers. ``l1_gram_pass`` forms the same sums
-   in two steps: the first pass adds every row's quantised y *unscaled* (what the L1
-   clip leaves of the rows it does not scale); the second, for exactly the rows whose
-   computed ‖y‖₁ (the value the clip compares with its radius, recomputed from the row
-   as the full pass computes it) exceeds the radius, subtracts W·q and W·qqᵀ of the
-   unscaled row and adds those of the scaled one (its float blocks add and subtract at
-   most 2**12 such rows between flushes: partial sums of magnitude below 2**52, exact).
+   between two flushes, dgemm for at most 48 features, else dsyrk, or for blocks of
+   mostly zero values the products of the nonzero ones added one by one) only form
+   integers below 2**52, which float64 represents exactly in any summation order (with
+   or without FMA); each flush adds them to 128-bit integers. ``l1_gram_pass`` forms
+   the same sums in two steps: the first pass adds every row's quantised y *unscaled*
+   (what the L1 clip leaves of the rows it does not scale); the second, for exactly the
+   rows whose computed ‖y‖₁ (the value the clip compares with its radius, recomputed
+   from the row as the full pass computes it) exceeds the radius, subtracts W·q and
+   W·qqᵀ of the unscaled row and adds those of the scaled one (its float blocks add and
+   subtract at most 2**12 such rows between flushes: partial sums of magnitude below
+   2**52, exact).
    Every row therefore contributes, in exact integers, exactly its term of the one-pass
    kernel, and integer addition is exact in any order: the integers, and all that
    follows from them, are bitwise the same. Hence the exact statistic E (a rational
@@ -168,6 +170,12 @@ cdef Py_ssize_t _GRAM_BLOCK = 4096
 #: kernels are faster for narrow blocks, measured with OpenBLAS: 1.4-2.3× for d in 8..48,
 #: slower at 64 and above).
 cdef Py_ssize_t _GEMM_FEATURES = 48
+#: Above _GEMM_FEATURES, a block whose rows have at most _SPARSE_MAX nonzero quantised
+#: values each, and fewer than 1/_SPARSE_RATIO of the dense triangle's products between
+#: nonzero ones, adds those products one by one (``_sparse_rows``) instead of a dsyrk:
+#: one-hot data (Adult: about 11 of 107 values per row) costs a few pairs per row.
+DEF _SPARSE_MAX = 64
+cdef Py_ssize_t _SPARSE_RATIO = 16
 #: The L1 correction pass prefetches this many scattered candidate rows at a time.
 DEF _FIX_AHEAD = 32
 #: An L1 scale below this zeroes the row (``_l1_scale``): the division stays accurate above.
@@ -493,6 +501,50 @@ cdef extern from *:
                                             double* flag) noexcept nogil
 
 
+cdef inline bint _sparse_block(Py_ssize_t rows, Py_ssize_t d, Py_ssize_t most, Py_ssize_t pairs) noexcept nogil:
+    """Whether a block of ``rows`` quantised rows, at most ``most`` nonzero values in a
+    row and ``pairs`` products between nonzero values (i <= j) in all, goes to
+    ``_sparse_rows`` rather than BLAS."""
+    return (d > _GEMM_FEATURES and rows > 0 and most <= _SPARSE_MAX
+            and pairs * _SPARSE_RATIO < rows * (d * (d + 1) // 2))
+
+
+def _sparse_gram_block(block):
+    """Whether ``_syrk_signed`` adds this block of quantised rows (float64, shape (rows,
+    d)) by ``_sparse_rows``; for tests."""
+    nonzero = np.count_nonzero(np.asarray(block), axis=1)
+    most = int(nonzero.max(initial=0))
+    pairs = int((nonzero * (nonzero + 1) // 2).sum())
+    return bool(_sparse_block(block.shape[0], block.shape[1], most, pairs))
+
+
+cdef inline void _sparse_rows(const double* buf, int rows, Py_ssize_t d, double* block_gram,
+                              double alpha) noexcept nogil:
+    """block_gram[i·d + j] += alpha·q_i·q_j for i <= j, the nonzero values of each row
+    (at most _SPARSE_MAX per row): the upper triangle row-major, where dsyrk's lower
+    triangle column-major lies (and what ``_flush`` reads). Each product is an exact
+    integer below 2**40; the partial sums are those of ``_syrk_signed``."""
+    cdef Py_ssize_t r, j, a, c, k
+    cdef Py_ssize_t nz[_SPARSE_MAX]
+    cdef double val[_SPARSE_MAX]
+    cdef double v
+    cdef double* g
+    cdef const double* b
+    for r in range(rows):
+        b = buf + r * d
+        k = 0
+        for j in range(d):
+            if b[j] != 0.0:
+                nz[k] = j
+                val[k] = b[j]
+                k += 1
+        for a in range(k):
+            v = alpha * val[a]
+            g = block_gram + nz[a] * d
+            for c in range(a, k):
+                g[nz[c]] += v * val[c]
+
+
 cdef inline void _syrk_block(const double* buf, int rows, Py_ssize_t d, double* block_gram,
                              double* colsum, bint fresh) noexcept nogil:
     _syrk_signed(buf, rows, d, block_gram, colsum, fresh, 1.0)
@@ -507,14 +559,15 @@ cdef inline void _syrk_signed(const double* buf, int rows, Py_ssize_t d, double*
     Between two flushes (``_flush``) at most _GRAM_BLOCK rows are added (or subtracted):
     integers below 2**20 over at most 2**12 rows, so every partial sum is an integer of
     magnitude below 2**32 (Σq) and 2**52 (Σqqᵀ), whatever the signs, exact in float64
-    whatever the order, blocking or FMA use (a negation is exact).
+    whatever the order, blocking or FMA use (a negation is exact), and whether the block
+    goes to BLAS or, mostly zeros, to ``_sparse_rows`` (which skips only zero terms).
     """
     cdef int m = <int> d
     cdef char* trans = b"N"
     cdef char* trans_t = b"T"
     cdef char* lower = b"L"
     cdef double one = alpha, beta = 0.0 if fresh else 1.0
-    cdef Py_ssize_t r, j
+    cdef Py_ssize_t r, j, k, most = 0, pairs = 0
     cdef const double* b
     if fresh:
         for j in range(d):
@@ -523,7 +576,19 @@ cdef inline void _syrk_signed(const double* buf, int rows, Py_ssize_t d, double*
         b = buf + r * d
         for j in range(d):
             colsum[j] += alpha * b[j]
-    if d > 0 and rows > 0 and d <= _GEMM_FEATURES:
+        if d > _GEMM_FEATURES:   # a candidate for _sparse_rows: count its nonzero values
+            k = 0
+            for j in range(d):
+                k += b[j] != 0.0
+            most = k if k > most else most
+            pairs += k * (k + 1) // 2
+    if _sparse_block(rows, d, most, pairs):
+        # The same exact integers (zeros add nothing), one product at a time.
+        if fresh:
+            for j in range(d * d):
+                block_gram[j] = 0.0
+        _sparse_rows(buf, rows, d, block_gram, alpha)
+    elif d > 0 and rows > 0 and d <= _GEMM_FEATURES:
         # Both triangles (dgemm: twice dsyrk's arithmetic, but 1.4-2.3× faster for these
         # narrow blocks, measured; the same exact integers, the upper triangle is read).
         dgemm(trans, trans_t, &m, &m, &rows, &one, <double*> buf, &m, <double*> buf, &m, &beta,
@@ -802,10 +867,12 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _
                     if box_lo != NULL:
                         _clip_row_into(x, d, box_lo, box_hi, NULL, qrow, flag)
                         x = qrow
-                    # (a non-finite row returns 1 here, flagged or not)
+                    # (a non-finite row returns 1 here, flagged or not; a row neither
+                    # ball changes is not copied: it is x)
                     bad |= clip_row_norm_two(x, row, qrow, d, ball, outer, &plan_in, &plan_out)
                     inner_scaled, outer_scaled = plan_in.mode != 0, plan_out.mode != 0
-                    x = row
+                    if inner_scaled or outer_scaled:
+                        x = row
                 elif clip:
                     bad |= _clip_row_into(x, d, box_lo, box_hi, ball, row, flag)
                     x = row

@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """``dpsk.stats`` quantiles of Dask input: the in-memory selections from counts per block.
 
-The in-memory release (``dpsk.stats._quantile``) sorts each column's bin indices; the
-exponential mechanism reads the 2n + 1 groups of tied bins they make, in practice only
-those in a window of ranks around the target (the argument below, which the in-memory
-unweighted path uses too). Here the data stay on the workers and the client fetches only
-what the mechanism reads, in two passes:
+The exponential mechanism of the in-memory release (``dpsk.stats._quantile``) reads the
+2n + 1 groups of tied bins that a column's bin indices make, in practice only those in a
+window of ranks around the target (the argument below; the in-memory unweighted path
+finds the window from the same counts per block, without sorting). Here the data stay on
+the workers and the client fetches only what the mechanism reads, in two passes:
 
 1. counts per public block of 2**s consecutive bins (at most 2**16 blocks per column;
    NaN and infinity raise here, before the spend);
@@ -48,12 +48,16 @@ import numpy as np
 
 from dpsk.dask._data import as_rows, require_public
 from dpsk.dask._reduce import fingerprint, map_reduce
-from dpsk.stats._quantile import rank_margin, rank_window, select_in_window
+from dpsk.stats._quantile import (
+    block_counts,
+    block_grid,
+    rank_margin,
+    rank_window,
+    select_in_window,
+    window_counts,
+)
 
 __all__ = ["block_counts", "dask_quantiles", "rank_margin", "rank_window", "select_in_window", "window_counts"]
-
-#: At most 2**BLOCK_BITS blocks of bins per column in the first pass.
-BLOCK_BITS = 16
 
 
 def _bin_columns(lower, upper, bins, X):
@@ -62,24 +66,6 @@ def _bin_columns(lower, upper, bins, X):
     if not np.all(np.isfinite(X)):
         raise ValueError("a contains NaN or infinity")
     return [_bin_index(X[:, j], lower[j], upper[j], bins) for j in range(X.shape[1])]
-
-
-def block_counts(columns, shift, n_blocks):
-    """Counts per block of ``2**shift`` bins of each column's bin indices: int64 (n_columns, n_blocks)."""
-    counts = np.empty((len(columns), n_blocks), dtype=np.int64)
-    for j, index in enumerate(columns):
-        counts[j] = np.bincount(index >> shift, minlength=n_blocks)
-    return counts
-
-
-def window_counts(columns, requests):
-    """For each request ``(j, first, last)``: the occupied bins of column j in [first, last] and their counts."""
-    out = []
-    for j, first, last in requests:
-        index = columns[j]
-        occupied, counts = np.unique(index[(index >= first) & (index <= last)], return_counts=True)
-        out.append((occupied.astype(np.int64), counts.astype(np.int64)))
-    return tuple(out)
 
 
 def _block_counts_chunk(lower, upper, bins, shift, n_blocks, X):
@@ -141,8 +127,7 @@ def dask_quantiles(call, query, arr, names, bounds, axis, function, params):
     unit, _ = query.score_unit(Contribution(), 1)
     margin = rank_margin(query.mechanism, unit, n)
 
-    shift = max(0, (bins - 1).bit_length() - BLOCK_BITS)
-    n_blocks = ((bins - 1) >> shift) + 1
+    shift, n_blocks = block_grid(bins)
     blocks = map_reduce(functools.partial(_block_counts_chunk, lower, upper, bins, shift, n_blocks), rows)
     cumulative = np.cumsum(blocks, axis=1)
     plans, requests = [], []

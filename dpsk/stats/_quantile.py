@@ -20,13 +20,14 @@ groups of tied candidates (runs of empty bins, and occupied bins), and
 ``ExponentialMechanism.randomise_groups`` samples a group with probability ∝ (its number
 of bins) × exp(ε score / 2Δ), then a uniform bin in it, exactly (integer weights, exact
 Bernoulli draws), in time linear in n. Without user weights only the groups in a window
-of ranks around qN are built; the rest are merged into one group per side, which changes
-no draw (:func:`_select_sorted`). With a fine grid this is the exponential
-mechanism of Smith (2011) — an interval between order statistics with probability ∝ its
-length × exp(ε score / 2Δ), then a point inside it — restricted to a public grid, so
-that the release is a grid point (floating-point safe). Scores are exact rationals:
-ranks are integers (with ``groups``, row weights are rounded down to multiples of
-2⁻³⁰, which keeps every user's total weight within the bound).
+of ranks around qN are built, from counts per block of bins (no sort of the n values); the
+rest are merged into one group per side, which changes no draw (:func:`_select_counted`).
+With a fine grid this is the exponential mechanism of Smith (2011) — an interval
+between order statistics with probability ∝ its length × exp(ε score / 2Δ), then a point
+inside it — restricted to a public grid, so that the release is a grid point
+(floating-point safe). Scores are exact rationals: ranks are integers (with ``groups``,
+row weights are rounded down to multiples of 2⁻³⁰, which keeps every user's total weight
+within the bound).
 
 With ``groups``, values are weighted as for the mean (a user's rows weigh at most h), so
 that the weighted quantile is the one of Epasto et al. (2020) §4 ("the same weighting
@@ -168,9 +169,10 @@ class QuantileQuery:
         out = np.empty((self.q.size, self.n_outputs))
         column = _columns(records.X)
         for j in range(self.n_outputs):
-            if weights is None:  # the window around each target rank (same draws, see _select_sorted)
-                index = np.sort(_bin_index(column(j), lower[j], upper[j], self.bins))
-                select = functools.partial(_select_sorted, self.mechanism, index, self.bins)
+            if weights is None:  # the window around each target rank (same draws, see _select_counted)
+                index = _bin_index(column(j), lower[j], upper[j], self.bins)
+                counted = _count_blocks(index, self.bins)  # once for all levels
+                select = functools.partial(_select_counted, self.mechanism, index, self.bins, counted=counted)
             else:
                 groups = _bin_groups(column(j), lower[j], upper[j], self.bins, weights)
                 select = functools.partial(_select_bin, self.mechanism, groups)
@@ -366,32 +368,73 @@ def select_in_window(mechanism, window, base, a_rank, c_rank, n, bins, level, un
     return _select_bin(mechanism, groups, level, unit, ranks if merged else None)
 
 
-def _select_sorted(mechanism, index, bins, level, unit):
-    """:func:`_select_bin` on the groups of the sorted bin indices ``index`` (unweighted),
-    draw for draw, reading only the bins around the target rank.
+#: The unweighted selection first counts the bin indices per block of 2**s consecutive
+#: bins, at most 2**BLOCK_BITS blocks (``dpsk.dask`` does the same on its workers).
+BLOCK_BITS = 16
+
+
+#: Values counted at a time (``block_counts``): small temporaries.
+_COUNT_CHUNK = 2**16
+
+
+def block_grid(bins, block_bits=BLOCK_BITS):
+    """``(shift, n_blocks)``: blocks of ``2**shift`` consecutive bins, at most 2**block_bits of them."""
+    shift = max(0, (bins - 1).bit_length() - block_bits)
+    return shift, ((bins - 1) >> shift) + 1
+
+
+def block_counts(columns, shift, n_blocks):
+    """Counts per block of ``2**shift`` bins of each column's bin indices: int64 (n_columns, n_blocks)."""
+    counts = np.zeros((len(columns), n_blocks), dtype=np.int64)
+    for j, index in enumerate(columns):
+        for start in range(0, index.size, _COUNT_CHUNK):
+            part = index[start : start + _COUNT_CHUNK]
+            counts[j] += np.bincount(part >> shift if shift else part, minlength=n_blocks)
+    return counts
+
+
+def _count_blocks(index, bins):
+    """``(shift, counts per block)`` of one column's bin indices, 8 to 16 values per block
+    on average (at most 2**BLOCK_BITS blocks): any blocks give the same window."""
+    shift, n_blocks = block_grid(bins, min(BLOCK_BITS, max(1, index.size.bit_length() - 4)))
+    return shift, block_counts([index], shift, n_blocks)[0]
+
+
+def window_counts(columns, requests):
+    """For each request ``(j, first, last)``: the occupied bins of column j in [first, last] and their counts."""
+    out = []
+    for j, first, last in requests:
+        index = columns[j]
+        occupied, counts = np.unique(index[(index >= first) & (index <= last)], return_counts=True)
+        out.append((occupied.astype(np.int64), counts.astype(np.int64)))
+    return tuple(out)
+
+
+def _select_counted(mechanism, index, bins, level, unit, counted=None):
+    """:func:`_select_bin` on the groups of the bin indices ``index`` (unweighted, in any
+    order), draw for draw, reading only the bins around the target rank.
 
     The groups far from the target rank are at ``randomise_groups``'s last proposal level,
     where merging them into one group per side changes neither the law nor any draw (the
     argument of :mod:`dpsk.dask._quantile`, whose in-memory counterpart this is): the
-    2n + 1 groups of a large column are never built. A proposed bin of a merged region
-    gets its exact ranks by binary search.
+    2n + 1 groups of a large column are never built, nor is the column sorted. The counts
+    per block of bins (``counted``, :func:`_count_blocks`; counted here when None) locate
+    the window's blocks; only their values are sorted. A proposed bin of a merged region
+    gets its exact ranks by counting (:func:`_counted_ranks`).
     """
     n = index.size
-    a_rank, c_rank = window_ranks(n, level * n, rank_margin(mechanism, unit, n))
-    first = 0 if a_rank == 0 else int(np.searchsorted(index, index[a_rank], side="left"))
-    last = n if c_rank == n else int(np.searchsorted(index, index[c_rank - 1], side="right"))
-    window = index[first:last].astype(np.int64)
-    starts = np.flatnonzero(np.concatenate([[True], window[1:] != window[:-1]])) if window.size else window
-    counts = np.diff(np.append(starts, window.size))
-    count_ranks = functools.partial(_sorted_ranks, index)
-    return select_in_window(
-        mechanism, (window[starts], counts), first, a_rank, c_rank, n, bins, level, unit, count_ranks
-    )
+    shift, blocks = _count_blocks(index, bins) if counted is None else counted
+    cumulative = np.cumsum(blocks)
+    a_rank, c_rank, first, last = rank_window(cumulative, n, level * n, rank_margin(mechanism, unit, n))
+    base = 0 if first == 0 else int(cumulative[first - 1])
+    (window,) = window_counts([index], [(0, first << shift, min(bins - 1, ((last + 1) << shift) - 1))])
+    count_ranks = functools.partial(_counted_ranks, index)
+    return select_in_window(mechanism, window, base, a_rank, c_rank, n, bins, level, unit, count_ranks)
 
 
-def _sorted_ranks(index, b):
-    """``(below, through)`` of bin ``b``: the values of the sorted ``index`` in bins < b, <= b."""
-    return int(np.searchsorted(index, b, side="left")), int(np.searchsorted(index, b, side="right"))
+def _counted_ranks(index, b):
+    """``(below, through)`` of bin ``b``: the values of ``index`` in bins < b, <= b."""
+    return int(np.count_nonzero(index < b)), int(np.count_nonzero(index <= b))
 
 
 def _bin_middle(index, lower, upper, bins):

@@ -424,3 +424,48 @@ def test_l1_gram_pass_decides_from_the_norm_the_clip_compares():
     sums = first.exact_gram_sums(full.l1_norm)
     assert np.array_equal(sums.total, reference.total)
     assert np.array_equal(sums.gram, reference.gram)
+
+
+def _mostly_zero_rows(rng, n, d):
+    """One-hot-like rows about the origin (8 nonzero values each, some with 40), whose
+    quantised values are nonzero where x is: a stretch of dense rows at the start (BLAS
+    blocks) and, further on, a few rows with every value nonzero (more than the sparse
+    path takes in a row: BLAS for their blocks)."""
+    X = np.zeros((n, d))
+    for i in range(n):
+        k = 40 if i % 37 == 0 else 8
+        X[i, rng.choice(d, size=k, replace=False)] = rng.choice([1.0, -0.75, 0.5], size=k) * rng.uniform(0.5, 1, k)
+    X[:300] = rng.normal(size=(300, d))
+    X[1500:1510] = rng.normal(size=(10, d))
+    return X
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_mostly_zero_blocks_are_bitwise_the_reference(weighted):
+    """Wide blocks whose quantised rows are mostly zeros (one-hot data about the origin,
+    as Adult) add the products of their nonzero values one by one (``_sparse_rows``)
+    instead of a dsyrk: the same exact integers as the reference, with blocks of either
+    kind between two flushes, rows of many nonzero values, weights, and the private L1
+    clip's correction pass (which subtracts rows)."""
+    rng = np.random.default_rng(61)
+    n, d = 3000, 70
+    X = _mostly_zero_rows(rng, n, d)
+    rows = exact_sums._gram_rows(d)
+    assert not exact_sums._sparse_gram_block(X[:rows])  # BLAS
+    assert exact_sums._sparse_gram_block(X[400 : 400 + rows])  # one product at a time
+    assert not exact_sums._sparse_gram_block(X[1500 : 1500 + rows])  # a row of d nonzero values
+    assert not exact_sums._sparse_gram_block(X[400 : 400 + rows, :40])  # narrow blocks: BLAS
+    weights = rng.uniform(size=n) if weighted else None
+    geometry = _Geometry(None, None, 4.0 * np.sqrt(d), d)
+    reference = _reference_sums(X, geometry, weights)
+    sums = geometry.exact_sums(X, weights)
+    assert sums.count == reference.count
+    assert np.array_equal(sums.total, reference.total)
+    assert np.array_equal(sums.gram, reference.gram)
+    first, key = geometry.l1_pass(X, weights)
+    l1_norm = float(np.quantile(first.norms[300:], 0.5))  # scales half of the sparse rows
+    clipped = _Geometry(None, None, geometry.data_norm, d, l1_norm=l1_norm)
+    reference = _reference_sums(X, clipped, weights)
+    sums = first.exact_gram_sums(clipped.l1_norm)
+    assert np.array_equal(sums.total, reference.total)
+    assert np.array_equal(sums.gram, reference.gram)

@@ -172,14 +172,14 @@ def _full_and_windowed(x, *, epsilon, bins, level, unit, seed):
     """The bin selected from all 2n + 1 groups and from the window, with the same Generator,
     and whether the two Generators end in the same state."""
     from dpsk.mechanisms import ExponentialMechanism
-    from dpsk.stats._quantile import _bin_groups, _bin_index, _select_bin, _select_sorted
+    from dpsk.stats._quantile import _bin_groups, _bin_index, _select_bin, _select_counted
 
     full, windowed = (
         ExponentialMechanism(epsilon=epsilon, sensitivity=1.0, random_state=np.random.default_rng(seed))
         for _ in range(2)
     )
     a = _select_bin(full, _bin_groups(x, -3.0, 3.0, bins, None), level, unit)
-    b = _select_sorted(windowed, np.sort(_bin_index(x, -3.0, 3.0, bins)), bins, level, unit)
+    b = _select_counted(windowed, _bin_index(x, -3.0, 3.0, bins), bins, level, unit)
     return a, b, full._rng.bit_generator.state == windowed._rng.bit_generator.state
 
 
@@ -200,15 +200,15 @@ def test_windowed_selection_is_the_full_one_draw_for_draw(epsilon, bins):
 
 def test_windowed_selection_scores_merged_regions_exactly(monkeypatch):
     """With the proposal's last level lowered to 10, bins of the merged regions outside the
-    window are proposed often; their exact ranks (a binary search) keep every selection
+    window are proposed often; their exact ranks (counted) keep every selection
     equal to the full one."""
     import dpsk.mechanisms._selection as selection
     import dpsk.stats._quantile as quantile
 
     monkeypatch.setattr(selection, "_TOP_LEVEL", 10)
     searched = []
-    original = quantile._sorted_ranks
-    monkeypatch.setattr(quantile, "_sorted_ranks", lambda index, b: searched.append(b) or original(index, b))
+    original = quantile._counted_ranks
+    monkeypatch.setattr(quantile, "_counted_ranks", lambda index, b: searched.append(b) or original(index, b))
     x = _values_with_ties(20_000, np.random.default_rng(4))
     for seed in range(8):
         a, b, same = _full_and_windowed(x, epsilon=0.5, bins=2**16, level=0.5, unit=1, seed=seed)
