@@ -210,7 +210,9 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         for start in range(0, X.shape[0], block):
             part = X[start : start + block]
             part = part.toarray() if sp.issparse(part) else part
-            rows = clip_bounds(part, box.lower, box.upper).astype(np.float64, copy=False)
+            # In float64 before clipping: a box may hold no float32 value (float32 timestamps
+            # in a one-hour box), and the labels are computed in float64 anyway.
+            rows = clip_bounds(np.asarray(part, dtype=np.float64), box.lower, box.upper)
             labels[start : start + block] = np.argmin(centre_sq - 2.0 * rows @ centres.T, axis=1)
         return box.exact_sums(X, labels, centres.shape[0], sample_weight=sample_weight)
 

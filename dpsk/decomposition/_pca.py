@@ -7,7 +7,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
-from dpsk._core._clip import clip_bounds
+from dpsk._core._clip import _bounds_in_dtype, clip_bounds
 from dpsk._core._exact_sums import (
     GRAM_BITS,
     exact_gram,
@@ -38,6 +38,20 @@ __all__ = ["PCA"]
 #: The matrix is the output; the count and the sum only centre it, and their noise
 #: enters the covariance divided by n.
 BUDGET_SHARES = (0.05, 0.15, 0.8)
+
+
+def _in_box_dtype(X, lower, upper):
+    """X, or X in float64 when some coordinate's box ``[lower, upper]`` holds no value of X's
+    dtype (float32 UNIX timestamps in a one-hour box: float32's spacing there is 65 536 s).
+    The kernels clip in X's dtype and would have no value to clip to. The choice depends on
+    the box and the dtype only: public, or released before."""
+    if lower is None or X.dtype == np.float64:
+        return X
+    try:
+        _bounds_in_dtype(np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64), X.dtype)
+    except ValueError:
+        return X.astype(np.float64)
+    return X
 
 
 class _Geometry:
@@ -421,8 +435,11 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         n_triangle = n_features * (n_features + 1) // 2
         sizes = (1, n_triangle) if self.centered else (1, n_features, n_triangle)
         plan.spend(self, release.privacy_event(sizes), rng)
+        dtype = X.dtype  # of the fitted attributes, whatever the kernels read
+        X = _in_box_dtype(X, lower, upper)
         if plan.requests:  # the released bounds, then the release built on them
             lower, upper = plan.box("bounds", X, (lower, upper))
+            X = _in_box_dtype(X, lower, upper)
             if "data_norm" in plan:
                 rows = X if lower is None else clip_bounds(np.asarray(X, dtype=np.float64), lower, upper)
                 data_norm = plan.release("data_norm", row_norms(rows))
@@ -437,7 +454,7 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             geometry.use_pass(first)
             release = self._release(geometry, rng, epsilon=plan.fit_epsilon)
         statistics = self._statistics(geometry, X, sample_weight)
-        return self._fit_statistics(statistics, release, geometry, (lower, upper), data_norm, X.dtype)
+        return self._fit_statistics(statistics, release, geometry, (lower, upper), data_norm, dtype)
 
     def _fit_statistics(self, statistics, release, geometry, bounds, data_norm, dtype):
         """The noisy release of (count, Σy, Σyyᵀ) and the components (in memory and Dask)."""

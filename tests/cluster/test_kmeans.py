@@ -69,6 +69,15 @@ def test_centres_stay_in_the_bounds_and_float32_is_kept(blobs):
     assert np.all(np.abs(km.cluster_centers_) <= 2)
 
 
+def test_float32_box_without_a_float32_value():
+    """Check float32 timestamps in a one-hour box (which holds no float32 value: the spacing at
+    1e12 is 65 536): the fit clips in float64, and spends once (it used to raise after the spend)."""
+    X = (1e12 + np.arange(160).reshape(40, 4) * 10.0).astype(np.float32)
+    accountant = BudgetAccountant(epsilon=10)
+    km = KMeans(2, epsilon=1.0, bounds=(1e12, 1e12 + 3600.0), accountant=accountant, random_state=0).fit(X)
+    assert km.cluster_centers_.dtype == np.float32 and len(accountant.spent_budget) == 1
+
+
 def test_init_array_is_validated():
     X = np.zeros((10, 2))
     with pytest.raises(ValueError, match="init must have shape"):

@@ -130,6 +130,31 @@ def test_float32_is_kept(data):
     assert pca.components_.dtype == np.float32 and pca.transform(data.astype(np.float32)).dtype == np.float32
 
 
+#: float32 UNIX-like timestamps in a one-hour box: float32's spacing at 1e12 is 65 536, so the
+#: box holds no float32 value (the kernels, which clip in X's dtype, have nothing to clip to).
+TIMESTAMPS_F32 = (1e12 + np.arange(160).reshape(40, 4) * 10.0).astype(np.float32)
+ONE_HOUR = (1e12, 1e12 + 3600.0)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"data_norm": 5000.0}, {"l1_norm": 100.0}, {"delta": 1e-6, "data_norm": 5000.0}, {"bounds": None}],
+    ids=["auto-l1", "ball", "public-l1", "gaussian", "private-box"],
+)
+def test_float32_box_without_a_float32_value(params):
+    """Check a float32 fit whose box holds no float32 value: it fits (the kernels read X in
+    float64), keeps float32 out, and spends once, what it declares (it used to raise after
+    the spend); with a public box it is the float64 fit of the same values."""
+    params = {"bounds": ONE_HOUR, **params}
+    accountant = BudgetAccountant(epsilon=10, delta=1e-3)
+    pca = PCA(2, epsilon=1.0, accountant=accountant, random_state=0, **params).fit(TIMESTAMPS_F32)
+    assert pca.components_.dtype == np.float32
+    assert len(accountant.spent_budget) == 1
+    if params["bounds"] is not None:
+        reference = PCA(2, epsilon=1.0, random_state=0, **params).fit(TIMESTAMPS_F32.astype(np.float64))
+        np.testing.assert_array_equal(pca.components_, reference.components_.astype(np.float32))
+
+
 def test_data_derived_norm_warns(data):
     with pytest.warns(PrivacyLeakWarning, match="data_norm"):
         pca = PCA(2, data_norm="data").fit(data)
