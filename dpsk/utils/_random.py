@@ -11,9 +11,9 @@
 The public names are re-exported by :mod:`dpsk.utils.validation` and :mod:`dpsk.utils`.
 """
 
-import hashlib
 import numbers
 
+import blake3
 import numpy as np
 
 __all__ = ["check_random_state", "is_seed", "rekey_generator", "release_digest", "release_generator"]
@@ -119,6 +119,13 @@ def is_seed(random_state):
 # independent stream. A Generator or BitGenerator object is the caller's explicit choice
 # and is used as is: two fresh ``np.random.PCG64(0)`` give identical noise on different
 # data, which is how tests and the audit expose noise-free changes.
+#
+# The digest reads every value of the data, so its speed matters: it must stay a small
+# part of a one-pass fit. It is BLAKE3 (the ``blake3`` package: the BLAKE3 team's SIMD
+# implementation, on every core for large updates), a cryptographic hash, so no one can
+# construct two datasets that share a stream short of breaking it; a keyed universal hash
+# would be faster but its key would be public. BLAKE3's tree mode makes the digest
+# independent of the number of threads and of how the input is cut into updates.
 
 #: Domain separation of the derived streams from any SeedSequence a user spawns.
 _RELEASE_TAG = 0x6470736B  # "dpsk"
@@ -126,8 +133,22 @@ _RELEASE_TAG = 0x6470736B  # "dpsk"
 #: same fit with another ``n_jobs`` gives the same result (sharing noise between two
 #: releases of the same data and statistic reveals nothing).
 _NOT_RELEASE_PARAMS = ("random_state", "accountant", "n_jobs", "verbose", "pre_dispatch")
-#: Elements per chunk when hashing large arrays (bounded temporary memory).
-_CHUNK = 1 << 16
+#: BLAKE3 key-derivation context of the digest: its domain separation. A new string for
+#: every change of the encoding below, which changes every seeded result.
+_DIGEST_CONTEXT = "dpsk 2026-11-27 release digest v2"
+#: Elements per block when an array is converted before hashing (float32, integers,
+#: non-contiguous views): bounded temporary memory, and blocks large enough for BLAKE3's
+#: threads. Float64 C-contiguous data is hashed in place, in one update.
+_BLOCK = 1 << 20
+
+
+def _hasher():
+    """A BLAKE3 hasher in key-derivation mode, free to use every core for large updates.
+
+    BLAKE3 is a tree hash: the digest does not depend on how the input is split into
+    updates nor on the number of threads that hash it.
+    """
+    return blake3.blake3(derive_key_context=_DIGEST_CONTEXT, max_threads=blake3.blake3.AUTO)
 
 
 def _update_text(h, tag, text):
@@ -135,10 +156,25 @@ def _update_text(h, tag, text):
     h.update(tag + len(data).to_bytes(8, "little") + data)
 
 
+def _update_float64(h, arr):
+    """Hash the values of a numeric array as little-endian float64, in C order."""
+    if arr.dtype == np.dtype("<f8") and arr.flags.c_contiguous:
+        h.update(arr.reshape(-1).view(np.uint8))  # in place, one update
+        return
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    # Blocks of whole leading-axis slices: each is copied to C order and converted.
+    row = max(1, arr[:1].size)
+    step = max(1, _BLOCK // row)
+    for start in range(0, arr.shape[0], step):
+        block = np.ascontiguousarray(arr[start : start + step], dtype="<f8")
+        h.update(block.reshape(-1).view(np.uint8))
+
+
 def _update_array(h, value):
     """Hash an array's shape and values, canonically: float32 and float64 copies of the same
-    values digest the same (values are hashed as float64, C order); integers that float64
-    represents exactly are hashed as floats too."""
+    values digest the same (values are hashed as little-endian float64 in C order, whatever
+    the layout); integers that float64 represents exactly are hashed as floats too."""
     import scipy.sparse as sp
 
     if sp.issparse(value):
@@ -158,26 +194,20 @@ def _update_array(h, value):
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]  # a column vector is the same data as a 1-D array (y passed as (n, 1))
     _update_text(h, b"A", repr(tuple(int(d) for d in arr.shape)))
-    flat = np.ascontiguousarray(arr).reshape(-1)
-    kind = flat.dtype.kind
-    if (
-        kind in "iu"
-        and flat.dtype.itemsize >= 8
-        and flat.size
-        and (int(flat.max()) > 2**53 or int(flat.min()) < -(2**53))
-    ):
+    kind = arr.dtype.kind
+    if kind in "iu" and arr.dtype.itemsize >= 8 and arr.size and (int(arr.max()) > 2**53 or int(arr.min()) < -(2**53)):
         kind = "int64"  # not exactly representable as float64: hash the integers themselves
     if kind in "fbiu":
         h.update(b"f")
-        for start in range(0, flat.size, _CHUNK):  # float64 chunks are hashed in place (no copy)
-            h.update(np.ascontiguousarray(flat[start : start + _CHUNK], dtype=np.float64))
+        _update_float64(h, arr)
     elif kind == "int64":
-        h.update(b"i" + flat.astype(flat.dtype.newbyteorder("<")).tobytes())
+        h.update(b"i" + np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes())
     elif kind in "USc":
+        flat = np.ascontiguousarray(arr).reshape(-1)
         _update_text(h, b"T", flat.dtype.str)
         h.update(flat.tobytes())
     else:  # objects (labels of mixed types, Fractions, ...): element by element
-        for item in flat.tolist():
+        for item in arr.reshape(-1).tolist():
             _update_value(h, item)
 
 
@@ -252,7 +282,7 @@ def release_digest(context, data=()):
     -------
     bytes
     """
-    h = hashlib.blake2b(digest_size=32, person=b"dpsk-release-1")
+    h = _hasher()
     _update_value(h, context)
     h.update(b"|data")
     for item in data:
