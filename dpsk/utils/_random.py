@@ -12,6 +12,7 @@ The public names are re-exported by :mod:`dpsk.utils.validation` and :mod:`dpsk.
 """
 
 import numbers
+import os
 
 import blake3
 import numpy as np
@@ -122,7 +123,7 @@ def is_seed(random_state):
 #
 # The digest reads every value of the data, so its speed matters: it must stay a small
 # part of a one-pass fit. It is BLAKE3 (the ``blake3`` package: the BLAKE3 team's SIMD
-# implementation, on every core for large updates), a cryptographic hash, so no one can
+# implementation, on several threads for large arrays), a cryptographic hash, so no one can
 # construct two datasets that share a stream short of breaking it; a keyed universal hash
 # would be faster but its key would be public. BLAKE3's tree mode makes the digest
 # independent of the number of threads and of how the input is cut into updates.
@@ -136,19 +137,32 @@ _NOT_RELEASE_PARAMS = ("random_state", "accountant", "n_jobs", "verbose", "pre_d
 #: BLAKE3 key-derivation context of the digest: its domain separation. A new string for
 #: every change of the encoding below, which changes every seeded result.
 _DIGEST_CONTEXT = "dpsk 2026-11-27 release digest v2"
-#: Elements per block when an array is converted before hashing (float32, integers,
-#: non-contiguous views): bounded temporary memory, and blocks large enough for BLAKE3's
-#: threads. Float64 C-contiguous data is hashed in place, in one update.
-_BLOCK = 1 << 20
+#: Values per block when an array is converted before hashing (float32, integers, other
+#: layouts): bounded temporary memory. The digest does not depend on it.
+_BLOCK = 1 << 16
+#: Values of an array from which it is hashed on several threads (starting them costs
+#: about 0.1 ms); the digest does not depend on it either.
+_THREADED_SIZE = 1 << 20
 
 
-def _hasher():
-    """A BLAKE3 hasher in key-derivation mode, free to use every core for large updates.
+def _hasher(max_threads=1):
+    """A BLAKE3 hasher in key-derivation mode (the digest's domain).
 
-    BLAKE3 is a tree hash: the digest does not depend on how the input is split into
-    updates nor on the number of threads that hash it.
+    BLAKE3 is a tree hash: the digest depends neither on how the input is cut into
+    updates nor on the number of threads. Several threads run in a pool of the hasher's
+    own, never ``blake3.AUTO``'s process-wide pool, whose threads do not survive a fork: a
+    forked child (multiprocessing, joblib's fork backends) that hashed with it would hang.
     """
-    return blake3.blake3(derive_key_context=_DIGEST_CONTEXT, max_threads=blake3.blake3.AUTO)
+    return blake3.blake3(derive_key_context=_DIGEST_CONTEXT, max_threads=max_threads)
+
+
+def _threads():
+    """Threads for hashing one large array: the CPUs this process may run on, at most 8."""
+    try:
+        available = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        available = os.cpu_count() or 1
+    return max(1, min(8, available))
 
 
 def _update_text(h, tag, text):
@@ -156,25 +170,44 @@ def _update_text(h, tag, text):
     h.update(tag + len(data).to_bytes(8, "little") + data)
 
 
-def _update_float64(h, arr):
-    """Hash the values of a numeric array as little-endian float64, in C order."""
-    if arr.dtype == np.dtype("<f8") and arr.flags.c_contiguous:
-        h.update(arr.reshape(-1).view(np.uint8))  # in place, one update
+def _blocks(arr):
+    """``arr`` cut into runs of leading-axis slices of at most ``_BLOCK`` values (views;
+    a slice larger than that is cut the same way along its own axes)."""
+    if arr.size == 0:
         return
+    row = arr.size // arr.shape[0]
+    if row > _BLOCK:
+        for part in arr:
+            yield from _blocks(part)
+        return
+    step = _BLOCK // row
+    for start in range(0, arr.shape[0], step):
+        yield arr[start : start + step]
+
+
+def _update_float64(h, arr):
+    """Hash the values of a numeric array as little-endian float64 in C order, whatever its
+    dtype and layout.
+
+    They are hashed by a hasher of their own (on several threads for a large array),
+    whose digest ``h`` hashes. A C-contiguous float64 array is hashed in place, in one
+    update; any other is converted block by block.
+    """
     if arr.ndim == 0:
         arr = arr.reshape(1)
-    # Blocks of whole leading-axis slices: each is copied to C order and converted.
-    row = max(1, arr[:1].size)
-    step = max(1, _BLOCK // row)
-    for start in range(0, arr.shape[0], step):
-        block = np.ascontiguousarray(arr[start : start + step], dtype="<f8")
-        h.update(block.reshape(-1).view(np.uint8))
+    values = _hasher(_threads() if arr.size >= _THREADED_SIZE else 1)
+    if arr.dtype == np.dtype("<f8") and arr.flags.c_contiguous:
+        values.update(arr.reshape(-1).view(np.uint8))
+    else:
+        for block in _blocks(arr):
+            values.update(np.ascontiguousarray(block, dtype="<f8").reshape(-1).view(np.uint8))
+    h.update(values.digest())
 
 
 def _update_array(h, value):
-    """Hash an array's shape and values, canonically: float32 and float64 copies of the same
-    values digest the same (values are hashed as little-endian float64 in C order, whatever
-    the layout); integers that float64 represents exactly are hashed as floats too."""
+    """Hash an array's shape and values, canonically: float32, float64 and integer copies of
+    the same values, in any memory layout, digest the same (:func:`_update_float64`);
+    integers beyond float64's exact range are hashed as integers."""
     import scipy.sparse as sp
 
     if sp.issparse(value):

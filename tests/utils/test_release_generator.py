@@ -7,6 +7,10 @@ on neighbouring datasets shared their noise, and their difference was the noise-
 difference -- the record itself.
 """
 
+import os
+import signal
+import time
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -226,17 +230,47 @@ def test_the_block_size_does_not_change_the_digest(monkeypatch):
         assert [_digest(a) for a in arrays] == reference
 
 
-@pytest.mark.parametrize("max_threads", [1, 2, 3])
-def test_the_number_of_threads_does_not_change_the_digest(monkeypatch, max_threads):
-    """BLAKE3 hashes a large update on several threads; the tree, hence the digest, is fixed."""
-    X = np.random.default_rng(0).normal(size=(1 << 16, 8))  # 4 MiB: large enough to be split
-    arrays = (X, X.astype(np.float32), np.asfortranarray(X))
-    reference = [_digest(a) for a in arrays]  # blake3.AUTO: every core
-    hasher = _random.blake3.blake3
-    monkeypatch.setattr(
-        _random, "_hasher", lambda: hasher(derive_key_context=_random._DIGEST_CONTEXT, max_threads=max_threads)
-    )
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_the_number_of_threads_does_not_change_the_digest(monkeypatch, threads):
+    """BLAKE3 hashes a large array on several threads; the tree, hence the digest, is fixed."""
+    X = np.random.default_rng(0).normal(size=(1 << 17, 8))  # 8 MiB, above _THREADED_SIZE values
+    arrays = (X, X.astype(np.float32), np.asfortranarray(X), np.round(X * 100))
+    reference = [_digest(a) for a in arrays]
+    monkeypatch.setattr(_random, "_threads", lambda: threads)
     assert [_digest(a) for a in arrays] == reference
+    small = [_digest(a[:100]) for a in arrays]
+    monkeypatch.setattr(_random, "_THREADED_SIZE", 1)  # small arrays on threads too
+    assert [_digest(a[:100]) for a in arrays] == small
+
+
+CHILD_TIMEOUT = 60  # seconds; the child takes well under one
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_digests_large_arrays():
+    """blake3.AUTO's process-wide thread pool does not survive a fork: with it, a child
+    forked after a large digest hung in its own (multiprocessing's default on Linux)."""
+    X = np.random.default_rng(0).normal(size=(_random._THREADED_SIZE, 2))
+    reference = _digest(X)  # the parent hashes on threads first
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report its digest, then exit at once
+        try:
+            os.write(write, _digest(X))
+        finally:
+            os._exit(0)
+    os.close(write)
+    deadline = time.monotonic() + CHILD_TIMEOUT
+    while os.waitpid(pid, os.WNOHANG) == (0, 0):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(read)
+            pytest.fail("the forked child hung in the digest")
+        time.sleep(0.05)
+    received = os.read(read, 64)
+    os.close(read)
+    assert received == reference
 
 
 def test_sparse_matrices_digest_in_canonical_form():
@@ -270,9 +304,9 @@ def test_sparse_matrices_digest_in_canonical_form():
 def _neighbour_digests_differ(X):
     """Whether every neighbour of X tried here digests differently from X and from the others.
 
-    Neighbours: one value changed by one ulp or to -0.0 in the first, a middle and the last
-    block (and in the last element), a row removed (first, middle, last), added, duplicated;
-    each also as a float32 copy where float32 holds it.
+    Neighbours: one value changed by one ulp, to -0.0, or (when it is not) to the nearest
+    float32, in the first, a middle and the last value (first, middle and last block); a
+    row removed (first, middle, last), added or duplicated.
     """
     n = X.shape[0]
     neighbours = []
@@ -281,10 +315,11 @@ def _neighbour_digests_differ(X):
         flat = changed.reshape(-1)
         flat[index] = np.nextafter(flat[index], np.inf)
         neighbours.append(changed)
-        if flat[index] != 0.0:
-            zero = X.copy()
-            zero.reshape(-1)[index] = -0.0
-            neighbours.append(zero)
+        for value in (-0.0, np.float32(X.reshape(-1)[index])):
+            if value != X.reshape(-1)[index]:
+                other = X.copy()
+                other.reshape(-1)[index] = value
+                neighbours.append(other)
     for row in (0, n // 2, n - 1):
         neighbours.append(np.delete(X, row, axis=0))
         neighbours.append(np.insert(X, row, X[row], axis=0))  # a duplicated row
@@ -300,9 +335,15 @@ def test_any_neighbour_changes_the_digest(small_blocks, dtype):
     assert _neighbour_digests_differ(np.asfortranarray(X))
 
 
-def test_the_neighbour_check_rejects_a_digest_that_skips_the_last_row(small_blocks, monkeypatch):
-    """Validity of the check above: a digest that leaves the last row's values out must fail it."""
+@pytest.mark.parametrize(
+    "broken",
+    [
+        lambda real: lambda h, arr: real(h, arr[:-1]),  # leaves the last row's values out
+        lambda real: lambda h, arr: real(h, arr.astype(np.float32)),  # rounds to float32
+    ],
+)
+def test_the_neighbour_check_rejects_a_broken_digest(small_blocks, monkeypatch, broken):
+    """Validity of the check above: digests that lose values must fail it."""
     X = np.random.default_rng(0).uniform(-1, 1, size=(13, 3))
-    real = _random._update_float64
-    monkeypatch.setattr(_random, "_update_float64", lambda h, arr: real(h, arr[:-1]))
+    monkeypatch.setattr(_random, "_update_float64", broken(_random._update_float64))
     assert not _neighbour_digests_differ(X)
