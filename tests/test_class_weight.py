@@ -37,8 +37,9 @@ def test_balanced_spends_a_share_on_counts_inside_the_one_event(cls):
     assert leaves[0].epsilon == pytest.approx(BALANCED_SHARE)  # the label histogram: ε/20, sensitivity 1
     assert math.fsum(e.epsilon for e in leaves) <= 1.0
     # The weights come from noisy counts: close to n_1/n_0 (about 1/9) for the majority class.
+    # Laplace noise of scale 1 / (ε/20) = 20 on the minority's ~400 rows: 7 scales within 35 %.
     assert est.class_weight_[1] == 1.0
-    assert est.class_weight_[0] == pytest.approx(np.sum(y == 1) / np.sum(y == 0), rel=0.1)
+    assert est.class_weight_[0] == pytest.approx(np.sum(y == 1) / np.sum(y == 0), rel=0.35)
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])

@@ -84,7 +84,7 @@ class FrequencyEstimator(BaseEstimator):
     >>> reports = make_randomizer("oue", epsilon=2.0, n_categories=4, random_state=0).randomise(values)
     >>> est = FrequencyEstimator(protocol="oue", epsilon=2.0, n_categories=4).fit(reports)
     >>> np.round(est.frequencies_, 1)
-    array([0.5, 0.3, 0.2, 0. ])
+    array([0.5, 0.3, 0.1, 0.1])
     """
 
     __doc__ = __doc__.replace("{privacy}", _PRIVACY_AGGREGATION)

@@ -11,9 +11,10 @@
 The public names are re-exported by :mod:`dpsk.utils.validation` and :mod:`dpsk.utils`.
 """
 
-import hashlib
 import numbers
+import os
 
+import blake3
 import numpy as np
 
 __all__ = ["check_random_state", "is_seed", "rekey_generator", "release_digest", "release_generator"]
@@ -119,6 +120,13 @@ def is_seed(random_state):
 # independent stream. A Generator or BitGenerator object is the caller's explicit choice
 # and is used as is: two fresh ``np.random.PCG64(0)`` give identical noise on different
 # data, which is how tests and the audit expose noise-free changes.
+#
+# The digest reads every value of the data, so its speed matters: it must stay a small
+# part of a one-pass fit. It is BLAKE3 (the ``blake3`` package: the BLAKE3 team's SIMD
+# implementation, on several threads for large arrays), a cryptographic hash, so no one can
+# construct two datasets that share a stream short of breaking it; a keyed universal hash
+# would be faster but its key would be public. BLAKE3's tree mode makes the digest
+# independent of the number of threads and of how the input is cut into updates.
 
 #: Domain separation of the derived streams from any SeedSequence a user spawns.
 _RELEASE_TAG = 0x6470736B  # "dpsk"
@@ -126,8 +134,35 @@ _RELEASE_TAG = 0x6470736B  # "dpsk"
 #: same fit with another ``n_jobs`` gives the same result (sharing noise between two
 #: releases of the same data and statistic reveals nothing).
 _NOT_RELEASE_PARAMS = ("random_state", "accountant", "n_jobs", "verbose", "pre_dispatch")
-#: Elements per chunk when hashing large arrays (bounded temporary memory).
-_CHUNK = 1 << 16
+#: BLAKE3 key-derivation context of the digest: its domain separation. A new string for
+#: every change of the encoding below, which changes every seeded result.
+_DIGEST_CONTEXT = "dpsk 2026-11-27 release digest v2"
+#: Values per block when an array is converted before hashing (float32, integers, other
+#: layouts): bounded temporary memory. The digest does not depend on it.
+_BLOCK = 1 << 16
+#: Values of an array from which it is hashed on several threads (starting them costs
+#: about 0.1 ms); the digest does not depend on it either.
+_THREADED_SIZE = 1 << 20
+
+
+def _hasher(max_threads=1):
+    """A BLAKE3 hasher in key-derivation mode (the digest's domain).
+
+    BLAKE3 is a tree hash: the digest depends neither on how the input is cut into
+    updates nor on the number of threads. Several threads run in a pool of the hasher's
+    own, never ``blake3.AUTO``'s process-wide pool, whose threads do not survive a fork: a
+    forked child (multiprocessing, joblib's fork backends) that hashed with it would hang.
+    """
+    return blake3.blake3(derive_key_context=_DIGEST_CONTEXT, max_threads=max_threads)
+
+
+def _threads():
+    """Threads for hashing one large array: the CPUs this process may run on, at most 8."""
+    try:
+        available = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        available = os.cpu_count() or 1
+    return max(1, min(8, available))
 
 
 def _update_text(h, tag, text):
@@ -135,10 +170,44 @@ def _update_text(h, tag, text):
     h.update(tag + len(data).to_bytes(8, "little") + data)
 
 
+def _blocks(arr):
+    """``arr`` cut into runs of leading-axis slices of at most ``_BLOCK`` values (views;
+    a slice larger than that is cut the same way along its own axes)."""
+    if arr.size == 0:
+        return
+    row = arr.size // arr.shape[0]
+    if row > _BLOCK:
+        for part in arr:
+            yield from _blocks(part)
+        return
+    step = _BLOCK // row
+    for start in range(0, arr.shape[0], step):
+        yield arr[start : start + step]
+
+
+def _update_float64(h, arr):
+    """Hash the values of a numeric array as little-endian float64 in C order, whatever its
+    dtype and layout.
+
+    They are hashed by a hasher of their own (on several threads for a large array),
+    whose digest ``h`` hashes. A C-contiguous float64 array is hashed in place, in one
+    update; any other is converted block by block.
+    """
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    values = _hasher(_threads() if arr.size >= _THREADED_SIZE else 1)
+    if arr.dtype == np.dtype("<f8") and arr.flags.c_contiguous:
+        values.update(arr.reshape(-1).view(np.uint8))
+    else:
+        for block in _blocks(arr):
+            values.update(np.ascontiguousarray(block, dtype="<f8").reshape(-1).view(np.uint8))
+    h.update(values.digest())
+
+
 def _update_array(h, value):
-    """Hash an array's shape and values, canonically: float32 and float64 copies of the same
-    values digest the same (values are hashed as float64, C order); integers that float64
-    represents exactly are hashed as floats too."""
+    """Hash an array's shape and values, canonically: float32, float64 and integer copies of
+    the same values, in any memory layout, digest the same (:func:`_update_float64`);
+    integers beyond float64's exact range are hashed as integers."""
     import scipy.sparse as sp
 
     if sp.issparse(value):
@@ -158,26 +227,20 @@ def _update_array(h, value):
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]  # a column vector is the same data as a 1-D array (y passed as (n, 1))
     _update_text(h, b"A", repr(tuple(int(d) for d in arr.shape)))
-    flat = np.ascontiguousarray(arr).reshape(-1)
-    kind = flat.dtype.kind
-    if (
-        kind in "iu"
-        and flat.dtype.itemsize >= 8
-        and flat.size
-        and (int(flat.max()) > 2**53 or int(flat.min()) < -(2**53))
-    ):
+    kind = arr.dtype.kind
+    if kind in "iu" and arr.dtype.itemsize >= 8 and arr.size and (int(arr.max()) > 2**53 or int(arr.min()) < -(2**53)):
         kind = "int64"  # not exactly representable as float64: hash the integers themselves
     if kind in "fbiu":
         h.update(b"f")
-        for start in range(0, flat.size, _CHUNK):  # float64 chunks are hashed in place (no copy)
-            h.update(np.ascontiguousarray(flat[start : start + _CHUNK], dtype=np.float64))
+        _update_float64(h, arr)
     elif kind == "int64":
-        h.update(b"i" + flat.astype(flat.dtype.newbyteorder("<")).tobytes())
+        h.update(b"i" + np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes())
     elif kind in "USc":
+        flat = np.ascontiguousarray(arr).reshape(-1)
         _update_text(h, b"T", flat.dtype.str)
         h.update(flat.tobytes())
     else:  # objects (labels of mixed types, Fractions, ...): element by element
-        for item in flat.tolist():
+        for item in arr.reshape(-1).tolist():
             _update_value(h, item)
 
 
@@ -252,7 +315,7 @@ def release_digest(context, data=()):
     -------
     bytes
     """
-    h = hashlib.blake2b(digest_size=32, person=b"dpsk-release-1")
+    h = _hasher()
     _update_value(h, context)
     h.update(b"|data")
     for item in data:

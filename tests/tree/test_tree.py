@@ -78,7 +78,9 @@ def test_privacy_cost_is_epsilon():
 def test_accurate_when_epsilon_is_large():
     X, y = _data(n=5000)
     tree = _tree(max_depth=8, epsilon=100.0).fit(X, y)
-    assert tree.score(X, y) > 0.85  # random thresholds approximate the boundary
+    # Random thresholds approximate the boundary: 0.77 to 0.98 over the seeds 0 to 29 (the
+    # noise hardly matters at this ε; chance is 0.5).
+    assert tree.score(X, y) > 0.75
     proba = tree.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     np.testing.assert_array_equal(tree.classes_[proba.argmax(axis=1)], tree.predict(X))

@@ -7,6 +7,10 @@ on neighbouring datasets shared their noise, and their difference was the noise-
 difference -- the record itself.
 """
 
+import os
+import signal
+import time
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -19,6 +23,7 @@ from dpsk.model_selection import RandomizedSearchCV
 from dpsk.naive_bayes import CategoricalNB
 from dpsk.preprocessing import StandardScaler
 from dpsk.tree import DecisionTreeRegressor
+from dpsk.utils import _random
 from dpsk.utils._random import release_digest, release_generator
 
 SECRET = 0.734215
@@ -153,12 +158,13 @@ def test_mechanisms_with_an_int_seed_derive_per_release(make, values):
         assert not np.allclose(noise0, noise1)
 
 
-# Digests of these estimators computed before they moved to their own modules (main at
-# ccb0ada, where the digest named them dpsk.naive_bayes._discrete.CategoricalNB, ...).
+# Digests of these estimators under the names they had before they moved to their own
+# modules (main at ccb0ada: dpsk.naive_bayes._discrete.CategoricalNB, ...), which their
+# ``_release_name`` pins; recomputed with the BLAKE3 digest ("release digest v2").
 _DIGESTS_BEFORE_THE_MOVE = [
-    (lambda: CategoricalNB(), "c5556ed1ef17c15d2ffe83d2c80f2226"),
-    (lambda: DecisionTreeRegressor(), "bcd1a8001ebf3ea5aa3a321552fed3cd"),
-    (lambda: RandomizedSearchCV(CategoricalNB(), {"alpha": [1.0, 2.0]}), "27e6e590d3e8cfa0aa1dedff52faefdd"),
+    (lambda: CategoricalNB(), "39807c8ea842f4b2afd150ebd0300575"),
+    (lambda: DecisionTreeRegressor(), "00e27ba7b917031b70cec141ca57df9f"),
+    (lambda: RandomizedSearchCV(CategoricalNB(), {"alpha": [1.0, 2.0]}), "d244d33a3c9673a02def078253480225"),
 ]
 
 
@@ -172,3 +178,172 @@ def test_a_pinned_release_name_is_not_inherited():
         pass
 
     assert release_digest(Sub()) != release_digest(CategoricalNB())
+
+
+# ---------------------------------------------------------------------------------------
+# The data digest: canonical (copies of the same data agree) and injective (neighbours differ)
+# ---------------------------------------------------------------------------------------
+
+
+def _digest(X):
+    return release_digest("f", (X,))
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of 7 elements: small arrays then span many blocks, with a partial last one."""
+    monkeypatch.setattr(_random, "_BLOCK", 7)
+
+
+@pytest.mark.parametrize("block", [None, 7])
+def test_copies_of_the_same_values_digest_the_same(monkeypatch, block):
+    if block is not None:
+        monkeypatch.setattr(_random, "_BLOCK", block)
+    codes = np.random.default_rng(0).integers(-50, 50, size=(40, 6))
+    reference = _digest(codes.astype(np.float64))
+    copies = [
+        codes,
+        codes.astype(np.int8),
+        codes.astype(np.int32),
+        codes.astype(np.float32),
+        codes.astype(">f8"),  # big-endian
+        np.asfortranarray(codes.astype(np.float64)),
+        np.asfortranarray(codes.astype(np.float32)),
+        np.repeat(codes, 2, axis=1)[:, ::2],  # a non-contiguous view
+        codes[::-1][::-1],
+        codes.T.copy().T,
+    ]
+    for copy in copies:
+        assert _digest(copy) == reference, (copy.dtype, copy.flags.c_contiguous)
+    flags = np.random.default_rng(1).integers(0, 2, size=30)
+    assert _digest(flags.astype(bool)) == _digest(flags) == _digest(flags.astype(np.uint8))
+    values = np.random.default_rng(2).uniform(-1, 1, size=(25, 4)).astype(np.float32)
+    assert _digest(values) == _digest(values.astype(np.float64)) == _digest(np.asfortranarray(values))
+
+
+def test_the_block_size_does_not_change_the_digest(monkeypatch):
+    X = np.random.default_rng(0).normal(size=(31, 5))
+    arrays = (X, X.astype(np.float32), np.asfortranarray(X), X[:, ::-1], sp.csc_matrix(np.where(X > 1, X, 0)))
+    reference = [_digest(a) for a in arrays]
+    for block in (1, 4, 5, 6, 1000):
+        monkeypatch.setattr(_random, "_BLOCK", block)
+        assert [_digest(a) for a in arrays] == reference
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_the_number_of_threads_does_not_change_the_digest(monkeypatch, threads):
+    """BLAKE3 hashes a large array on several threads; the tree, hence the digest, is fixed."""
+    X = np.random.default_rng(0).normal(size=(1 << 17, 8))  # 8 MiB, above _THREADED_SIZE values
+    arrays = (X, X.astype(np.float32), np.asfortranarray(X), np.round(X * 100))
+    reference = [_digest(a) for a in arrays]
+    monkeypatch.setattr(_random, "_threads", lambda: threads)
+    assert [_digest(a) for a in arrays] == reference
+    small = [_digest(a[:100]) for a in arrays]
+    monkeypatch.setattr(_random, "_THREADED_SIZE", 1)  # small arrays on threads too
+    assert [_digest(a[:100]) for a in arrays] == small
+
+
+CHILD_TIMEOUT = 60  # seconds; the child takes well under one
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_digests_large_arrays():
+    """blake3.AUTO's process-wide thread pool does not survive a fork: with it, a child
+    forked after a large digest hung in its own (multiprocessing's default on Linux)."""
+    X = np.random.default_rng(0).normal(size=(_random._THREADED_SIZE, 2))
+    reference = _digest(X)  # the parent hashes on threads first
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report its digest, then exit at once
+        try:
+            os.write(write, _digest(X))
+        finally:
+            os._exit(0)
+    os.close(write)
+    deadline = time.monotonic() + CHILD_TIMEOUT
+    while os.waitpid(pid, os.WNOHANG) == (0, 0):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(read)
+            pytest.fail("the forked child hung in the digest")
+        time.sleep(0.05)
+    received = os.read(read, 64)
+    os.close(read)
+    assert received == reference
+
+
+def test_sparse_matrices_digest_in_canonical_form():
+    dense = np.random.default_rng(0).normal(size=(12, 9)) * (np.random.default_rng(1).uniform(size=(12, 9)) < 0.3)
+    dense = dense.astype(np.float32).astype(np.float64)  # values that float32 holds exactly
+    reference = _digest(sp.csr_matrix(dense))
+    coo = sp.coo_matrix(dense)
+    # duplicates that sum to the same matrix, entries in shuffled order
+    rows, cols, vals = coo.row, coo.col, coo.data
+    order = np.random.default_rng(2).permutation(rows.size)
+    split = sp.coo_matrix(
+        (np.r_[vals[order] / 2, vals[order] / 2], (np.r_[rows[order], rows[order]], np.r_[cols[order], cols[order]])),
+        shape=dense.shape,
+    )
+    unsorted = sp.csr_matrix(dense)
+    unsorted.indices = unsorted.indices.copy()
+    unsorted.data = unsorted.data.copy()
+    for i in range(unsorted.shape[0]):  # reverse the column order inside every row
+        lo, hi = unsorted.indptr[i], unsorted.indptr[i + 1]
+        unsorted.indices[lo:hi] = unsorted.indices[lo:hi][::-1]
+        unsorted.data[lo:hi] = unsorted.data[lo:hi][::-1]
+    unsorted.has_sorted_indices = False
+    for copy in (sp.csc_matrix(dense), coo, split, unsorted, sp.csr_matrix(dense.astype(np.float32))):
+        assert _digest(copy) == reference, copy.format
+    assert _digest(sp.csr_matrix(dense)) != _digest(dense)  # a sparse and a dense input are other releases
+    changed = dense.copy()
+    changed[5, 5] += 1.0
+    assert _digest(sp.csr_matrix(changed)) != reference
+
+
+def _neighbour_digests_differ(X):
+    """Whether every neighbour of X tried here digests differently from X and from the others.
+
+    Neighbours: one value changed by one ulp, to -0.0, or (when it is not) to the nearest
+    float32, in the first, a middle and the last value (first, middle and last block); a
+    row removed (first, middle, last), added or duplicated.
+    """
+    n = X.shape[0]
+    neighbours = []
+    for index in (0, X.size // 2, X.size - 1):
+        changed = X.copy()
+        flat = changed.reshape(-1)
+        flat[index] = np.nextafter(flat[index], np.inf)
+        neighbours.append(changed)
+        for value in (-0.0, np.float32(X.reshape(-1)[index])):
+            if value != X.reshape(-1)[index]:
+                other = X.copy()
+                other.reshape(-1)[index] = value
+                neighbours.append(other)
+    for row in (0, n // 2, n - 1):
+        neighbours.append(np.delete(X, row, axis=0))
+        neighbours.append(np.insert(X, row, X[row], axis=0))  # a duplicated row
+    neighbours.append(np.vstack([X, X[:1] + 0.5]))
+    digests = [_digest(X)] + [_digest(a) for a in neighbours]
+    return len(set(digests)) == len(digests)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_any_neighbour_changes_the_digest(small_blocks, dtype):
+    X = np.random.default_rng(0).uniform(-1, 1, size=(13, 3)).astype(dtype)  # 39 elements: 6 blocks of 7
+    assert _neighbour_digests_differ(X)
+    assert _neighbour_digests_differ(np.asfortranarray(X))
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        lambda real: lambda h, arr: real(h, arr[:-1]),  # leaves the last row's values out
+        lambda real: lambda h, arr: real(h, arr.astype(np.float32)),  # rounds to float32
+    ],
+)
+def test_the_neighbour_check_rejects_a_broken_digest(small_blocks, monkeypatch, broken):
+    """Validity of the check above: digests that lose values must fail it."""
+    X = np.random.default_rng(0).uniform(-1, 1, size=(13, 3))
+    monkeypatch.setattr(_random, "_update_float64", broken(_random._update_float64))
+    assert not _neighbour_digests_differ(X)
