@@ -87,6 +87,7 @@ from dpsk.ensemble._boosting_plan import (
     CLASSIFIER_CLIP,
     MAX_CELLS,
     MIN_SNR,
+    FeatureSchedule,
     _best_split,
     _categorical_mask,
     _n_features_per_node,
@@ -97,6 +98,7 @@ from dpsk.ensemble._boosting_plan import (
     auto_schedule,
     auto_thresholds,
     grid_masks,
+    leaf_gain,
 )
 from dpsk.ensemble._boosting_rows import MemoryRows, node_sums
 from dpsk.utils._docstring import Substitution, _shared_docs
@@ -367,18 +369,23 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         self.baseline_ = self._baseline() + _newton(G[0, 0, 0], H[0, 0, 0], lam, std_h)
         rows.reset(self.baseline_)
 
+        # Cyclic: the feature of each round (public kinds, then released leaf sums: post-processing).
+        schedule = FeatureSchedule(grid_rounds, (self.thresholds_ == "grid") & ~is_categorical, lr)
         for t in range(n_iter):
             tree = (feature[t], mask[t])  # views: filled level by level below
+            j = schedule.next(t) if cyclic else None
             if grid_rounds[t]:
                 # Public cuts (no histogram released); the leaves get the round's whole weight.
-                feature[t], mask[t] = t % d, self._grid_masks(t % d, depth, t // d)
+                feature[t], mask[t] = j, self._grid_masks(j, depth, schedule.visits[j])
                 G, H, std_h, _ = sums("grid", tree, depth)
-                self._add_tree(t, G[:, 0, 0], H[:, 0, 0], std_h, lr, lam, leaf_sums, values)
+                G, H = G[:, 0, 0], H[:, 0, 0]
+                gain = leaf_gain(G, H, (noise.std("g", "grid") * scale_g) ** 2, std_h, lam)
+                self._add_tree(t, G, H, std_h, lr, lam, leaf_sums, values)
             else:
                 node_bins = np.ones((1, n_bins), dtype=bool)  # cyclic: each node's bins of the round's feature
                 for level in range(depth):
                     n_nodes = 2**level
-                    features = self._node_features(rng, t, n_nodes, d, k, cyclic)
+                    features = self._node_features(rng, t if j is None else j, n_nodes, d, k, cyclic)
                     if not cyclic or level == 0:
                         G, H, std_h, exact = sums("level", tree, level, features, n_bins)
                         G, H = self._split_inputs((G, H), exact)
@@ -397,9 +404,14 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
                         node_bins = np.stack([node_bins & left, node_bins & ~left], axis=1).reshape(-1, n_bins)
                 G, H, std_h, _ = sums("leaf", tree, depth)
                 G, H = G[:, 0, 0], H[:, 0, 0]  # (n_leaves, K)
+                # The schedule's estimate: from the leaf release alone, whose noise the split choice did
+                # not see (the combined sums share the root histogram's).
+                gain = leaf_gain(G, H, (noise.std("g", "leaf") * scale_g) ** 2, std_h, lam)
                 if cyclic and COMBINE_LEAVES:
                     G, H, std_h = _combine_leaves((G, H), root, node_bins, noise, (scale_g, scale_h))
                 self._add_tree(t, G, H, std_h, lr, lam, leaf_sums, values)
+            if cyclic:
+                schedule.observe(j, gain)
             if t + 1 < n_iter:  # the last round's predictions are never read
                 rows.update(tree, depth, values[t])
 
