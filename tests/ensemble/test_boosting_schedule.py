@@ -7,6 +7,7 @@ from unittest import mock
 import numpy as np
 import pytest
 
+from dpsk.audit import audit_estimator, canary_neighbours
 from dpsk.ensemble import HistGradientBoostingClassifier, _boosting_plan
 from dpsk.ensemble._boosting_plan import FeatureSchedule, leaf_gain
 
@@ -81,3 +82,54 @@ def test_fit_gives_informative_features_more_rounds_at_the_same_cost():
     for t, j in enumerate(adaptive._feature[:, 0]):
         np.testing.assert_array_equal(adaptive._mask[t], adaptive._grid_masks(j, 3, visits[j]))
         visits[j] += 1
+
+
+class _NoiseFreeSchedule(HistGradientBoostingClassifier):
+    """Shares the rounds by the gains of the exact leaf sums (the releases unchanged)."""
+
+    def _schedule_gain(self, noisy, exact, var_g, std_h, lam):
+        return leaf_gain(exact[0][:, 0, 0], exact[1][:, 0, 0], 0.0, 0.0, lam)
+
+
+def _schedule_neighbours(estimator=None, n=200):
+    """Every row at (0, 0), labels balanced; a canary at (0, 1), labelled 1.
+
+    Without the canary both features' first trees put every row in one leaf: both gains
+    tie, and the third round goes to feature 0. With it, feature 1's tree sends the canary
+    to a leaf of its own: its exact gain is positive, feature 0's still 0, and noise-free
+    gains give the third round to feature 1 with certainty.
+    """
+    return canary_neighbours(np.zeros((n, 2)), np.repeat([0, 1], n // 2), canary_X=[0.0, 1.0], canary_y=1)
+
+
+def _third_round_on_feature_1(est):
+    return np.array([float(est._feature[2, 0] == 1)])
+
+
+@pytest.mark.audit
+def test_audit_schedule_reads_released_sums_only():
+    """Check the schedule is post-processing: the feature of the first adaptive round passes the audit
+    against the fit's claim, and is rejected when the rounds are shared by noise-free gains."""
+    params = dict(
+        epsilon=2.0,
+        delta=0.0,
+        max_iter=3,
+        learning_rate=0.5,
+        max_depth=1,
+        bounds=(0.0, 1.0),
+        bin_strategy="uniform",
+        thresholds="grid",
+        classes=[0, 1],
+    )
+    good = audit_estimator(
+        HistGradientBoostingClassifier(**params),
+        _schedule_neighbours(),
+        _third_round_on_feature_1,
+        n_samples=3000,
+        random_state=0,
+    )
+    assert good.passed, str(good)
+    bad = audit_estimator(
+        _NoiseFreeSchedule(**params), _schedule_neighbours(), _third_round_on_feature_1, n_samples=3000, random_state=0
+    )
+    assert not bad.passed, str(bad)
