@@ -41,9 +41,11 @@
   ε = 1, held-out accuracy at the margin 0, at the threshold most accurate on the training rows
   (chosen without noise: the best case of a private recalibration round) and at the oracle
   threshold of the held-out rows.
+* The feature schedule (``schedule``; 2026-11-27, issue 22): on the same validation split, the
+  adaptive schedule (the default) against the cyclic one, the same seeds, paired.
 
 Run: ``python benchmarks/bench_boosting.py [--quick] [--only adult,friedman,...]``
-(sections: adult, design, dpebm, friedman, time, grid, validation, threshold). A leaf per category
+(sections: adult, design, dpebm, friedman, time, grid, validation, threshold, schedule). A leaf per category
 (2026-11-26, not adopted) was measured by the section ``categories`` of commit e1cd29b.
 """
 
@@ -351,6 +353,45 @@ def threshold_rows(seeds, epsilon=1.0):
     ]
 
 
+def schedule_rows(seeds, epsilons=(0.5, 1.0, 2.0, 5.0)):
+    """Validation split (80/20, seed 0) of Adult's training rows: the adaptive feature schedule (the
+    default since 2026-11-27) against the cyclic one (``ADAPTIVE_SCHEDULE`` off), the same seeds,
+    with the paired difference ± its standard error."""
+    X, y, bounds, categorical, fit, held = _validation_split()
+    public = dict(bounds=bounds, categorical_features=categorical, classes=[0, 1], delta=DELTA)
+    rows = []
+    for epsilon in epsilons:
+        scores = {}
+        for adaptive in (True, False):
+            with mock.patch.object(_boosting_plan, "ADAPTIVE_SCHEDULE", adaptive):
+                scores[adaptive] = np.array(
+                    [
+                        _scores(
+                            HistGradientBoostingClassifier(epsilon=epsilon, random_state=s, **public).fit(
+                                X[fit], y[fit]
+                            ),
+                            X[held],
+                            y[held],
+                        )
+                        for s in seeds
+                    ]
+                )
+        for adaptive, label in ((True, "adaptive schedule (defaults)"), (False, "cyclic schedule")):
+            rows.append(_row(label, epsilon, scores[adaptive]))
+        diff = scores[True] - scores[False]
+        se = diff.std(axis=0) / math.sqrt(len(seeds))
+        rows.append(
+            {
+                "model": "paired difference (adaptive - cyclic), ± standard error",
+                "ε": epsilon,
+                "accuracy": f"{diff[:, 0].mean():+.4f} ± {se[0]:.4f}",
+                "AUC": f"{diff[:, 1].mean():+.4f} ± {se[1]:.4f}",
+                "seeds": len(seeds),
+            }
+        )
+    return rows
+
+
 def fit_time_rows(n_rows, n_features=20, rounds=100):
     """Fit time on synthetic (n_rows × n_features), ``rounds`` rounds of depth 3, 32 bins, one thread:
     dpsk's default schedule (cyclic) and every feature per node, against scikit-learn's."""
@@ -390,7 +431,7 @@ def _mean(scores):
 #: How the titles of the sections on Adult's test split begin (the plot draws only those).
 ADULT_TEST_TITLE = "Adult, test split:"
 
-SECTIONS = ("adult", "design", "dpebm", "friedman", "time", "grid", "validation", "threshold")
+SECTIONS = ("adult", "design", "dpebm", "friedman", "time", "grid", "validation", "threshold", "schedule")
 
 
 def run(quick=False, only=SECTIONS):
@@ -414,6 +455,10 @@ def run(quick=False, only=SECTIONS):
         "threshold": (
             f"Validation split at ε = 1: the decision threshold ({len(seeds)} seeds)",
             lambda: threshold_rows(seeds),
+        ),
+        "schedule": (
+            f"Validation split: adaptive against cyclic feature schedule ({len(seeds)} seeds, paired)",
+            lambda: schedule_rows(seeds),
         ),
     }
     with threadpool_limits(1):  # accuracy only: scikit-learn's OpenMP threads would only contend

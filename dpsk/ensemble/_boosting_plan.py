@@ -308,3 +308,79 @@ def grid_masks(n_used, n_bins, depth, visit):
             children += [(lo, cut), (cut, hi)]
         ranges = children
     return masks
+
+
+#: The cyclic schedule's later rounds: shared among the features of their kind in proportion to
+#: the estimated loss reduction of each feature's first tree (see ``FeatureSchedule``).
+ADAPTIVE_SCHEDULE = True
+#: ``FeatureSchedule``: every feature keeps at least this share of its cyclic rounds.
+MIN_SHARE = 0.5
+
+
+def leaf_gain(G, H, var_g, std_h, lam):
+    """Estimated loss reduction of a tree from its noisy leaf sums (post-processing):
+    ``Σ_leaves (G² - var_G) / (H⁺ + λ + σ_H)`` minus the same for the root (the leaves' totals),
+    the gradients' noise variance taken out of the squares. ``G``, ``H``: ``(n_leaves, K)``;
+    ``var_g``, ``std_h``: scalars or ``(n_leaves, 1)``."""
+    var_g = np.broadcast_to(var_g, (G.shape[0], 1))
+    std_h = np.broadcast_to(std_h, (G.shape[0], 1))
+    leaves = ((G**2 - var_g) / (np.maximum(H, 0.0) + lam + std_h + _TINY)).sum()
+    g, h = G.sum(axis=0), H.sum(axis=0)
+    root = ((g**2 - var_g.sum()) / (max(h.sum(), 0.0) + lam + math.sqrt((std_h**2).sum()) + _TINY)).sum()
+    return float(leaves - root)
+
+
+class FeatureSchedule:
+    """The feature of each round under the cyclic schedule, from public values and released sums only.
+
+    The first ``d`` rounds visit every feature once, as DP-EBM's cyclic schedule (round t:
+    feature t). Each later round keeps the kind the cyclic schedule gives it (``kinds[t]``: a
+    public-cut round or a round by noisy gain), so the releases, and the fit's event, are
+    those of the cyclic schedule. The rounds of a kind are shared among its features: each
+    keeps ``MIN_SHARE`` of its cyclic rounds (rounded down), the rest go in proportion to
+    the estimated loss reduction of the feature's first tree (``leaf_gain`` of released leaf
+    sums, negative counted as 0: post-processing), and each round takes the feature furthest
+    behind its share of the rounds so far. Only with ``learning_rate < 1``: at 1 a feature's
+    first tree takes a full Newton step, and its gain says little about what is left.
+    ``ADAPTIVE_SCHEDULE`` False: the cyclic schedule itself.
+    """
+
+    def __init__(self, kinds, feature_kinds, learning_rate):
+        self.kinds = np.asarray(kinds, dtype=bool)
+        self.feature_kinds = np.asarray(feature_kinds, dtype=bool)
+        d, n_iter = self.feature_kinds.size, self.kinds.size
+        self.adaptive = ADAPTIVE_SCHEDULE and n_iter > d and learning_rate < 1.0
+        self.visits = np.zeros(d, dtype=np.intp)
+        self.gain = np.zeros(d)
+        self.total = {kind: int((self.kinds == kind).sum()) for kind in (False, True)}
+        self.done = {False: 0, True: 0}
+        self.share = None  # each feature's rounds, set after the first cycle
+
+    def _shares(self):
+        share = np.zeros(self.feature_kinds.size)
+        for kind, total in self.total.items():
+            members = np.flatnonzero(self.feature_kinds == kind)
+            if members.size:
+                floor = math.floor(MIN_SHARE * total / members.size)
+                weight = np.maximum(self.gain[members], 0.0)
+                weight = weight / weight.sum() if weight.sum() > 0 else np.full(members.size, 1.0 / members.size)
+                share[members] = floor + (total - floor * members.size) * weight
+        return share
+
+    def next(self, t):
+        """The feature of round t (call once per round, in order, ``observe`` after each)."""
+        d, kind = self.feature_kinds.size, bool(self.kinds[t])
+        self.done[kind] += 1
+        if not self.adaptive or t < d:
+            return t % d
+        if self.share is None:
+            self.share = self._shares()
+        members = np.flatnonzero(self.feature_kinds == kind)
+        behind = self.share[members] * self.done[kind] / self.total[kind] - self.visits[members]
+        return int(members[np.argmax(behind)])
+
+    def observe(self, j, gain):
+        """Feature j's round is done (``visits[j]`` counts it); ``gain``: its tree's estimated loss reduction."""
+        if self.visits[j] == 0:
+            self.gain[j] = gain
+        self.visits[j] += 1

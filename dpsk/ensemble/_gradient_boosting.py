@@ -20,8 +20,9 @@ and binary classification, ``n_classes`` for multiclass):
    and its hessian vector to the loss's public bound ``H``; both are scaled by the row's
    weight and converted to integers on a public fixed-point grid of ``Q`` steps per clip
    (truncation towards zero, so the integers' norm stays within ``Q``);
-2. for each level ``l < D``, each node takes ``k`` features (feature ``t mod d`` in
-   round t by default; or ``k`` drawn from the fit's generator, independently of the
+2. for each level ``l < D``, each node takes ``k`` features (by default one per round:
+   feature ``t`` in the first ``d`` rounds, then chosen from released sums only, see
+   ``FeatureSchedule``; or ``k`` drawn from the fit's generator, independently of the
    data) and the exact integer sums of gradients and
    hessians of its rows, by node, feature and bin, are released with discrete Gaussian
    noise (``delta > 0``) or discrete Laplace noise (``delta == 0``). A row lies in
@@ -57,10 +58,12 @@ Why one feature per node and not all: with all ``d`` features per node a level's
 sensitivity is ``sqrt(d)`` times one feature's, so each histogram cell gets ``sqrt(d)``
 times the noise. With one feature the noise is smallest but the split is chosen among
 one feature's thresholds. The default is DP-EBM's cyclic schedule (every node of
-round t on feature ``t mod d``: an additive model of one-feature trees); on Adult and
+round t on one feature: an additive model of one-feature trees); on Adult and
 Friedman #1 at ε = 1 it beat one random feature per node, a third of the features
-and all of them (doc/user_guide/boosting.rst, measured with this module). The rule
-depends on the parameters only, never on the data.
+and all of them (doc/user_guide/boosting.rst, measured with this module). After the
+first cycle (round t on feature t) the rounds are shared by the first trees' released
+gains (``FeatureSchedule``: post-processing; the kinds of the rounds, and so the
+releases, are the cyclic schedule's).
 """
 
 import math
@@ -87,6 +90,7 @@ from dpsk.ensemble._boosting_plan import (
     CLASSIFIER_CLIP,
     MAX_CELLS,
     MIN_SNR,
+    FeatureSchedule,
     _best_split,
     _categorical_mask,
     _n_features_per_node,
@@ -97,6 +101,7 @@ from dpsk.ensemble._boosting_plan import (
     auto_schedule,
     auto_thresholds,
     grid_masks,
+    leaf_gain,
 )
 from dpsk.ensemble._boosting_rows import MemoryRows, node_sums
 from dpsk.utils._docstring import Substitution, _shared_docs
@@ -367,18 +372,26 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         self.baseline_ = self._baseline() + _newton(G[0, 0, 0], H[0, 0, 0], lam, std_h)
         rows.reset(self.baseline_)
 
+        # Cyclic: the feature of each round (public kinds, then released leaf sums: post-processing).
+        schedule = FeatureSchedule(grid_rounds, (self.thresholds_ == "grid") & ~is_categorical, lr)
         for t in range(n_iter):
             tree = (feature[t], mask[t])  # views: filled level by level below
+            j = schedule.next(t) if cyclic else None
             if grid_rounds[t]:
                 # Public cuts (no histogram released); the leaves get the round's whole weight.
-                feature[t], mask[t] = t % d, self._grid_masks(t % d, depth, t // d)
-                G, H, std_h, _ = sums("grid", tree, depth)
-                self._add_tree(t, G[:, 0, 0], H[:, 0, 0], std_h, lr, lam, leaf_sums, values)
+                feature[t], mask[t] = j, self._grid_masks(j, depth, schedule.visits[j])
+                G, H, std_h, exact = sums("grid", tree, depth)
+                G, H = G[:, 0, 0], H[:, 0, 0]
+                gain = self._schedule_gain((G, H), exact, (noise.std("g", "grid") * scale_g) ** 2, std_h, lam)
+                self._add_tree(t, G, H, std_h, lr, lam, leaf_sums, values)
             else:
                 node_bins = np.ones((1, n_bins), dtype=bool)  # cyclic: each node's bins of the round's feature
                 for level in range(depth):
                     n_nodes = 2**level
-                    features = self._node_features(rng, t, n_nodes, d, k, cyclic)
+                    if cyclic:  # the round's one feature (``schedule``)
+                        features = np.full((n_nodes, 1), j, dtype=np.intp)
+                    else:
+                        features = self._node_features(rng, n_nodes, d, k)
                     if not cyclic or level == 0:
                         G, H, std_h, exact = sums("level", tree, level, features, n_bins)
                         G, H = self._split_inputs((G, H), exact)
@@ -395,11 +408,16 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
                     if cyclic:
                         left = mask[t, first : first + n_nodes].astype(bool)
                         node_bins = np.stack([node_bins & left, node_bins & ~left], axis=1).reshape(-1, n_bins)
-                G, H, std_h, _ = sums("leaf", tree, depth)
+                G, H, std_h, exact = sums("leaf", tree, depth)
                 G, H = G[:, 0, 0], H[:, 0, 0]  # (n_leaves, K)
+                # The schedule's estimate: from the leaf release alone, whose noise the split choice did
+                # not see (the combined sums share the root histogram's).
+                gain = self._schedule_gain((G, H), exact, (noise.std("g", "leaf") * scale_g) ** 2, std_h, lam)
                 if cyclic and COMBINE_LEAVES:
                     G, H, std_h = _combine_leaves((G, H), root, node_bins, noise, (scale_g, scale_h))
                 self._add_tree(t, G, H, std_h, lr, lam, leaf_sums, values)
+            if cyclic:
+                schedule.observe(j, gain)
             if t + 1 < n_iter:  # the last round's predictions are never read
                 rows.update(tree, depth, values[t])
 
@@ -439,11 +457,9 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         """The row count ``max_iter="auto"`` reads: released with its share of ε (``RowCount``)."""
         return RowCount(epsilon, n_rows, rng, needed=needed)
 
-    def _node_features(self, rng, round_, n_nodes, n_features, k, cyclic):
-        """The ``k`` features of each node of a level: the public cyclic schedule, or drawn from
-        the fit's generator; never from the data."""
-        if cyclic:
-            return np.full((n_nodes, 1), round_ % n_features, dtype=np.intp)
+    def _node_features(self, rng, n_nodes, n_features, k):
+        """The ``k`` features of each node of a level without the cyclic schedule: all of them, or
+        drawn from the fit's generator; never from the data."""
         if k == n_features:
             return np.tile(np.arange(n_features, dtype=np.intp), (n_nodes, 1))
         return np.stack([rng.permutation(n_features)[:k] for _ in range(n_nodes)]).astype(np.intp)
@@ -455,6 +471,10 @@ class BaseHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
     def _split_inputs(self, noisy, exact):
         """The histograms splits are chosen from: the noisy ones (post-processing)."""
         return noisy
+
+    def _schedule_gain(self, noisy, exact, var_g, std_h, lam):
+        """The estimated gain the feature schedule reads: of the released leaf sums (post-processing)."""
+        return leaf_gain(*noisy, var_g, std_h, lam)
 
     def _raw_predict(self, X):
         """Raw scores (n_samples, K) of validated rows X: baseline plus the trees' leaf values."""
@@ -524,8 +544,10 @@ _BOOSTING_DOCS = {
         Features drawn at random for each node (an int, or a fraction of the features
         as scikit-learn's): the node's histograms cover these only, and the noise
         grows as the square root of their number. ``None``: DP-EBM's cyclic schedule,
-        every node of round t splits on feature ``t mod n_features`` (one histogram per
-        row and level, the least noise; see Notes); with ``epsilon=inf`` (no noise)
+        every node of a round splits on the round's one feature (one histogram per row
+        and level, the least noise; see Notes): feature t in the first ``n_features``
+        rounds, then, with ``learning_rate_`` below 1, the later rounds shared among the
+        features by their first trees' released gains (post-processing); with ``epsilon=inf`` (no noise)
         ``None`` uses every feature at every node, scikit-learn's non-private boosting
         on the same bins.
 
@@ -683,11 +705,14 @@ class HistGradientBoostingClassifier(BaseHistGradientBoosting, BaseJointLogLikel
     {privacy}
 
     **Features per node.** ``max_features=None`` follows DP-EBM's cyclic rounds: every
-    node of round t splits on feature ``t mod d``, so each level's histograms have the
+    node of a round splits on the round's one feature, so each level's histograms have the
     sensitivity of one row in one histogram and the noise is √d times smaller than
     with all ``d`` features. It beat one random feature per node, a third and all of
-    the features on Adult and Friedman #1 at ε = 1 (doc/user_guide/boosting.rst); the
-    rule depends on nothing but the parameters.
+    the features on Adult and Friedman #1 at ε = 1 (doc/user_guide/boosting.rst). The
+    first ``d`` rounds take the features in order; with a learning rate below 1 the later
+    rounds go to the features in proportion to their first trees' estimated gains, from
+    released leaf sums only (post-processing: the rounds' kinds, and so the releases and
+    the event, are the cyclic schedule's).
 
     Examples
     --------

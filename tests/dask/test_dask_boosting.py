@@ -58,10 +58,11 @@ MODELS = {
         ),
         lambda labels, y: labels,
     ),
-    # binary, cyclic with public cuts of the numeric features (grid rounds), a categorical feature
+    # binary, cyclic with public cuts of the numeric features (grid rounds), a categorical feature;
+    # learning rate below 1 and rounds after the first cycle: the adaptive feature schedule
     "grid": (
         lambda: HistGradientBoostingClassifier(
-            max_iter=5, bounds=BOUNDS, classes=[0, 1], categorical_features=[2], thresholds="grid"
+            max_iter=8, learning_rate=0.3, bounds=BOUNDS, classes=[0, 1], categorical_features=[2], thresholds="grid"
         ),
         lambda labels, y: (labels == 2).astype(int),
     ),
