@@ -18,6 +18,7 @@ from dpsk.mechanisms._joint import Box, JointRelease
 from dpsk.utils._docstring import Substitution, _shared_docs
 from dpsk.utils._private_bounds import PRIVATE_CONSTRAINT, PrivateSensitivity, private_box
 from dpsk.utils._sklearn_compat import Interval, StrOptions, _fit_context, check_is_fitted, validate_data
+from dpsk.utils._threads import single_blas_thread
 from dpsk.utils.validation import _check_sample_weight_dp, release_generator
 
 __all__ = ["KMeans"]
@@ -207,13 +208,16 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         centre_sq = np.einsum("ij,ij->i", centres, centres)
         # Sparse X: blocks of at most ~32 MiB densified (the clipped implicit zeros need not be 0).
         block = 65536 if not sp.issparse(X) else max(1, min(65536, 2**22 // max(X.shape[1], 1)))
-        for start in range(0, X.shape[0], block):
-            part = X[start : start + block]
-            part = part.toarray() if sp.issparse(part) else part
-            # In float64 before clipping: a box may hold no float32 value (float32 timestamps
-            # in a one-hour box), and the labels are computed in float64 anyway.
-            rows = clip_bounds(np.asarray(part, dtype=np.float64), box.lower, box.upper)
-            labels[start : start + block] = np.argmin(centre_sq - 2.0 * rows @ centres.T, axis=1)
+        # A block times k centres: BLAS's threads only wait for each other (dpsk.utils._threads;
+        # under load, 13 s against 4.8 s for a 10^6 x 20 fit).
+        with single_blas_thread():
+            for start in range(0, X.shape[0], block):
+                part = X[start : start + block]
+                part = part.toarray() if sp.issparse(part) else part
+                # In float64 before clipping: a box may hold no float32 value (float32 timestamps
+                # in a one-hour box), and the labels are computed in float64 anyway.
+                rows = clip_bounds(np.asarray(part, dtype=np.float64), box.lower, box.upper)
+                labels[start : start + block] = np.argmin(centre_sq - 2.0 * rows @ centres.T, axis=1)
         return box.exact_sums(X, labels, centres.shape[0], sample_weight=sample_weight)
 
     def _n_seeding_passes(self):
