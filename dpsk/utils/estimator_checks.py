@@ -273,6 +273,13 @@ def check_infinite_epsilon_is_exact(name, estimator):
         raise AssertionError(f"{name}: the epsilon=inf fit was recorded as {unlimited.total()}, not as infinite")
 
 
+#: Seeds per ε of :func:`check_noise_decreases_with_epsilon`. The variance over seeds is heavy
+#: tailed for some mechanisms (objective perturbation's Gamma-norm noise): LinearSVC's variance
+#: ratio, 0.03-0.1 on most sets of 10 seeds, was 0.25 on one (the check's bound); over 10
+#: disjoint sets of 20 seeds at most 0.14, over 5 sets of 40 at most 0.09.
+NOISE_CHECK_SEEDS = 40
+
+
 def check_noise_decreases_with_epsilon(name, estimator):
     """The spread of the fitted model over seeds is much smaller at ε = 50 than at ε = 0.5."""
     data = make_check_data(estimator, n_samples=60)
@@ -280,7 +287,7 @@ def check_noise_decreases_with_epsilon(name, estimator):
     def spread(epsilon):
         fits = [
             _fitted_float_arrays(_fit_quietly(_prepared(estimator, data, epsilon=epsilon, random_state=seed), data))
-            for seed in range(10)
+            for seed in range(NOISE_CHECK_SEEDS)
         ]
         common = [k for k in fits[0] if all(k in f and f[k].shape == fits[0][k].shape for f in fits)]
         return sum(float(np.var(np.stack([f[k] for f in fits]), axis=0).sum()) for k in common)
