@@ -12,10 +12,11 @@ The public names are re-exported by :mod:`dpsk.utils.validation` and :mod:`dpsk.
 """
 
 import numbers
-import os
 
 import blake3
 import numpy as np
+
+from dpsk._core._common import _effective_n_threads
 
 __all__ = ["check_random_state", "is_seed", "rekey_generator", "release_digest", "release_generator"]
 
@@ -157,12 +158,9 @@ def _hasher(max_threads=1):
 
 
 def _threads():
-    """Threads for hashing one large array: the CPUs this process may run on, at most 8."""
-    try:
-        available = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        available = os.cpu_count() or 1
-    return max(1, min(8, available))
+    """Threads for hashing one large array: the kernels' own count (the CPUs this process
+    may run on, capped by ``OMP_NUM_THREADS`` as in joblib's workers), at most 8."""
+    return min(8, _effective_n_threads(None))
 
 
 def _update_text(h, tag, text):
