@@ -131,6 +131,7 @@ def test_balanced_logistic_regression_privacy_audit():
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_balanced_audit_rejects_weights_above_one(monkeypatch):
     """Check the audit's power: "balanced" weights not divided by the largest (the lone
     minority row weighs about 100) must be rejected."""

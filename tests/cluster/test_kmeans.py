@@ -207,6 +207,7 @@ def _project_coordinate(est):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("cls", [KMeans, SwappedKMeans], ids=["correct", "swapped"])
+@pytest.mark.extended
 def test_estimator_audit_rejects_the_swapped_split_at_50_features(cls):
     """Check the same through the estimator's public output (black box), at d = 50."""
     d = 50

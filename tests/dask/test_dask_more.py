@@ -348,6 +348,7 @@ def _audit_on_dask(cls, n_samples=None):
 
 
 @pytest.mark.audit
+@pytest.mark.extended
 @pytest.mark.parametrize("broken", [False, True], ids=["MultinomialNB", "MultinomialNBNoClipping"])
 def test_multinomial_nb_privacy_audit_on_dask(broken):
     """The family audit of MultinomialNB (tests/privacy) with the neighbours as Dask arrays in

@@ -351,6 +351,7 @@ def _dask_neighbours(case, n_chunks=3):
 
 
 @pytest.mark.audit
+@pytest.mark.extended
 @pytest.mark.parametrize("broken", [False, True], ids=["dask", "broken-no-clipping"])
 def test_privacy_audit_on_dask(broken, monkeypatch):
     """The registry's audit of LogisticRegression (objective perturbation, a canary beyond

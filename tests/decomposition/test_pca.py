@@ -179,7 +179,9 @@ def _gaussian_claim(estimator, neighbours):
 
 
 @pytest.mark.parametrize(
-    "cls", [PCA, pytest.param(PCAEpsilonX2, marks=pytest.mark.slow)], ids=["correct", "epsilon_x2"]
+    "cls",
+    [PCA, pytest.param(PCAEpsilonX2, marks=[pytest.mark.slow, pytest.mark.extended])],
+    ids=["correct", "epsilon_x2"],
 )
 @pytest.mark.audit
 def test_gaussian_method_audit(cls):
@@ -324,6 +326,7 @@ def test_l1_clip_privacy_audit():
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_l1_clip_audit_rejects_the_unclipped_sum():
     """The same audit rejects a release calibrated to the L1 clip that sums unclipped rows
     (lower bounds 2.01 and 2.20 on audit seeds 0 and 1000, claimed 2)."""

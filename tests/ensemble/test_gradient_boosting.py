@@ -375,6 +375,7 @@ def _audit(estimator, neighbours, projection, n_samples):
 
 @pytest.mark.audit
 @pytest.mark.parametrize("broken", [_Unclipped, _EpsilonX2])
+@pytest.mark.extended
 def test_audit_rejects_broken_releases(broken):
     """Check the audit's power: unclipped gradients and noise for 2ε fail on the registry's canary."""
     case = ESTIMATOR_AUDITS["HistGradientBoostingClassifier"]
@@ -429,7 +430,12 @@ def _project_grid(est):
 
 @pytest.mark.audit
 @pytest.mark.parametrize(
-    ("cls", "passes"), [(HistGradientBoostingClassifier, True), (_EpsilonX2, False), (_GridNoiseFreeLeaves, False)]
+    ("cls", "passes"),
+    [
+        (HistGradientBoostingClassifier, True),
+        pytest.param(_EpsilonX2, False, marks=pytest.mark.extended),
+        pytest.param(_GridNoiseFreeLeaves, False, marks=pytest.mark.extended),
+    ],
 )
 def test_audit_grid_leaves(cls, passes):
     """Check the public-cut path (thresholds="grid") on the registry's canary at the gradient

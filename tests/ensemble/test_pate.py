@@ -479,6 +479,7 @@ def test_privacy_audit_with_canary(name):
     ],
     ids=["pate-noise-x0.5", "pate-shared-row", "subsample-noise-x0.5", "subsample-shared-row"],
 )
+@pytest.mark.extended
 def test_privacy_audit_rejects_broken_variant(name, bug, monkeypatch):
     """Check the audits' power: half the noise, or the canary in two parts, is rejected."""
     bug(monkeypatch)

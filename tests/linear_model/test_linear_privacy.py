@@ -155,6 +155,7 @@ def test_exact_privacy_loss_of_the_joint_calibration(epsilon, lam):
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_objective_perturbation_audit_rejects_halved_noise(monkeypatch):
     """Check the audit of ε-DP objective perturbation has power: half the noise is rejected."""
     estimator = LogisticRegression(epsilon=1.0, data_norm=1.0, C=1.0, fit_intercept=False, classes=[0, 1])
@@ -164,6 +165,7 @@ def test_objective_perturbation_audit_rejects_halved_noise(monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_misscaled_data_norm_is_rejected(monkeypatch):
     """Check that the leading library's data_norm scaling of the curvature term fails the audit.
 
@@ -380,6 +382,7 @@ def test_multi_target_laplace_audit_against_declared_cost():
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_multi_target_gaussian_audit_rejects_per_target_sensitivity(monkeypatch):
     """Check the Gaussian release of [A, w·B] with 8 targets against the profile of its noise;
     noise calibrated as if B had one target's sensitivity is rejected.

@@ -246,6 +246,7 @@ def test_stream_audit_accepts_the_tree_mechanism():
 
 
 @pytest.mark.audit
+@pytest.mark.extended
 def test_stream_audit_rejects_noise_that_ignores_the_tree_depth(monkeypatch):
     """Check the audit's power: node noise σ₁ instead of σ₁√L (sensitivity over L nodes ignored) fails."""
     monkeypatch.setattr(online, "stream_noise_multiplier", lambda eps, delta, levels: (gaussian_sigma(eps, delta),) * 2)

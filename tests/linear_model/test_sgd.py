@@ -308,6 +308,7 @@ def test_audit_accepts_partial_fit():
 
 
 @pytest.mark.audit
+@pytest.mark.extended
 def test_audit_rejects_missing_clipping(monkeypatch):
     """Check the audit's power: gradients not clipped (noise still calibrated to C) are rejected."""
     monkeypatch.setattr(engine, "clip_margin", lambda max_batch, width: -1e6)
@@ -316,6 +317,7 @@ def test_audit_rejects_missing_clipping(monkeypatch):
 
 
 @pytest.mark.audit
+@pytest.mark.extended
 def test_audit_rejects_half_noise(monkeypatch):
     """Check the audit's power: noise × 0.5 on every step is rejected."""
     real = engine.add_gaussian
@@ -325,6 +327,7 @@ def test_audit_rejects_half_noise(monkeypatch):
 
 
 @pytest.mark.audit
+@pytest.mark.extended
 def test_audit_rejects_sampling_without_amplification(monkeypatch):
     """Check the audit's power: every row in every step while q = 0.25 is declared is rejected."""
     monkeypatch.setattr(engine, "poisson_batch", lambda n, q, rng: slice(None))

@@ -356,7 +356,9 @@ def _ignore_the_user_bound(monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("broken", [False, True], ids=["correct", "ignores the user bound"])
+@pytest.mark.parametrize(
+    "broken", [False, pytest.param(True, marks=pytest.mark.extended)], ids=["correct", "ignores the user bound"]
+)
 def test_user_level_logistic_regression_privacy_audit(broken, monkeypatch):
     """Check the user-level logistic regression on a whole canary user (5 rows), and the power."""
     from dpsk.audit import project_attribute
@@ -370,7 +372,9 @@ def test_user_level_logistic_regression_privacy_audit(broken, monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("broken", [False, True], ids=["correct", "ignores the user bound"])
+@pytest.mark.parametrize(
+    "broken", [False, pytest.param(True, marks=pytest.mark.extended)], ids=["correct", "ignores the user bound"]
+)
 def test_user_level_linear_regression_privacy_audit(broken, monkeypatch):
     """Check the user-level least squares on a whole canary user (5 rows), and the power."""
     from dpsk.audit import project_attribute

@@ -256,6 +256,7 @@ def test_frequency_estimates_are_unbiased_with_the_papers_variance(protocol, eps
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_statistical_tests_reject_wrong_estimators():
     """Check the power of both tests: reports at ε = 1 aggregated at ε = 1.25 (biased); GRR's variance for OLH."""
     estimates = grouped_estimates("olh", 1.0, groups=GROUPS, seed=7, aggregate_epsilon=1.25)

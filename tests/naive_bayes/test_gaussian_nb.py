@@ -133,7 +133,9 @@ def test_classes_derived_from_y_warn():
 
 
 @pytest.mark.parametrize(
-    "cls", [GaussianNB, pytest.param(GaussianNBEpsilonX2, marks=pytest.mark.slow)], ids=["correct", "epsilon_x2"]
+    "cls",
+    [GaussianNB, pytest.param(GaussianNBEpsilonX2, marks=[pytest.mark.slow, pytest.mark.extended])],
+    ids=["correct", "epsilon_x2"],
 )
 @pytest.mark.audit
 def test_gaussian_noise_audit(cls):

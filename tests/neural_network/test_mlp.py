@@ -275,6 +275,7 @@ def test_audit_accepts_partial_fit(monkeypatch):
 
 
 @pytest.mark.audit
+@pytest.mark.extended
 def test_audit_rejects_partial_fit_without_amplification(monkeypatch):
     """Check the audit's power on partial_fit: every row in every step while q = 0.25 is declared is rejected."""
     monkeypatch.setattr(mlp, "_init_parameters", _fixed_init)
@@ -284,6 +285,7 @@ def test_audit_rejects_partial_fit_without_amplification(monkeypatch):
 
 
 @pytest.mark.audit
+@pytest.mark.extended
 def test_audit_rejects_missing_clipping(monkeypatch):
     """Check the audit's power: per-example gradients not clipped (noise still calibrated to C) are rejected."""
     monkeypatch.setattr(mlp, "_init_parameters", _fixed_init)
@@ -293,6 +295,7 @@ def test_audit_rejects_missing_clipping(monkeypatch):
 
 
 @pytest.mark.audit
+@pytest.mark.extended
 def test_audit_rejects_half_noise(monkeypatch):
     """Check the audit's power: noise × 0.5 on every step is rejected."""
     monkeypatch.setattr(mlp, "_init_parameters", _fixed_init)

@@ -41,6 +41,7 @@ def test_estimator_privacy_audit(name):
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_label_privacy_audit_rejects_per_row_sensitivity(monkeypatch):
     """Check the power of the label-privacy audit: noise calibrated on the largest *row* mass
     of C (item level) instead of the largest *user* mass is rejected (users of 4 rows)."""

@@ -26,6 +26,7 @@ MORE_RUNS = {"KMeansEpsilonX2": 6_000}
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name, cls", BROKEN_VARIANTS, ids=[cls.__name__ for _, cls in BROKEN_VARIANTS])
+@pytest.mark.extended
 def test_audit_rejects_broken_variant(name, cls):
     result = run_audit(name, cls, n_samples=MORE_RUNS.get(cls.__name__))
     assert not result.passed, str(result)

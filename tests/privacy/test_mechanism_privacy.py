@@ -78,6 +78,7 @@ def test_bulk_sampler_draws_what_randomise_releases(name):
 @pytest.mark.slow
 @pytest.mark.parametrize("broken", [False, True], ids=["correct", "broken"])
 @pytest.mark.parametrize("name", sorted(set(MECHANISM_AUDITS) - {"ToyLaplaceMechanism", "ToyGaussianMechanism"}))
+@pytest.mark.extended
 def test_mechanism_audit_rates(name, broken):
     """Check acceptance ≥ 0.9 (correct) and rejection ≥ the entry's rate (0.9 unless stated) over 20 seeds."""
     results = [run_audit(name, broken=broken, seed=seed) for seed in SLOW_SEEDS]

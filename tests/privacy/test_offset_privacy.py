@@ -153,6 +153,7 @@ def _audit_toy(centring):
 
 
 @pytest.mark.audit
+@pytest.mark.extended
 def test_offset_audit_rejects_centring_after_summing():
     """Check the statistical audit's power at the settings of every case below: the broken
     toy's empirical ε is far above its claim."""

@@ -339,6 +339,7 @@ def test_on_invalid_audit_sparse(on_invalid):
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_on_invalid_audit_rejects_a_screen_that_reads_other_records(monkeypatch):
     """Validity: a screen that is not a per-record map (NaN imputed with the largest valid
     value) moves the sum by every NaN record when one record is added; the audit rejects it."""
@@ -357,6 +358,7 @@ def test_on_invalid_audit_rejects_a_screen_that_reads_other_records(monkeypatch)
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_on_invalid_audit_sparse_rejects_a_screen_that_reads_other_records(monkeypatch):
     """Validity of the sparse audit: the same imputing screen, on the stored values."""
     import scipy.sparse as sp

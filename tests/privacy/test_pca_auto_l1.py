@@ -64,6 +64,7 @@ def test_auto_l1_privacy_audit():
 
 @pytest.mark.audit
 @pytest.mark.parametrize("cls", BROKEN, ids=lambda cls: cls.__name__)
+@pytest.mark.extended
 def test_auto_l1_audit_rejects_broken_variant(cls):
     result = _audit(cls)
     assert not result.passed, str(result)

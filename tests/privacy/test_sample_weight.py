@@ -444,6 +444,7 @@ def test_weighted_neighbours_weigh_the_canary_as_a_bootstrap_count():
 
 @pytest.mark.audit
 @pytest.mark.parametrize("kind, name", WEIGHTED_CASES)
+@pytest.mark.extended
 def test_weighted_privacy_audit(kind, name):
     """Check the weighted path's noise against its declared cost: the canary at a bootstrap count counts once."""
     result = _weighted_case(kind, name).run()
@@ -452,6 +453,7 @@ def test_weighted_privacy_audit(kind, name):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind, name", BROKEN_WEIGHTED_CASES)
+@pytest.mark.extended
 def test_weighted_audit_rejects_unclipped_weights(kind, name):
     """Check the weighted audits' power: a weight counted ⌈w⌉ times (not clipped to 1) is rejected."""
     result = _weighted_case(kind, name, broken=True).run()

@@ -68,6 +68,7 @@ def test_grid_search_privacy_audit():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("bug", ["raw_argmax", "uncharged_selection"])
+@pytest.mark.extended
 def test_grid_search_audit_rejects_a_broken_selection(bug):
     result, _ = run_audit(grid_search(bug), N_SAMPLES)
     assert not result.passed, str(result)

@@ -45,6 +45,7 @@ def test_sparse_neighbours_are_sparse_and_neighbours():
 
 @pytest.mark.audit
 @pytest.mark.parametrize("name", sorted(SPARSE_AUDITS))
+@pytest.mark.extended
 def test_sparse_privacy_audit(name):
     """Check that the sparse path's noise is enough for the cost it declares, on the dense audit's neighbours."""
     result = SPARSE_AUDITS[name].run()
@@ -58,6 +59,7 @@ def _broken(name, cls):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name, cls", SPARSE_BROKEN_VARIANTS, ids=[cls.__name__ for _, cls in SPARSE_BROKEN_VARIANTS])
+@pytest.mark.extended
 def test_sparse_audit_rejects_broken_variant(name, cls):
     result = _broken(name, cls).run()
     assert not result.passed, str(result)
@@ -184,6 +186,7 @@ def test_sparse_statistic_neighbours_hold_implicit_zeros():
 
 @pytest.mark.audit
 @pytest.mark.parametrize("name", sorted(SPARSE_STAT_AUDITS))
+@pytest.mark.extended
 def test_sparse_statistic_privacy_audit(name):
     """Check each dpsk.stats function on sparse records against its declared cost (α = 1e-6)."""
     result = run_statistic(name)
@@ -191,6 +194,7 @@ def test_sparse_statistic_privacy_audit(name):
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_sparse_statistic_audit_rejects_unclipped_moments(monkeypatch):
     """Check the audit's power on the sparse mean when the sparse values are not clipped."""
     from dpsk.stats import _moments
@@ -208,6 +212,7 @@ def test_sparse_statistic_audit_rejects_unclipped_moments(monkeypatch):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["histogram", "histogramdd"])
+@pytest.mark.extended
 def test_sparse_histogram_audit_rejects_values_counted_twice(name, monkeypatch):
     """Check the audit's power on the sparse histograms when a record's values count twice."""
     from dpsk.stats import _histogram
@@ -218,6 +223,7 @@ def test_sparse_histogram_audit_rejects_values_counted_twice(name, monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_sparse_bounds_audit_rejects_stored_values_counted_twice(monkeypatch):
     """Check the audit's power on stats.bounds' sparse log histograms when each stored value counts twice."""
     from dpsk.stats import _bounds

@@ -74,6 +74,7 @@ def test_mechanism_audit_accepts_correct_and_rejects_bugs(name, bug):
 
 @pytest.mark.audit
 @pytest.mark.parametrize("bug", ESTIMATOR_VARIANTS, ids=_ids)
+@pytest.mark.extended
 def test_estimator_audit_accepts_correct_and_rejects_bugs(bug):
     result = run_estimator_audit(bug, seed=0)
     assert result.passed == (bug is None), str(result)
@@ -81,6 +82,7 @@ def test_estimator_audit_accepts_correct_and_rejects_bugs(bug):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name, bug", MECHANISM_VARIANTS, ids=[f"{n}-{_ids(b)}" for n, b in MECHANISM_VARIANTS])
+@pytest.mark.extended
 def test_mechanism_audit_rates(name, bug):
     """Check acceptance ≥ 0.9 (correct) and rejection ≥ 0.9 (broken) over 50 seeds."""
     check_audit_rate(name, bug, [run_mechanism_audit(name, bug, seed) for seed in SLOW_SEEDS])
@@ -88,6 +90,7 @@ def test_mechanism_audit_rates(name, bug):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("bug", ESTIMATOR_VARIANTS, ids=_ids)
+@pytest.mark.extended
 def test_estimator_audit_rates(bug):
     """Check acceptance ≥ 0.9 (correct) and rejection ≥ 0.9 (broken) over 8 seeds."""
     check_audit_rate(

@@ -174,6 +174,7 @@ def test_bounds_pass_the_audit(name):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(AUDITS))
+@pytest.mark.extended
 def test_audit_rejects_bounds_without_noise(name, monkeypatch):
     """Check the audit's power: the histogram without noise, the quantile (nearly) without noise, are rejected."""
     run, attribute, broken = AUDITS[name]

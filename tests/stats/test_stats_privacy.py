@@ -132,6 +132,7 @@ class _IgnoringUserBound(_contribution.ContributionPlan):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["user mean", "user median"])
+@pytest.mark.extended
 def test_user_level_audit_rejects_weights_that_ignore_the_user_bound(name, monkeypatch):
     """Check the audit's power: a user-level statistic that ignores the user bound is rejected."""
     monkeypatch.setattr("dpsk.stats._protocol.ContributionPlan", _IgnoringUserBound)
@@ -140,6 +141,7 @@ def test_user_level_audit_rejects_weights_that_ignore_the_user_bound(name, monke
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_item_level_audit_rejects_a_missing_clip(monkeypatch):
     """Check the audit's power on an item-level statistic whose values are not clipped."""
     from dpsk.stats import _moments
@@ -165,6 +167,7 @@ class _DoubledEpsilon(ExponentialMechanism):
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_quantile_audit_rejects_a_doubled_epsilon(monkeypatch):
     """Check the audit's power on the fine-grid quantile: selecting with 2ε is rejected."""
     monkeypatch.setattr("dpsk.stats._quantile.ExponentialMechanism", _DoubledEpsilon)

@@ -223,6 +223,7 @@ def test_partial_fit_privacy_audit():
 
 
 @pytest.mark.slow
+@pytest.mark.extended
 def test_partial_fit_audit_rejects_a_call_without_clipping():
     result = _audit(GaussianNBNoClippingSecondCall)
     assert not result.passed, str(result)

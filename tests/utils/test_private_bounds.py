@@ -327,6 +327,7 @@ def test_private_bound_passes_the_audit(name):
 
 @pytest.mark.audit
 @pytest.mark.parametrize("name", sorted(AUDITED))
+@pytest.mark.extended
 def test_audit_rejects_a_bound_estimated_without_noise(name, monkeypatch):
     """Check the audit's power: the bound estimated (nearly) without noise is rejected."""
     monkeypatch.setattr(_bounds, "QuantileQuery", NoiselessQuantileQuery)
