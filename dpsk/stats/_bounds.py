@@ -339,10 +339,13 @@ class BoundsQuery:
                 out = self.query.release(records, lower, upper)
                 return out[0].copy(), out[1].copy()
             return self._histogram_bounds(values if sp.issparse(values) else np.asarray(values, dtype=np.float64))
-        norms = np.minimum(np.asarray(values, dtype=np.float64).reshape(-1, 1), MAX_BOUND)
+        norms = np.asarray(values, dtype=np.float64).reshape(-1, 1)
         if self.method == "quantile":
             top = float(self.domain_arrays()[1][0])
+            if top > MAX_BOUND:  # else the quantile's own clip to [0, top] caps the norms
+                norms = np.minimum(norms, MAX_BOUND)
         else:  # the upper edge of the norms' outermost (noisy) logarithmic bin
+            norms = np.minimum(norms, MAX_BOUND)
             top = float(self.scale.release(norms)[1][0])
             if not top > 0:
                 return 0.0

@@ -45,6 +45,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from dpsk._core._quantile import bin_index_counts
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import compose
 from dpsk.dask._data import frame_values, is_dask
@@ -170,8 +171,7 @@ class QuantileQuery:
         column = _columns(records.X)
         for j in range(self.n_outputs):
             if weights is None:  # the window around each target rank (same draws, see _select_counted)
-                index = _bin_index(column(j), lower[j], upper[j], self.bins)
-                counted = _count_blocks(index, self.bins)  # once for all levels
+                index, counted = _indexed_blocks(column(j), lower[j], upper[j], self.bins)  # once for all levels
                 select = functools.partial(_select_counted, self.mechanism, index, self.bins, counted=counted)
             else:
                 groups = _bin_groups(column(j), lower[j], upper[j], self.bins, weights)
@@ -238,7 +238,8 @@ def _bin_groups(column, lower, upper, bins, weights):
 
 def _bin_index(column, lower, upper, bins):
     """The bin of each value of ``column`` among ``bins`` equal bins of [lower, upper]
-    (clipped into range): uint32 for at most 2**32 bins, else int64."""
+    (clipped into range): uint32 for at most 2**32 bins, else int64. The definition that
+    ``dpsk._core._quantile.bin_index_counts`` computes bitwise in one pass."""
     x = np.asarray(column, dtype=np.float64)
     half_width = upper / 2 - lower / 2  # halves: no overflow for huge bounds
     # uint32 sorts faster than int64 (the default 2**32 bins fit)
@@ -393,11 +394,30 @@ def block_counts(columns, shift, n_blocks):
     return counts
 
 
+def _column_blocks(n, bins):
+    """``(shift, n_blocks)`` for a column of ``n`` values: 8 to 16 values per block on
+    average (at most 2**BLOCK_BITS blocks); any blocks give the same window."""
+    return block_grid(bins, min(BLOCK_BITS, max(1, n.bit_length() - 4)))
+
+
 def _count_blocks(index, bins):
-    """``(shift, counts per block)`` of one column's bin indices, 8 to 16 values per block
-    on average (at most 2**BLOCK_BITS blocks): any blocks give the same window."""
-    shift, n_blocks = block_grid(bins, min(BLOCK_BITS, max(1, index.size.bit_length() - 4)))
+    """``(shift, counts per block)`` of one column's bin indices (:func:`_column_blocks`)."""
+    shift, n_blocks = _column_blocks(index.size, bins)
     return shift, block_counts([index], shift, n_blocks)[0]
+
+
+def _indexed_blocks(column, lower, upper, bins):
+    """``(index, (shift, counts per block))``: :func:`_bin_index` and :func:`_count_blocks`
+    of ``column``, in one compiled pass when the grid has at most 2**32 bins (bitwise
+    the same indices: ``dpsk._core._quantile``)."""
+    x = np.asarray(column, dtype=np.float64)
+    lower, upper = float(lower), float(upper)
+    if bins > 2**32 or not upper / 2 - lower / 2 > 0:
+        index = _bin_index(x, lower, upper, bins)
+        return index, _count_blocks(index, bins)
+    shift, n_blocks = _column_blocks(x.size, bins)
+    index, counts = bin_index_counts(x, lower, upper, bins, shift, n_blocks)
+    return index, (shift, counts)
 
 
 def window_counts(columns, requests):
