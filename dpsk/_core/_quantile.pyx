@@ -20,7 +20,7 @@ when that factor is not finite, a subnormal range), ``floor(p)`` clipped to
 same order, one rounding each (no FMA), so each p is the same double; its floor is taken
 exactly by the 2**52 trick described at the loop. The clip differs from numpy's only in
 the sign of a zero, which the floor and the final clip to [0, bins − 1] erase. The tests
-(``tests/_core/test_quantile.py``) compare with the numpy definition on values at,
+(``tests/_core/test_quantile_bins.py``) compare with the numpy definition on values at,
 next to and between bin edges, ranges near the float limits and subnormal ranges.
 
 Functions

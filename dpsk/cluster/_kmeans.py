@@ -9,6 +9,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin
 
 from dpsk._core._clip import clip_bounds
+from dpsk._core._kmeans import nearest_centres
 from dpsk.accounting import ComposedEvent
 from dpsk.accounting._calibration import split_epsilon
 from dpsk.accounting._events import budget_event
@@ -204,21 +205,12 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
         """
         if is_dask(X):  # per chunk, merged exactly (dpsk.dask)
             return X.reduce(self, "_cluster_sums", centres, box)
-        labels = np.empty(X.shape[0], dtype=np.intp)
-        centre_sq = np.einsum("ij,ij->i", centres, centres)
-        # Sparse X: blocks of at most ~32 MiB densified (the clipped implicit zeros need not be 0).
-        block = 65536 if not sp.issparse(X) else max(1, min(65536, 2**22 // max(X.shape[1], 1)))
-        # A block times k centres: BLAS's threads only wait for each other (dpsk.utils._threads;
-        # under load, 13 s against 4.8 s for a 10^6 x 20 fit).
-        with single_blas_thread():
-            for start in range(0, X.shape[0], block):
-                part = X[start : start + block]
-                part = part.toarray() if sp.issparse(part) else part
-                # In float64 before clipping: a box may hold no float32 value (float32 timestamps
-                # in a one-hour box), and the labels are computed in float64 anyway.
-                rows = clip_bounds(np.asarray(part, dtype=np.float64), box.lower, box.upper)
-                labels[start : start + block] = np.argmin(centre_sq - 2.0 * rows @ centres.T, axis=1)
-        return box.exact_sums(X, labels, centres.shape[0], sample_weight=sample_weight)
+        if sp.issparse(X):
+            labels = _sparse_labels(X, centres, box)
+        else:  # one compiled pass; rows clipped in float64 (a box may hold no float32 value)
+            labels = nearest_centres(X, box.lower, box.upper, centres)
+        # Counts and sums only (a Lloyd step releases no squares).
+        return box.exact_sums(X, labels, centres.shape[0], sample_weight=sample_weight, squares=False)
 
     def _n_seeding_passes(self):
         """Passes of the private seeding: candidates double each pass up to OVERSAMPLING × k."""
@@ -433,6 +425,22 @@ class KMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
     @property
     def _n_features_out(self):
         return self.cluster_centers_.shape[0]
+
+
+def _sparse_labels(X, centres, box):
+    """The nearest centre of each clipped row of sparse X (``nearest_centres``' rule, up to
+    the rounding of BLAS's products): blocks of at most ~32 MiB densified, since the
+    clipped implicit zeros need not be 0."""
+    labels = np.empty(X.shape[0], dtype=np.intp)
+    centre_sq = np.einsum("ij,ij->i", centres, centres)
+    block = max(1, min(65536, 2**22 // max(X.shape[1], 1)))
+    # A block times k centres: BLAS's threads only wait for each other (dpsk.utils._threads;
+    # under load, 13 s against 4.8 s for a 10^6 x 20 fit).
+    with single_blas_thread():
+        for start in range(0, X.shape[0], block):
+            rows = clip_bounds(X[start : start + block].toarray().astype(np.float64, copy=False), box.lower, box.upper)
+            labels[start : start + block] = np.argmin(centre_sq - 2.0 * rows @ centres.T, axis=1)
+    return labels
 
 
 def _reduce(candidates, weights, n_clusters, rng):
