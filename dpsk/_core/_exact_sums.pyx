@@ -294,6 +294,77 @@ def _exact_moments_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t 
         free(s2)
 
 
+#: Rows whose quantised values (|q| < 2**MOMENT_BITS) a float64 sum adds exactly:
+#: partial sums stay below 2**(MOMENT_BITS + 21) = 2**52.
+cdef Py_ssize_t _SUM_FLUSH_ROWS = 1 << 21
+
+
+cdef int _exact_sums_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const Py_ssize_t* y_index,
+                          Py_ssize_t n_classes, const _Grid* g, i128* count, i128* s1, double* acc,
+                          double* drow, double* b, double* flag) noexcept nogil:
+    """Per-class Σ1 and Σq of unweighted rows, the integers of ``_exact_moments_pass``
+    without the squares: each row quantised in float arithmetic (``_quantise_row``, the
+    doubles of ``_quantise``), the q added in float64 (exact: integers below 2**52),
+    flushed to 128-bit integers every _SUM_FLUSH_ROWS rows."""
+    cdef Py_ssize_t i, j, k = 0, pending = 0, size = n_classes * d
+    cdef const double* xd
+    cdef double* a
+    for i in range(n):
+        if y_index != NULL:
+            k = y_index[i]
+            if k < 0 or k >= n_classes:
+                return 1
+        count[k] += 1
+        if floating is float:   # exact; the quantisation reads doubles
+            for j in range(d):
+                drow[j] = X[i * d + j]
+            xd = drow
+        else:
+            xd = X + i * d
+        _quantise_row(xd, d, g.lo, g.hi, g.centre, g.inverse, g.qmax, g.offset, b, flag)
+        a = acc + k * d
+        for j in range(d):
+            a[j] += b[j]
+        pending += 1
+        if pending == _SUM_FLUSH_ROWS or i == n - 1:
+            for j in range(size):
+                s1[j] += <i128> (<long long> acc[j])   # an integer below 2**52: exact
+                acc[j] = 0.0
+            pending = 0
+    return 0
+
+
+def _exact_sums_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop, y_index,
+                      Py_ssize_t n_classes, double[::1] lo, double[::1] hi, double[::1] centre,
+                      double[::1] inverse, double[::1] qmax, double[::1] offset):
+    """``_exact_moments_chunk`` of unweighted rows without the squares (their sums: None)."""
+    cdef Py_ssize_t d = X.shape[1], size = n_classes * d
+    cdef const Py_ssize_t[::1] yi
+    cdef const Py_ssize_t* yp = NULL
+    if y_index is not None:
+        yi = y_index
+        yp = &yi[start]
+    cdef double[::1] flag = np.zeros(max(d, 1))
+    cdef double[::1] work = np.zeros(max(size, 1) + 2 * max(d, 1))
+    cdef const floating* x = _row(X, start)
+    cdef i128* cnt = <i128*> calloc(n_classes, sizeof(i128))
+    cdef i128* s1 = <i128*> calloc(max(size, 1), sizeof(i128))
+    cdef int status
+    cdef double bad
+    cdef _Grid g = _grid(lo, hi, centre, inverse, qmax, offset)
+    try:
+        if cnt == NULL or s1 == NULL:
+            raise MemoryError()
+        with nogil:
+            status = _exact_sums_pass(x, stop - start, d, yp, n_classes, &g, cnt, s1, &work[0],
+                                      &work[max(size, 1)], &work[max(size, 1) + max(d, 1)], &flag[0])
+            bad = _sum(&flag[0], d)
+        return status, bad, _to_ints(cnt, n_classes), _to_ints(s1, size), None
+    finally:
+        free(cnt)
+        free(s1)
+
+
 def _check_rows(Py_ssize_t n):
     if n > MAX_EXACT_ROWS:
         # The number of rows is public (the shape), not a value: this error is no release.
@@ -348,6 +419,8 @@ class ExactMoments:
         scale = Fraction(1, self.weight_scale)
         count = self.count[:, None]
         s1 = count * delta + self.sum_q * step
+        if self.sum_q2 is None:  # computed without the squares
+            return self.count * scale, s1 * scale, None
         s2 = count * (delta * delta) + self.sum_q * (2 * delta * step) + self.sum_q2 * (step * step)
         return self.count * scale, s1 * scale, s2 * scale
 
@@ -400,24 +473,35 @@ def _combine_moments(parts, n_classes, d, w, centre, half, step):
         _raise_nonfinite()
     count = np.zeros(n_classes, dtype=object)
     s1 = np.zeros(n_classes * d, dtype=object)
-    s2 = np.zeros(n_classes * d, dtype=object)
+    squares = all(part[4] is not None for part in parts)
+    s2 = np.zeros(n_classes * d, dtype=object) if squares else None
     for part in parts:   # Python integer additions: exact, in any order
-        count, s1, s2 = count + part[2], s1 + part[3], s2 + part[4]
-    return ExactMoments(count, s1.reshape(n_classes, d), s2.reshape(n_classes, d),
+        count, s1 = count + part[2], s1 + part[3]
+        if squares:
+            s2 = s2 + part[4]
+    return ExactMoments(count, s1.reshape(n_classes, d), None if s2 is None else s2.reshape(n_classes, d),
                         1 if w is None else 2 ** WEIGHT_BITS,
                         centre, half, step)
 
 
-def exact_moments(X, lower, upper, y_index=None, n_classes=1, sample_weight=None, *, n_threads=None):
-    """Exact (fixed-point) per-class moments of clipped values; see the module docstring."""
+def exact_moments(X, lower, upper, y_index=None, n_classes=1, sample_weight=None, *, n_threads=None,
+                  squares=True):
+    """Exact (fixed-point) per-class moments of clipped values; see the module docstring.
+    ``squares=False``: without the sums of squares (``sum_q2`` None), faster without weights."""
     X = _check_array(X, "X", 2)
     n, d = X.shape
     lower, upper, y_index, n_classes, w, centre, half, step, inverse, qmax, offset = _moments_setup(
         n, d, lower, upper, y_index, n_classes, sample_weight)
-    parts = _map_chunks(
-        lambda start, stop: _exact_moments_chunk(X, start, stop, y_index, n_classes, lower, upper,
-                                                 centre, inverse, qmax, offset, w),
-        n, n_threads)
+    if not squares and w is None:
+        parts = _map_chunks(
+            lambda start, stop: _exact_sums_chunk(X, start, stop, y_index, n_classes, lower, upper,
+                                                  centre, inverse, qmax, offset),
+            n, n_threads)
+    else:
+        parts = _map_chunks(
+            lambda start, stop: _exact_moments_chunk(X, start, stop, y_index, n_classes, lower, upper,
+                                                     centre, inverse, qmax, offset, w),
+            n, n_threads)
     return _combine_moments(parts, n_classes, d, w, centre, half, step)
 
 

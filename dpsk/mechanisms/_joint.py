@@ -117,11 +117,12 @@ class Box:
         d = self.n_active
         return ((1.0, 1.0), (d, np.sqrt(d)), (d / 2.0, np.sqrt(d) / 2.0))[:n_statistics]
 
-    def exact_sums(self, X, y_index=None, n_classes=1, sample_weight=None):
+    def exact_sums(self, X, y_index=None, n_classes=1, sample_weight=None, squares=True):
         """:class:`~dpsk._core._exact_sums.ExactMoments` of X (dense or scipy.sparse: the same
         integers) clipped to the box (per class with ``y_index``; weights in [0, 1] rounded
-        down as ``exact_moments`` does)."""
-        return exact_moments_of(X, self.lower, self.upper, y_index, n_classes, sample_weight)
+        down as ``exact_moments`` does). ``squares=False``: the sums of squares may be left
+        out (then :meth:`standardised_sums` needs ``squares=False`` too)."""
+        return exact_moments_of(X, self.lower, self.upper, y_index, n_classes, sample_weight, squares)
 
     def to_original(self, mean_z):
         """Means in the original units from means of z (clipped to [−1, 1], i.e. into the box)."""

@@ -95,11 +95,12 @@ def row_norms_l2(X):
     return np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1)
 
 
-def exact_moments_of(X, lower, upper, y_index=None, n_classes=1, sample_weight=None):
-    """``exact_moments`` of X, dense or sparse (bitwise the same integers for the same values)."""
+def exact_moments_of(X, lower, upper, y_index=None, n_classes=1, sample_weight=None, squares=True):
+    """``exact_moments`` of X, dense or sparse (bitwise the same integers for the same values;
+    ``squares=False`` may leave out the sums of squares)."""
     if sp.issparse(X):
         return csr_exact_moments(X, lower, upper, y_index, n_classes, sample_weight)
-    return exact_moments(X, lower, upper, y_index, n_classes, sample_weight)
+    return exact_moments(X, lower, upper, y_index, n_classes, sample_weight, squares=squares)
 
 
 def refuse_sparse(X, what, alternative):

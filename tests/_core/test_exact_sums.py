@@ -178,3 +178,41 @@ def test_exact_gram_sums_round_is_one_correct_rounding():
         # An arbitrary factor (here 1/3600, not a power of two) is applied exactly.
         exact = Fraction(int(sums.gram[1, 2])) * step[1] * step[2] / sums.weight_scale / 3600
         assert sums.round(sums.gram[1, 2] * step[1] * step[2], Fraction(1, 3600)) == float(exact)
+
+
+def _sums_data(dtype, n=5000, d=7, k=5, seed=4):
+    """Rows inside, on and outside a box far from the origin, and their classes."""
+    rng = np.random.default_rng(seed)
+    lower, upper = np.full(d, LOWER), np.full(d, UPPER)
+    X = rng.uniform(LOWER - 900.0, UPPER + 900.0, size=(n, d))
+    X[::7] = UPPER
+    X[1::7] = LOWER
+    X[2::11] = np.nextafter(UPPER, np.inf)
+    return X.astype(dtype), lower, upper, rng.integers(0, k, size=n).astype(np.intp), k
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_sums_without_squares_are_the_moments_integers(dtype, n_threads):
+    """``squares=False`` (float accumulation of the quantised values) gives the exact
+    integers of the 128-bit path, per class and for one class."""
+    X, lower, upper, y, k = _sums_data(dtype)
+    for y_index, n_classes in ((y, k), (None, 1)):
+        full = exact_moments(X, lower, upper, y_index, n_classes, n_threads=n_threads)
+        fast = exact_moments(X, lower, upper, y_index, n_classes, n_threads=n_threads, squares=False)
+        assert fast.sum_q2 is None
+        assert (fast.count == full.count).all() and (fast.sum_q == full.sum_q).all()
+        count, s1, s2 = fast.about(fast.centre)
+        assert s2 is None and (s1 == full.about(full.centre)[1]).all()
+    # Weights take the 128-bit path, squares included.
+    w = np.random.default_rng(0).uniform(size=X.shape[0])
+    assert exact_moments(X, lower, upper, y, k, sample_weight=w, squares=False).sum_q2 is not None
+
+
+def test_sums_without_squares_refuse_bad_classes_and_non_finite_values():
+    X, lower, upper, y, k = _sums_data(np.float64, n=100)
+    with pytest.raises(ValueError, match="y_index"):
+        exact_moments(X, lower, upper, y, k - 1, squares=False)
+    X[50, 3] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        exact_moments(X, lower, upper, y, k, squares=False)
