@@ -424,6 +424,41 @@ class ExactMoments:
         s2 = count * (delta * delta) + self.sum_q * (2 * delta * step) + self.sum_q2 * (step * step)
         return self.count * scale, s1 * scale, s2 * scale
 
+    def standardised(self, scale, squares=True):
+        """``(Σw, Σ y/scale, Σ (y²/scale² − 1/2))`` per class, y about this grid's centre, each
+        entry correctly rounded: bitwise ``round`` of the exact values that ``about(centre)``
+        gives (``dpsk.mechanisms._joint.Box.standardised_sums``), computed with Python
+        integers instead of Fractions. Every input is a dyadic rational (integers, floats,
+        a power-of-two weight scale), so each entry is one exact ratio of integers, and
+        Python's integer true division rounds it correctly, as ``float(Fraction)`` does.
+        ``scale``: floats over the features; the third entry is None without squares (or
+        when ``squares`` is False).
+        """
+        scale = np.broadcast_to(np.asarray(scale, dtype=np.float64), self.step.shape)
+        ws = self.weight_scale
+        count = np.array([int(c) / ws for c in self.count], dtype=np.float64)
+        d = self.step.size
+        steps = [float(v).as_integer_ratio() for v in self.step]
+        scales = [float(v).as_integer_ratio() for v in scale]
+        per = [(a * e, ws * b * c) for (a, b), (c, e) in zip(steps, scales)]  # step / (ws · scale)
+        sum_z = np.array(
+            [[int(v) * num / den for v, (num, den) in zip(row, per)] for row in self.sum_q], dtype=np.float64
+        ).reshape(-1, d)
+        if not squares or self.sum_q2 is None:
+            return count, sum_z, None
+        # Σ (y² − scale²/2·w) / scale², y² = q² step²; scale²/2 and scale² as the floats
+        # Box.standardised_sums forms (numpy's rounded products), taken exactly.
+        halves = [float(v).as_integer_ratio() for v in scale**2 / 2.0]
+        squares_ = [float(v).as_integer_ratio() for v in scale**2]
+        sum_sq = np.empty((self.count.shape[0], d))
+        for k in range(self.count.shape[0]):
+            c = int(self.count[k])
+            for j in range(d):
+                (a, b), (p, q), (r, t) = steps[j], halves[j], squares_[j]
+                numerator = (int(self.sum_q2[k, j]) * a * a * q - c * p * b * b) * t
+                sum_sq[k, j] = numerator / (b * b * q * ws * r)
+        return count, sum_z, sum_sq
+
     def round(self, exact, divisor=1.0, factor=1.0):
         """``float(exact · factor / divisor)`` entrywise, each correctly rounded (one rounding).
 

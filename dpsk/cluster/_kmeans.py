@@ -453,14 +453,23 @@ def _reduce(candidates, weights, n_clusters, rng):
     if np.count_nonzero(weights) < n_clusters:
         weights = weights + 1e-3
     best, best_cost = None, np.inf
+    n_features = candidates.shape[1]
+    weighted = (weights[:, None] * candidates).ravel()
+    columns = np.arange(n_features)
     for _ in range(SUMMARY_RESTARTS):
         centres = _weighted_plusplus(candidates, weights, n_clusters, rng)
+        previous = None
         for _ in range(20):
             d2 = ((candidates[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
             labels = np.argmin(d2, axis=1)
+            if previous is not None and np.array_equal(labels, previous):
+                break  # a fixed point: the remaining steps would recompute these centres bitwise
+            previous = labels
             mass = np.bincount(labels, weights=weights, minlength=n_clusters)
-            sums = np.zeros_like(centres)
-            np.add.at(sums, labels, weights[:, None] * candidates)
+            # Per (cluster, feature) sums in candidate order, as np.add.at would add them.
+            cells = (labels[:, None] * n_features + columns).ravel()
+            sums = np.bincount(cells, weights=weighted, minlength=n_clusters * n_features)
+            sums = sums.reshape(n_clusters, n_features)
             centres = np.where(mass[:, None] > 0, sums / np.maximum(mass, 1e-300)[:, None], centres)
         cost = float(np.sum(weights * np.min(((candidates[:, None, :] - centres[None]) ** 2).sum(axis=2), axis=1)))
         if cost < best_cost:

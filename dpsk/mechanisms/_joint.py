@@ -99,6 +99,8 @@ class Box:
         sum_sq : ndarray of shape (n_classes, n_features) or None
             Σ ((v − m)² / h² − 1/2): each row contributes a value in [−1/2, 1/2].
         """
+        if np.array_equal(moments.centre, self.centre):  # the usual case: integer arithmetic
+            return moments.standardised(self._scale, squares)
         count, s1, s2 = moments.about(self.centre)
         sum_z = moments.round(s1, self._scale)
         if not squares:

@@ -64,6 +64,41 @@ def test_standardised_sums_match_direct_computation(per_class):
     assert np.all(np.abs(z) <= 1) and np.all(np.abs(z**2 - 0.5) <= 0.5)
 
 
+def _fraction_path(box, moments, squares):
+    """Box.standardised_sums by exact Fractions (``about`` then ``round``), the definition."""
+    count, s1, s2 = moments.about(box.centre)
+    sum_z = moments.round(s1, box._scale)
+    if not squares:
+        return moments.round(count), sum_z, None
+    shift = count[:, None] * moments._exact(box._scale**2 / 2.0)
+    return moments.round(count), sum_z, moments.round(s2 - shift, box._scale**2)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("squares", [False, True])
+def test_standardised_sums_by_integers_are_the_fraction_path(weighted, squares):
+    """The integer arithmetic of ``ExactMoments.standardised`` rounds every entry as the
+    Fractions do: boxes near the origin, far from it, tiny and huge, constant features."""
+    rng = np.random.default_rng(5)
+    boxes = [
+        ([-2.0, 10.0, 5.0], [4.0, 11.0, 5.0]),
+        ([1.7e9, -1e-9, -1e150], [1.7e9 + 3600.0, 3e-9, 1e150]),
+        ([-0.1, 0.0, 2.0**-400], [0.3, 7.0, 2.0**-399]),
+    ]
+    for lower, upper in boxes:
+        box = Box(np.array(lower), np.array(upper))
+        X = rng.uniform(-1.0, 1.0, (400, 3)) * np.maximum(box.half_width, 1.0) * 1.3 + box.centre
+        y_index = rng.integers(0, 4, size=400).astype(np.intp)
+        w = rng.uniform(size=400) if weighted else None
+        moments = box.exact_sums(X, y_index, 4, sample_weight=w, squares=squares)
+        fast = box.standardised_sums(moments, squares=squares)
+        for got, want in zip(fast, _fraction_path(box, moments, squares)):
+            if want is None:
+                assert got is None
+            else:
+                np.testing.assert_array_equal(got, want)
+
+
 def test_to_original_clips_into_the_box():
     box = Box(np.array([0.0, -2.0]), np.array([2.0, 2.0]))
     np.testing.assert_array_equal(box.to_original(np.array([[0.5, -3.0]])), [[1.5, -2.0]])
