@@ -11,6 +11,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from dpsk.base import DPEstimatorMixin
 from dpsk.naive_bayes import GaussianNB
+from dpsk.utils._random import release_digest
 from dpsk.utils.validation import _check_classification_targets
 
 
@@ -140,3 +141,41 @@ def test_classification_targets_shortcut_is_taken(monkeypatch):
         _check_classification_targets(y)
     with pytest.raises(AssertionError, match="was called"):
         _check_classification_targets(np.arange(21))  # would warn: scikit-learn's check
+
+
+class _Str(str):
+    pass
+
+
+class _Float(float):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value, slow",
+    [
+        ("lbfgs", _Str("lbfgs")),
+        ("", _Str("")),
+        (0.1, _Float(0.1)),
+        (-0.0, _Float(-0.0)),
+        (float("inf"), _Float("inf")),
+        (3, _Int(3)),
+        (-(2**53), _Int(-(2**53))),
+        (2**53 + 1, _Int(2**53 + 1)),
+        (3, np.int64(3)),
+        (3, 3.0),
+        (
+            {"C": 1.0, "solver": "newton", "max_iter": 100},
+            {"C": _Float(1.0), "solver": _Str("newton"), "max_iter": _Int(100)},
+        ),
+    ],
+)
+def test_digest_fast_types_hash_as_before(value, slow):
+    """The exact-type shortcut of the seed digest gives the bytes of the general branches
+    (a subclass of str, float or int takes them)."""
+    assert release_digest(value, ()) == release_digest(slow, ())
+    assert release_digest(("ctx", value), (np.arange(3),)) == release_digest(("ctx", slow), (np.arange(3),))
