@@ -179,3 +179,53 @@ def test_digest_fast_types_hash_as_before(value, slow):
     (a subclass of str, float or int takes them)."""
     assert release_digest(value, ()) == release_digest(slow, ())
     assert release_digest(("ctx", value), (np.arange(3),)) == release_digest(("ctx", slow), (np.arange(3),))
+
+
+@pytest.mark.parametrize(
+    "function, args",
+    [
+        ("gaussian_sigma", (1.0, 1e-6, 1.0)),
+        ("gaussian_sigma", (np.float64(0.3), 1e-5, 2)),
+        ("gaussian_sigma", (1.0, 1e-6, -0.0)),
+        ("discrete_gaussian_sigma", (1.0, 1e-6, 3)),
+        ("zcdp_rho", (1.0, 1e-6)),
+        ("zcdp_rho", (2, np.float64(1e-8))),
+    ],
+)
+def test_memoised_calibrations_as_computed(function, args):
+    """A remembered calibration is the value (and type) the search computes, called again or not."""
+    from dpsk.accounting import _calibration
+
+    inner = {"gaussian_sigma": "_gaussian_sigma", "discrete_gaussian_sigma": "_discrete_gaussian_sigma"}
+    public = getattr(_calibration, function)
+    first, second = public(*args), public(*args)
+    assert type(first) is float and first == second
+    if function in inner:
+        fresh = getattr(_calibration, inner[function]).__wrapped__(*(float(a) for a in args))
+        assert fresh.hex() == first.hex()
+
+
+def test_memoised_calibrations_keep_errors_and_signed_zeros():
+    from dpsk.accounting import _calibration
+
+    for _ in range(2):  # an error is raised on every call, not remembered
+        with pytest.raises(ValueError):
+            _calibration.gaussian_sigma(1.0, 0.0)
+    calls = []
+    memo = _calibration._memoised(lambda x: calls.append(x) or str(x))
+    assert memo(0.0) == "0.0" and memo(-0.0) == "-0.0" and memo(0.0) == "0.0"
+    assert calls == [0.0, -0.0]
+
+
+@pytest.mark.parametrize("size", [0, 1, 3, 1000])
+@pytest.mark.parametrize("epsilon, sensitivity", [(1.0, 1.0), (0.37, 2.5), (5.0, 1e-3)])
+def test_laplace_calibration_shared_as_computed(epsilon, sensitivity, size):
+    """Laplace's remembered calibration equals a fresh one (event and lattice parameters)."""
+    from dpsk.mechanisms import Laplace
+    from dpsk.mechanisms._laplace import _lattice_calibration
+
+    fresh = _lattice_calibration.__wrapped__(epsilon, sensitivity, size)
+    for _ in range(2):
+        calibration = Laplace(epsilon=epsilon, sensitivity=sensitivity)._calibration(size)
+        assert calibration == fresh
+        assert [p.hex() for p in calibration.params] == [p.hex() for p in fresh.params]
