@@ -265,18 +265,19 @@ def _smallest_root(fn, lo, hi):
 
 
 def _memoised(function):
-    """Remember the results of a calibration of float arguments (public values only).
+    """Remember the results of a calibration of numbers (public values only).
 
     The root searches below cost from 0.05 to over 1 ms, and every fit that builds a
     mechanism calibrates it again with the same (ε, δ, sensitivity). The cache is keyed
-    by the exact bits of the arguments (``-0.0`` and ``0.0`` apart), holds floats
-    (immutable), and keeps at most 4096 entries; errors are not remembered.
+    by the type and exact value of each argument (``-0.0`` and ``0.0`` apart, ``1.0``
+    and ``np.float64(1.0)`` apart), holds numbers (immutable), and keeps at most 4096
+    entries; errors are not remembered.
     """
     cache = {}
 
     @functools.wraps(function)
     def memoised(*args):
-        key = tuple(a.hex() for a in args)
+        key = tuple((type(a), repr(a)) for a in args)  # repr: a float's shortest exact text
         try:
             return cache[key]
         except KeyError:

@@ -214,7 +214,18 @@ def test_memoised_calibrations_keep_errors_and_signed_zeros():
     calls = []
     memo = _calibration._memoised(lambda x: calls.append(x) or str(x))
     assert memo(0.0) == "0.0" and memo(-0.0) == "-0.0" and memo(0.0) == "0.0"
-    assert calls == [0.0, -0.0]
+    assert memo(np.float64(0.0)) == "0.0" and type(calls[-1]) is np.float64  # types apart
+    assert calls == [0.0, -0.0, 0.0]
+
+
+@pytest.mark.parametrize("args", [(0.9, 1.0, 0.25), (np.float64(0.45), 0.01, 0.25), (5.0, 2.0, 1.0)])
+def test_joint_objective_budget_as_computed(args):
+    from dpsk.linear_model._erm import _joint_objective_budget, joint_objective_budget
+
+    fresh = _joint_objective_budget.__wrapped__(*args)
+    for _ in range(2):
+        budget = joint_objective_budget(*args)
+        assert type(budget) is type(fresh) and budget.hex() == fresh.hex()
 
 
 @pytest.mark.parametrize("size", [0, 1, 3, 1000])
