@@ -18,6 +18,7 @@ The fit protocol (see doc/developers/architecture.rst)::
         return self
 """
 
+import functools
 import math
 from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
@@ -90,6 +91,17 @@ class DPEstimatorMixin:
     _doc_link_template = (
         "https://dpsk.readthedocs.io/en/latest/modules/generated/{estimator_module}.{estimator_name}.html"
     )
+
+    @classmethod
+    def _get_param_names(cls):
+        """scikit-learn's parameter names (the arguments of ``__init__``), introspected once per class.
+
+        A fit reads its parameters several times (parameter validation, the seed digest,
+        ``set_params``), and scikit-learn's ``inspect.signature`` of ``__init__`` costs more
+        than the rest of ``get_params``. The names are cached by class and ``__init__``: a
+        subclass, or an ``__init__`` replaced later, is introspected anew.
+        """
+        return list(_init_param_names(cls, cls.__init__))
 
     def _privacy_label(self):
         """``ε=…`` (and ``δ=…``) of the estimator's parameters, for its HTML diagram ("" if none)."""
@@ -193,6 +205,15 @@ class DPEstimatorMixin:
                 accountant.record(cost)
             note_spent(label, cost, accountant)
         self.privacy_spent_ = cost
+
+
+@functools.cache
+def _init_param_names(cls, init):
+    """The names scikit-learn's ``_get_param_names`` gives ``cls`` (whose ``__init__`` is ``init``).
+
+    An error (``*args`` in ``__init__``) is not cached: it is raised on every call.
+    """
+    return tuple(super(DPEstimatorMixin, cls)._get_param_names())
 
 
 class DaskScoreMixin:

@@ -255,7 +255,17 @@ def _qualified_name(obj):
 
 def _update_value(h, value):
     """Hash a parameter value canonically (no memory addresses: reproducible across runs)."""
-    if value is None:
+    # The common exact types first (the same bytes as their branches below): the
+    # parameters of an estimator are hashed on every fit with an integer seed, and the
+    # abstract-class checks of ``numbers`` cost more than the hashing.
+    kind = type(value)
+    if kind is str:
+        _update_text(h, b"S", value)
+    elif kind is float:
+        _update_text(h, b"R", value.hex())
+    elif kind is int and abs(value) <= 2**53:
+        _update_text(h, b"R", float(value).hex())
+    elif value is None:
         h.update(b"N")
     elif isinstance(value, (bool, np.bool_)):
         h.update(b"B1" if value else b"B0")

@@ -299,6 +299,28 @@ def refuse_private_classes(estimator, classes, *, param="classes"):
         raise ValueError(PRIVATE_CLASSES_ERROR.format(owner=owner, param=param))
 
 
+def _check_classification_targets(y):
+    """scikit-learn's ``check_classification_targets``, without its cost on the usual y.
+
+    A non-empty 1-d NumPy array of booleans, integers or integral floats is a "binary"
+    or "multiclass" target, which scikit-learn accepts; it then warns only if more than
+    half of more than 20 rows hold distinct labels. Such a y passes here at the cost of
+    one comparison (scikit-learn's target-type inference converts and inspects it three
+    times: a fixed cost per fit of a few tenths of a millisecond). Any other y, and one
+    scikit-learn would warn about, goes through scikit-learn: same errors, same warnings.
+    """
+    if type(y) is np.ndarray and y.ndim == 1 and y.size:
+        kind = y.dtype.kind
+        if kind == "f" and y.dtype.itemsize <= 8:
+            with np.errstate(invalid="ignore"):  # NaN, inf, huge values: left to scikit-learn
+                integral = not np.any(y != y.astype(np.int64))  # scikit-learn's test of integral floats
+        else:
+            integral = kind in "biu"
+        if integral and (y.size <= 20 or np.unique(y).size <= round(0.5 * y.size)):
+            return
+    check_classification_targets(y)
+
+
 def resolve_classes(estimator, classes, y, *, param="classes"):
     """Public class labels if given (y is checked against them), else ``np.unique(y)`` with a warning.
 
@@ -328,7 +350,7 @@ def resolve_classes(estimator, classes, y, *, param="classes"):
     label of y (a label held by one record is what the guarantee hides).
     """
     refuse_private_classes(estimator, classes, param=param)
-    check_classification_targets(y)
+    _check_classification_targets(y)
     y = np.asarray(y)
     if classes is None:
         warn_data_derived(estimator, param, "classes_")
