@@ -1,7 +1,7 @@
 # Authors: The dpsk developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Fused clip + accumulate kernels: sums, Gram matrices, linear statistics, k-means
-steps and histograms of clipped rows, in one pass over X (read once, never copied).
+"""Fused clip + accumulate kernels: sums, Gram matrices, linear statistics and
+histograms of clipped rows, in one pass over X (read once, never copied).
 
 Rows are clipped with ``_clip``'s code (``clip_value`` and ``clip_row_norm`` from
 ``_clip.pxd``), so every row that enters a sum satisfies the bound its release declares.
@@ -43,15 +43,6 @@ over rows.
     (shape ``(n_features,)``), ``yty = Σ w c(y)²`` (float), ``sum_x``, ``sum_y = Σ w
     c(y)`` (float), ``count``.
 
-``clipped_kmeans_sums(X, centers, lower, upper, *, n_threads=None) -> (count, sum, inertia)``
-    One Lloyd step on ``c(x) = clip(x, lower, upper)``: each row goes to its nearest
-    center (``centers``: shape ``(n_clusters, n_features)``, finite, converted to
-    float64; squared Euclidean distance via BLAS as ``‖c‖² − 2 c(x)·c``; ties to the
-    lowest index). ``count[k]`` (float64, shape ``(n_clusters,)``), ``sum[k] = Σ_{a(i)=k}
-    c(x_i)`` (shape ``(n_clusters, n_features)``), ``inertia = Σ ‖c(x_i) − centers[a(i)]‖²``
-    (float; distances recomputed directly, not from the expansion). Each row adds to
-    exactly one cluster, whatever the assignment.
-
 Histograms
 ==========
 
@@ -69,9 +60,8 @@ What is guaranteed for the float kernels, and what is not
 
 The per-row bound is exact: every row that enters a sum lies in the box, or has an
 exact L2 norm <= ``max_norm``, as real numbers. The float sums (``clipped_sums``,
-``clipped_class_sums``, ``clipped_gram``, ``clipped_linear_stats``,
-``clipped_kmeans_sums``) are float64 sums: each entry carries the usual rounding error,
-at most ``γ_n · Σ|terms|`` with ``γ_n = n·u/(1 − n·u)``, ``u = 2**-53`` (the kernels add
+``clipped_class_sums``, ``clipped_gram``, ``clipped_linear_stats``) are float64 sums:
+each entry carries the usual rounding error, at most ``γ_n · Σ|terms|`` with ``γ_n = n·u/(1 − n·u)``, ``u = 2**-53`` (the kernels add
 in blocks of rows and chunks, so the typical error is far smaller). That error is *not*
 bounded by the per-row sensitivity in general: a release that centres after summing
 (``Σc² − 2mΣc + m²n``) must use the exact kernels of ``dpsk._core._exact_sums``. ``clipped_linear_stats`` and
@@ -112,7 +102,6 @@ __all__ = [
     "clipped_class_sums",
     "clipped_gram",
     "clipped_histogram",
-    "clipped_kmeans_sums",
     "clipped_linear_stats",
     "clipped_sums",
 ]
@@ -127,7 +116,7 @@ cdef enum:
 
 
 # ---------------------------------------------------------------------------------------
-# Sums, Gram and linear statistics, k-means
+# Sums, Gram and linear statistics
 # ---------------------------------------------------------------------------------------
 
 cdef inline void _prefetch_row(const char* p, Py_ssize_t size) noexcept nogil:
@@ -390,103 +379,6 @@ def clipped_linear_stats(X, y, y_lower, y_upper, *, lower=None, upper=None, max_
     d = X.shape[1]
     return (count, total[:d].copy(), float(total[d]), gram[:d, :d].copy(),
             gram[:d, d].copy(), float(gram[d, d]))
-
-
-cdef void _kmeans_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
-                       const double* centers, const double* center_sq, Py_ssize_t k,
-                       const double* lo, const double* hi, double* buf, double* dots,
-                       Py_ssize_t block, double* count, double* total, double* part,
-                       double* dist_sq, double* flag) noexcept nogil:
-    """Assign clipped rows to the nearest center; accumulate counts, sums, squared distances."""
-    cdef int kk = <int> k, dd = <int> d, rows
-    cdef char* trans_a = b"T"
-    cdef char* trans_b = b"N"
-    cdef double one = 1.0, zero = 0.0, v, best_value, t
-    cdef Py_ssize_t start = 0, r, j, c, best, ahead
-    cdef Py_ssize_t row_bytes = d * sizeof(floating)
-    cdef double* b
-    cdef double* row
-    cdef const double* center
-    cdef const floating* x_next
-    while start < n:
-        rows = <int> min(block, n - start)
-        for r in range(rows):
-            _clip_row_into(X + (start + r) * d, d, lo, hi, buf + r * d, flag)
-        # dots (rows x k, row-major) = buf · centersᵀ; in column-major terms
-        # (k x rows) = (centers viewed d x k)ᵀ · (buf viewed d x rows).
-        dgemm(trans_a, trans_b, &kk, &rows, &dd, &one, <double*> centers, &dd, buf, &dd,
-              &zero, dots, &kk)
-        x_next = X + (start + rows) * d
-        ahead = min(block, n - start - rows)
-        for r in range(rows):
-            if r < ahead:   # fetch the next block while this one is computed
-                _prefetch_row(<const char*> (x_next + r * d), row_bytes)
-            best = 0
-            best_value = center_sq[0] - 2.0 * dots[r * k]
-            for c in range(1, k):
-                v = center_sq[c] - 2.0 * dots[r * k + c]
-                if v < best_value:
-                    best_value = v
-                    best = c
-            count[best] += 1.0
-            b = buf + r * d
-            row = part + best * d
-            center = centers + best * d
-            for j in range(d):   # elementwise updates (vectorize); summed after the pass
-                row[j] += b[j]
-                t = b[j] - center[j]
-                dist_sq[j] += t * t
-        _flush(total, part, k * d)
-        start += rows
-
-
-def _kmeans_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop,
-                  const double[:, ::1] centers, const double[::1] center_sq,
-                  const double[::1] lo, const double[::1] hi):
-    cdef Py_ssize_t d = X.shape[1], k = centers.shape[0], n = stop - start
-    cdef Py_ssize_t block = min(n, _BLOCK)
-    count, total = np.zeros(k), np.zeros((k, d))
-    cdef double[::1] cnt = count, dist_sq = np.zeros(max(d, 1)), flag = np.zeros(max(d, 1))
-    cdef double[:, ::1] t = total, part = np.zeros((k, d))
-    cdef double[:, ::1] buf = np.empty((block, max(d, 1))), dots = np.empty((block, k))
-    cdef const floating* x = _row(X, start)
-    cdef double* tp = _mat(t)
-    cdef double* pp = _mat(part)
-    # With no features, centers/lo/hi are empty: BLAS and the loops never read them.
-    cdef const double* cp = &centers[0, 0] if d > 0 else NULL
-    cdef const double* lop = &lo[0] if d > 0 else NULL
-    cdef const double* hip = &hi[0] if d > 0 else NULL
-    cdef double bad
-    with nogil:
-        _kmeans_pass(x, n, d, cp, &center_sq[0], k, lop, hip, &buf[0, 0], &dots[0, 0],
-                     block, &cnt[0], tp, pp, &dist_sq[0], &flag[0])
-        bad = _sum(&flag[0], d)
-    return bad, count, total, _sum(&dist_sq[0], d)
-
-
-def clipped_kmeans_sums(X, centers, lower, upper, *, n_threads=None):
-    """Per-cluster counts and sums of bounds-clipped rows, and the inertia; see the module docstring."""
-    X = _check_array(X, "X", 2)
-    n, d = X.shape
-    lower, upper = _check_bounds(lower, upper, d)
-    centers = np.ascontiguousarray(centers, dtype=np.float64)
-    if centers.ndim != 2 or centers.shape[1] != d or centers.shape[0] < 1:
-        raise ValueError(
-            f"centers must have shape (n_clusters >= 1, {d}), got {tuple(centers.shape)}")
-    if not np.all(np.isfinite(centers)):
-        raise ValueError("centers must be finite")
-    if max(d, centers.shape[0]) > 2 ** 31 - 1:
-        raise ValueError("too many features or clusters for BLAS")
-    center_sq = np.einsum("ij,ij->i", centers, centers)
-    parts = _map_chunks(
-        lambda start, stop: _kmeans_chunk(X, start, stop, centers, center_sq, lower, upper),
-        n, n_threads)
-    if any(part[0] != 0 for part in parts):
-        _raise_nonfinite()
-    if not parts:
-        return np.zeros(centers.shape[0]), np.zeros(centers.shape), 0.0
-    count, total = (_add_in_order([part[i] for part in parts]) for i in (1, 2))
-    return count, total, float(_add_in_order([part[3] for part in parts]))
 
 
 # ---------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ without reordering any sum); only the labels are stored. Import it from ``dpsk._
 
 ``nearest_centres(X, lower, upper, centres, *, n_threads=None) -> labels``
     ``X``: C-contiguous float32/float64 (n, d), finite (not checked: validated by the
-    estimator); ``lower``, ``upper``: float64 (d,); ``centres``: float64 (k, d), k >= 1.
+    estimator); ``lower``, ``upper``: float64 (d,); ``centres``: finite float64 (k, d), k >= 1.
     ``labels[i]`` (intp) is the first j minimising ``‖c_j‖² − 2 c(x_i)·c_j`` (the squared
     distance less ‖c(x_i)‖², the same for every j), with c(x) = min(max(x, lower), upper)
     in float64 and the dot product summed in feature order. Labels are a function of each
@@ -144,6 +144,8 @@ def nearest_centres(X, lower, upper, centres, *, n_threads=None):
     centres = np.ascontiguousarray(centres, dtype=np.float64)
     if centres.ndim != 2 or centres.shape[1] != d or centres.shape[0] < 1:
         raise ValueError(f"centres must have shape (k >= 1, {d}), got {centres.shape}")
+    if not np.all(np.isfinite(centres)):
+        raise ValueError("centres must be finite")
     csq = np.einsum("ij,ij->i", centres, centres)
     labels = np.empty(n, dtype=np.intp)
     _map_chunks(lambda start, stop: _labels_chunk(X, start, stop, lower, upper, centres, csq, labels), n, n_threads)

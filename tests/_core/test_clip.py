@@ -362,28 +362,6 @@ def test_clipped_linear_stats(dtype, rule, weighted):
     assert isinstance(sum_y, float) and isinstance(yty, float)
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=["float32", "float64"])
-def test_clipped_kmeans_sums(dtype):
-    X, lower, upper, rng = make_data(dtype)
-    centers = rng.uniform(-1, 1, (5, X.shape[1]))
-    count, total, inertia = A.clipped_kmeans_sums(X, centers, lower, upper)
-    C = np.clip(X.astype(np.float64), lower, upper)
-    dist = ((C[:, None, :] - centers[None, :, :]) ** 2).sum(axis=2)
-    labels = dist.argmin(axis=1)
-    assert_array_equal(count, np.bincount(labels, minlength=5))
-    for k in range(5):
-        assert_allclose(total[k], C[labels == k].sum(axis=0), rtol=RTOL, atol=1e-12)
-    assert_allclose(inertia, dist.min(axis=1).sum(), rtol=RTOL)
-
-
-def test_clipped_kmeans_sums_assigns_ties_to_the_first_center():
-    X = np.zeros((3, 2))
-    centers = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])  # all at distance 1
-    count, total, inertia = A.clipped_kmeans_sums(X, centers, [-1, -1], [1, 1])
-    assert_array_equal(count, [3, 0, 0])
-    assert inertia == 3.0
-
-
 # --------------------------------------------------------------------------------------
 # Chunks, threads, read-only inputs, no mutation
 # --------------------------------------------------------------------------------------
@@ -393,7 +371,6 @@ def all_kernels(X, y, lower, upper):
     """One call of every public kernel on X (and y); returns their outputs."""
     y_index = (np.arange(X.shape[0]) % 3).astype(np.intp)
     w = np.linspace(0, 2, X.shape[0])
-    centers = np.linspace(-1, 1, 3 * X.shape[1]).reshape(3, X.shape[1])
     return [
         K.clip_rows_l2(X, 1.5),
         K.clip_rows_l1(X, 1.5),
@@ -405,7 +382,6 @@ def all_kernels(X, y, lower, upper):
         A.clipped_gram(X, max_norm=1.5),
         A.clipped_linear_stats(X, y, -1.0, 1.0, lower=lower, upper=upper),
         A.clipped_linear_stats(X, y, -1.0, 1.0, max_norm=1.5, sample_weight=w),
-        A.clipped_kmeans_sums(X, centers, lower, upper),
     ]
 
 
@@ -510,7 +486,6 @@ def test_non_finite_values_raise(bad, dtype, n):
         lambda: A.clipped_gram(X_bad, lower=lower, upper=upper),
         lambda: A.clipped_gram(X_bad, max_norm=1.0),
         lambda: A.clipped_linear_stats(X_bad, y, -1, 1, lower=lower, upper=upper),
-        lambda: A.clipped_kmeans_sums(X_bad, np.zeros((2, 3)), lower, upper),
     ):
         with pytest.raises(ValueError, match="NaN or infinity"):
             call()
@@ -546,8 +521,6 @@ def test_shape_and_parameter_errors():
         (lambda: A.clipped_gram(X, lower=lo), ValueError, "together"),
         (lambda: A.clipped_linear_stats(X, y[:5], 0, 1, max_norm=1.0), ValueError, "y must"),
         (lambda: A.clipped_linear_stats(X, y.astype(np.float32), 0, 1, max_norm=1.0), TypeError, "dtype"),
-        (lambda: A.clipped_kmeans_sums(X, np.ones((2, 4)), lo, hi), ValueError, "centers"),
-        (lambda: A.clipped_kmeans_sums(X, np.full((2, 3), np.nan), lo, hi), ValueError, "finite"),
         (lambda: K.clip_rows_l2(X.astype(np.int64), 1.0), TypeError, "float32 or float64"),
         (lambda: K.clip_rows_l2(np.asfortranarray(np.ones((3, 4))), 1.0), ValueError, "C-contiguous"),
         (lambda: K.clip_rows_l2(y, 1.0), ValueError, "2-dimensional"),
@@ -580,6 +553,3 @@ def test_empty_inputs(dtype):
             assert count == n and total.shape == (d,) and gram.shape == (d, d)
             stats = A.clipped_linear_stats(X, y, -1, 1, **clip)
             assert stats[0] == n and stats[3].shape == (d, d) and stats[5] == 0.0
-        count, total, inertia = A.clipped_kmeans_sums(X, np.zeros((2, d)), lo, hi)
-        assert_array_equal(count, [n, 0])
-        assert total.shape == (2, d) and inertia == 0.0

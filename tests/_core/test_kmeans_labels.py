@@ -39,3 +39,5 @@ def test_ties_go_to_the_first_centre_and_bad_centres_are_refused():
         nearest_centres(X, [-1, -1], [1, 1], np.zeros((2, 3)))
     with pytest.raises(ValueError, match="centres"):
         nearest_centres(X, [-1, -1], [1, 1], np.zeros((0, 2)))
+    with pytest.raises(ValueError, match="finite"):
+        nearest_centres(X, [-1, -1], [1, 1], np.full((2, 2), np.nan))
