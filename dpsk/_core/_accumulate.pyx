@@ -61,10 +61,11 @@ What is guaranteed for the float kernels, and what is not
 The per-row bound is exact: every row that enters a sum lies in the box, or has an
 exact L2 norm <= ``max_norm``, as real numbers. The float sums (``clipped_sums``,
 ``clipped_class_sums``, ``clipped_gram``, ``clipped_linear_stats``) are float64 sums:
-each entry carries the usual rounding error, at most ``γ_n · Σ|terms|`` with ``γ_n = n·u/(1 − n·u)``, ``u = 2**-53`` (the kernels add
-in blocks of rows and chunks, so the typical error is far smaller). That error is *not*
-bounded by the per-row sensitivity in general: a release that centres after summing
-(``Σc² − 2mΣc + m²n``) must use the exact kernels of ``dpsk._core._exact_sums``. ``clipped_linear_stats`` and
+each entry carries the usual rounding error, at most ``γ_n · Σ|terms|`` with
+``γ_n = n·u/(1 − n·u)``, ``u = 2**-53`` (the kernels add in blocks of rows and chunks,
+so the typical error is far smaller). That error is *not* bounded by the per-row
+sensitivity in general: a release that centres after summing (``Σc² − 2mΣc + m²n``)
+must use the exact kernels of ``dpsk._core._exact_sums``. ``clipped_linear_stats`` and
 ``clipped_gram(max_norm=...)`` (linear models) sum rows that are already centred or
 norm-bounded; their remaining error, about ``(block + n/block)·u·n`` per-row bounds, is
 documented in doc/limitations.rst and not yet folded into the calibration.
