@@ -101,6 +101,11 @@ class Box:
         """
         if np.array_equal(moments.centre, self.centre):  # the usual case: integer arithmetic
             return moments.standardised(self._scale, squares)
+        return self._standardised_by_fractions(moments, squares)
+
+    def _standardised_by_fractions(self, moments, squares=True):
+        """:meth:`standardised_sums` by exact Fractions (``about`` then ``round``): any
+        centre, and the definition that ``ExactMoments.standardised`` reproduces."""
         count, s1, s2 = moments.about(self.centre)
         sum_z = moments.round(s1, self._scale)
         if not squares:

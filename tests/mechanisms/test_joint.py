@@ -64,16 +64,6 @@ def test_standardised_sums_match_direct_computation(per_class):
     assert np.all(np.abs(z) <= 1) and np.all(np.abs(z**2 - 0.5) <= 0.5)
 
 
-def _fraction_path(box, moments, squares):
-    """Box.standardised_sums by exact Fractions (``about`` then ``round``), the definition."""
-    count, s1, s2 = moments.about(box.centre)
-    sum_z = moments.round(s1, box._scale)
-    if not squares:
-        return moments.round(count), sum_z, None
-    shift = count[:, None] * moments._exact(box._scale**2 / 2.0)
-    return moments.round(count), sum_z, moments.round(s2 - shift, box._scale**2)
-
-
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("squares", [False, True])
 def test_standardised_sums_by_integers_are_the_fraction_path(weighted, squares):
@@ -92,7 +82,7 @@ def test_standardised_sums_by_integers_are_the_fraction_path(weighted, squares):
         w = rng.uniform(size=400) if weighted else None
         moments = box.exact_sums(X, y_index, 4, sample_weight=w, squares=squares)
         fast = box.standardised_sums(moments, squares=squares)
-        for got, want in zip(fast, _fraction_path(box, moments, squares)):
+        for got, want in zip(fast, box._standardised_by_fractions(moments, squares)):
             if want is None:
                 assert got is None
             else:
