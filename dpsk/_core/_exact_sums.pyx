@@ -260,7 +260,9 @@ cdef int _exact_moments_pass(const floating* X, Py_ssize_t n, Py_ssize_t d,
 def _exact_moments_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop, y_index,
                          Py_ssize_t n_classes, double[::1] lo, double[::1] hi,
                          double[::1] centre, double[::1] inverse, double[::1] qmax,
-                         double[::1] offset, w_arr):
+                         double[::1] offset, w_arr, bint squares=True):
+    """(status, flag, count, Σq, Σq² or None) of rows [start, stop); without ``squares``
+    (unweighted rows only) the float-accumulating ``_exact_sums_pass``."""
     cdef Py_ssize_t d = X.shape[1], size = n_classes * d
     cdef const Py_ssize_t[::1] yi
     cdef const Py_ssize_t* yp = NULL
@@ -273,21 +275,28 @@ def _exact_moments_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t 
         wv = w_arr
         wp = &wv[start]
     cdef double[::1] flag = np.zeros(max(d, 1))
+    cdef double[::1] work = np.zeros(0 if squares else max(size, 1) + 2 * max(d, 1))
     cdef const floating* x = _row(X, start)
     cdef i128* cnt = <i128*> calloc(n_classes, sizeof(i128))
     cdef i128* s1 = <i128*> calloc(max(size, 1), sizeof(i128))
-    cdef i128* s2 = <i128*> calloc(max(size, 1), sizeof(i128))
+    cdef i128* s2 = <i128*> calloc(max(size, 1), sizeof(i128)) if squares else NULL
     cdef int status
     cdef double bad
     cdef _Grid g = _grid(lo, hi, centre, inverse, qmax, offset)
     try:
-        if cnt == NULL or s1 == NULL or s2 == NULL:
+        if cnt == NULL or s1 == NULL or (squares and s2 == NULL):
             raise MemoryError()
         with nogil:
-            status = _exact_moments_pass(x, stop - start, d, yp, n_classes, &g, wp, cnt, s1, s2,
-                                         &flag[0])
+            if squares:
+                status = _exact_moments_pass(x, stop - start, d, yp, n_classes, &g, wp, cnt, s1, s2,
+                                             &flag[0])
+            else:
+                status = _exact_sums_pass(x, stop - start, d, yp, n_classes, &g, cnt, s1, &work[0],
+                                          &work[max(size, 1)], &work[max(size, 1) + max(d, 1)],
+                                          &flag[0])
             bad = _sum(&flag[0], d)
-        return status, bad, _to_ints(cnt, n_classes), _to_ints(s1, size), _to_ints(s2, size)
+        return (status, bad, _to_ints(cnt, n_classes), _to_ints(s1, size),
+                _to_ints(s2, size) if squares else None)
     finally:
         free(cnt)
         free(s1)
@@ -332,37 +341,6 @@ cdef int _exact_sums_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const P
                 acc[j] = 0.0
             pending = 0
     return 0
-
-
-def _exact_sums_chunk(const floating[:, ::1] X, Py_ssize_t start, Py_ssize_t stop, y_index,
-                      Py_ssize_t n_classes, double[::1] lo, double[::1] hi, double[::1] centre,
-                      double[::1] inverse, double[::1] qmax, double[::1] offset):
-    """``_exact_moments_chunk`` of unweighted rows without the squares (their sums: None)."""
-    cdef Py_ssize_t d = X.shape[1], size = n_classes * d
-    cdef const Py_ssize_t[::1] yi
-    cdef const Py_ssize_t* yp = NULL
-    if y_index is not None:
-        yi = y_index
-        yp = &yi[start]
-    cdef double[::1] flag = np.zeros(max(d, 1))
-    cdef double[::1] work = np.zeros(max(size, 1) + 2 * max(d, 1))
-    cdef const floating* x = _row(X, start)
-    cdef i128* cnt = <i128*> calloc(n_classes, sizeof(i128))
-    cdef i128* s1 = <i128*> calloc(max(size, 1), sizeof(i128))
-    cdef int status
-    cdef double bad
-    cdef _Grid g = _grid(lo, hi, centre, inverse, qmax, offset)
-    try:
-        if cnt == NULL or s1 == NULL:
-            raise MemoryError()
-        with nogil:
-            status = _exact_sums_pass(x, stop - start, d, yp, n_classes, &g, cnt, s1, &work[0],
-                                      &work[max(size, 1)], &work[max(size, 1) + max(d, 1)], &flag[0])
-            bad = _sum(&flag[0], d)
-        return status, bad, _to_ints(cnt, n_classes), _to_ints(s1, size), None
-    finally:
-        free(cnt)
-        free(s1)
 
 
 def _check_rows(Py_ssize_t n):
@@ -527,16 +505,11 @@ def exact_moments(X, lower, upper, y_index=None, n_classes=1, sample_weight=None
     n, d = X.shape
     lower, upper, y_index, n_classes, w, centre, half, step, inverse, qmax, offset = _moments_setup(
         n, d, lower, upper, y_index, n_classes, sample_weight)
-    if not squares and w is None:
-        parts = _map_chunks(
-            lambda start, stop: _exact_sums_chunk(X, start, stop, y_index, n_classes, lower, upper,
-                                                  centre, inverse, qmax, offset),
-            n, n_threads)
-    else:
-        parts = _map_chunks(
-            lambda start, stop: _exact_moments_chunk(X, start, stop, y_index, n_classes, lower, upper,
-                                                     centre, inverse, qmax, offset, w),
-            n, n_threads)
+    squares = squares or w is not None   # weighted rows: the 128-bit path, squares included
+    parts = _map_chunks(
+        lambda start, stop: _exact_moments_chunk(X, start, stop, y_index, n_classes, lower, upper,
+                                                 centre, inverse, qmax, offset, w, squares),
+        n, n_threads)
     return _combine_moments(parts, n_classes, d, w, centre, half, step)
 
 
