@@ -36,7 +36,10 @@ COMPILER_DIRECTIVES = {
 
 
 # Hand-written C compiled into an extension, next to its generated .c file.
-C_SOURCES = {"_random": ["dpsk/_core/src/chacha20.c"]}
+C_SOURCES = {
+    "_exact_sums": ["dpsk/_core/src/block_gram.c"],
+    "_random": ["dpsk/_core/src/chacha20.c"],
+}
 
 
 def core_extensions():

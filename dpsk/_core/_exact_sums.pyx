@@ -75,9 +75,10 @@ without weights, and for every n_threads and chunking. The argument:
 3. *Sums are exact.* ``|W q| < 2**59`` and ``W q² < 2**90`` per row, so over at most 2**36
    rows every partial sum is below 2**126: 128-bit integer additions never overflow
    and are exact, in any order (chunks are combined as Python integers). For the Gram,
-   |q| < 2**20 and the float64 sums (dsyrk calls accumulating over at most 4096 rows
-   between two flushes, dgemm for at most 48 features, else dsyrk, or for blocks of
-   mostly zero values the products of the nonzero ones added one by one) only form
+   |q| < 2**20 and the float64 sums (accumulating over at most 4096 rows between two
+   flushes: for at most 48 features register tiles with FMA, ``src/block_gram.c``, where
+   the CPU has AVX2, else dgemm; above, dsyrk, or for blocks of mostly zero values the
+   products of the nonzero ones added one by one) only form
    integers below 2**52, which float64 represents exactly in any summation order (with
    or without FMA); each flush adds them to 128-bit integers. ``l1_gram_pass`` forms
    the same sums in two steps: the first pass adds every row's quantised y *unscaled*
@@ -113,6 +114,11 @@ from libc.math cimport INFINITY
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy
 from scipy.linalg.cython_blas cimport dgemm, dsyrk
+
+# The tiled Gram of a block (AVX2 + FMA; 0 where the CPU or d does not allow it).
+cdef extern from "src/block_gram.h":
+    int dpsk_block_gram(const double* buf, int rows, Py_ssize_t d, double* gram, double* colsum,
+                        double alpha, int fresh) noexcept nogil
 
 import math
 import numbers
@@ -166,9 +172,10 @@ WEIGHT_BITS = 28
 #: integers below 2**(2*20 + 12) = 2**52 and is exact in any summation order.
 GRAM_BITS = 20
 cdef Py_ssize_t _GRAM_BLOCK = 4096
-#: Up to this many features the blocks' Gram is a dgemm, above a dsyrk (both exact; dgemm's
-#: kernels are faster for narrow blocks, measured with OpenBLAS: 1.4-2.3× for d in 8..48,
-#: slower at 64 and above).
+#: Up to this many features the blocks' Gram is the tiled kernel (``src/block_gram.c``;
+#: dgemm on CPUs without AVX2 and FMA), above a dsyrk (all exact; dgemm's kernels are
+#: faster than dsyrk's for narrow blocks, measured with OpenBLAS: 1.4-2.3× for d in 8..48
+#: on one machine, slower at 64 and above).
 cdef Py_ssize_t _GEMM_FEATURES = 48
 #: Above _GEMM_FEATURES, a block whose rows have at most _SPARSE_MAX nonzero quantised
 #: values each, and fewer than 1/_SPARSE_RATIO of the dense triangle's products between
@@ -610,6 +617,22 @@ def _sparse_gram_block(block):
     return bool(_sparse_block(block.shape[0], block.shape[1], most, pairs))
 
 
+def _tiled_block_gram(block, gram, colsum, double alpha=1.0, bint fresh=True):
+    """``dpsk_block_gram`` on a float64 block (rows, d) into the float64 arrays ``gram``
+    (d, d; its upper triangle) and ``colsum`` (d); False, and both untouched, where the
+    kernel does not run (CPU or d). For tests."""
+    cdef const double[:, ::1] b = np.ascontiguousarray(block, dtype=np.float64)
+    cdef double[:, ::1] g = gram
+    cdef double empty = 0.0
+    if g.shape[0] != b.shape[1] or g.shape[1] != b.shape[1]:
+        raise ValueError("gram must be (d, d) for a block of d columns")
+    cdef double[::1] c = colsum
+    if g.shape[0] != c.shape[0]:
+        raise ValueError("colsum must have d entries")
+    return bool(dpsk_block_gram(&b[0, 0] if b.shape[0] > 0 else &empty, <int> b.shape[0],
+                                b.shape[1], &g[0, 0], &c[0], alpha, fresh))
+
+
 cdef inline void _sparse_rows(const double* buf, int rows, Py_ssize_t d, double* block_gram,
                               double alpha) noexcept nogil:
     """block_gram[i·d + j] += alpha·q_i·q_j for i <= j, the nonzero values of each row
@@ -661,6 +684,11 @@ cdef inline void _syrk_signed(const double* buf, int rows, Py_ssize_t d, double*
     cdef double one = alpha, beta = 0.0 if fresh else 1.0
     cdef Py_ssize_t r, j, k, most = 0, pairs = 0
     cdef const double* b
+    if d <= _GEMM_FEATURES and dpsk_block_gram(buf, rows, d, block_gram, colsum, alpha, fresh):
+        # The upper triangle by register tiles and the column sums (src/block_gram.c): the
+        # same exact integers as BLAS, without packing the block, 240 products a row for
+        # d = 20 against dgemm's 400.
+        return
     if fresh:
         for j in range(d):
             colsum[j] = 0.0
