@@ -3,7 +3,10 @@
  *
  * Upper triangle of a block's Gram matrix by 4 x 12 register tiles (AVX2 + FMA): for
  * rows i0..i0+3 of the Gram and columns j0..j0+11, every row r of the block adds
- * buf[r, i] * buf[r, j0..j0+11] to twelve accumulators (one FMA per 4 products). The
+ * buf[r, i] * buf[r, j0..j0+11] to twelve accumulators (one FMA per 4 products). Twelve
+ * accumulators, three column vectors and a broadcast fill the 16 vector registers, so
+ * full tiles load without a mask (a mask register made GCC spill an accumulator: a
+ * chain through memory); twelve independent chains hide the FMA latency. The
  * entries are exact integers and so are all partial sums (the caller bounds them below
  * 2**53), so the result does not depend on the order or on contraction: it is bitwise
  * what BLAS's dgemm or dsyrk would give. A tile covers a few entries below the diagonal,
@@ -18,11 +21,12 @@
 #define TILE_ROWS 4
 #define TILE_VECS 3
 
-/* One tile with nv (1..3) column vectors; the last vector loads only the columns below
-   d (mask). Rows of the tile beyond d read column d - 1 and are not stored. */
+/* One tile with nv (1..TILE_VECS) column vectors; with `masked`, the last vector loads
+   only the columns below d. Rows of the tile beyond d read column d - 1 and are not
+   stored. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 tile(const double *buf, int rows, ptrdiff_t d, ptrdiff_t i0, ptrdiff_t j0, const int nv,
-     __m256i last, double *out)
+     const int masked, __m256i last, double *out)
 {
     __m256d acc[TILE_ROWS][TILE_VECS];
     __m256d v[TILE_VECS];
@@ -36,8 +40,8 @@ tile(const double *buf, int rows, ptrdiff_t d, ptrdiff_t i0, ptrdiff_t j0, const
     for (r = 0; r < rows; r++) {
         const double *p = buf + (ptrdiff_t) r * d;
         for (c = 0; c < nv; c++)
-            v[c] = c == nv - 1 ? _mm256_maskload_pd(p + j0 + 4 * c, last)
-                               : _mm256_loadu_pd(p + j0 + 4 * c);
+            v[c] = masked && c == nv - 1 ? _mm256_maskload_pd(p + j0 + 4 * c, last)
+                                         : _mm256_loadu_pd(p + j0 + 4 * c);
         for (k = 0; k < TILE_ROWS; k++) {
             __m256d a = _mm256_broadcast_sd(p + ik[k]);
             for (c = 0; c < nv; c++)
@@ -80,12 +84,18 @@ gram_avx2(const double *buf, int rows, ptrdiff_t d, double *gram, double alpha, 
             nv = (int) ((width + 3) / 4);
             m = (int) (width - 4 * (nv - 1));   /* columns in the last vector, 1..4 */
             last = _mm256_set_epi64x(m > 3 ? -1 : 0, m > 2 ? -1 : 0, m > 1 ? -1 : 0, -1);
-            if (nv == 3)
-                tile(buf, rows, d, i0, j0, 3, last, out);
+            if (nv == 3 && m == 4)
+                tile(buf, rows, d, i0, j0, 3, 0, last, out);
+            else if (nv == 3)
+                tile(buf, rows, d, i0, j0, 3, 1, last, out);
+            else if (nv == 2 && m == 4)
+                tile(buf, rows, d, i0, j0, 2, 0, last, out);
             else if (nv == 2)
-                tile(buf, rows, d, i0, j0, 2, last, out);
+                tile(buf, rows, d, i0, j0, 2, 1, last, out);
+            else if (m == 4)
+                tile(buf, rows, d, i0, j0, 1, 0, last, out);
             else
-                tile(buf, rows, d, i0, j0, 1, last, out);
+                tile(buf, rows, d, i0, j0, 1, 1, last, out);
             for (k = 0; k < TILE_ROWS && i0 + k < d; k++) {
                 i = i0 + k;
                 for (jj = 0; jj < width; jj++) {
