@@ -971,7 +971,7 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _
     cdef double* b
     cdef const floating* x
     cdef const double* xd
-    cdef double dv
+    cdef double dv, s
     cdef bint clip = box_lo != NULL or ball != NULL
     cdef bint inner_scaled = False, outer_scaled = False
     cdef RowClip plan_in, plan_out
@@ -1009,9 +1009,13 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _
                 bad |= _clip_row_into(x, d, box_lo, box_hi, ball, row, flag)
                 x = row
             if centred != NULL:   # y = x − centre scaled into the L1 ball, then quantised
-                _l1_scale(x, d, g.centre, l1, drow, b, flag)
-                _quantise_row(drow, d, centred.lo, centred.hi, centred.centre, centred.inverse,
-                              centred.qmax, centred.offset, b, flag)
+                # Bitwise _l1_scale then _quantise_row on the centred grid (which has no
+                # clamping bounds): the unscaled row and its L1 norm in one loop, the
+                # scaled row only for the rows the clip scales.
+                s = _unscaled_row(x, d, g.centre, centred, b, drow, flag)
+                if s > l1:
+                    _scaled_quantise_row(drow if floating is float else <const double*> x, d, g.centre, s, l1,
+                                         _TINY_SCALE, centred.inverse, centred.qmax, centred.offset, b)
                 if units != NULL:
                     any_units |= units[start + r]
                 continue
