@@ -64,10 +64,16 @@ def test_stats_pre_noise_discrepancy_within_sensitivity(dtype, kind, weighted):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_broken_variant_is_caught(dtype):
-    """The check above fails for the formula dpsk used before (centre after summing)."""
-    D, D1 = offset_data(dtype)
+    """The check above fails for the formula dpsk used before (centre after summing).
+
+    Its error depends on how the float sums round, hence on the data and on the kernel's
+    chunks of rows: as an attacker would, take the worst of a few such datasets."""
     lower, upper = np.array([LOWER]), np.array([UPPER])
-    assert np.max(np.abs(broken_csq(D1, lower, upper) - broken_csq(D, lower, upper))) > 1.0
+    worst = 0.0
+    for seed in range(4):
+        D, D1 = offset_data(dtype, seed=seed)
+        worst = max(worst, np.max(np.abs(broken_csq(D1, lower, upper) - broken_csq(D, lower, upper))))
+    assert worst > 1.0
 
 
 def _standardised(X, box, y_index=None, n_classes=1):
