@@ -922,6 +922,17 @@ cdef inline double _unscaled_row(const floating* x, Py_ssize_t d, const double* 
         return _centred_quantise_row(x, d, centre, gc.inverse, gc.qmax, gc.offset, b, flag)
 
 
+cdef inline void _scaled_row(const floating* x, Py_ssize_t d, const double* centre, const _Grid* gc, double s,
+                             double l1, double* b, const double* spare) noexcept nogil:
+    """b = the quantised y = (x − centre)·l1/s on the centred grid ``gc``, for a row whose
+    ``_unscaled_row`` returned s > l1, bitwise what ``_l1_scale`` then ``_quantise_row``
+    write. ``spare``: the float32 row as doubles that ``_unscaled_row`` left there."""
+    if floating is float:
+        _scaled_quantise_row(spare, d, centre, s, l1, _TINY_SCALE, gc.inverse, gc.qmax, gc.offset, b)
+    else:
+        _scaled_quantise_row(x, d, centre, s, l1, _TINY_SCALE, gc.inverse, gc.qmax, gc.offset, b)
+
+
 cdef inline double _l1_scale(const floating* x, Py_ssize_t d, const double* centre, double l1, double* y,
                              double* spare, double* flag) noexcept nogil:
     """y = (x − centre)·min(1, l1/s) for s = ‖x − centre‖₁ (``_dpsk_l1_scale_row``'s
@@ -1014,8 +1025,7 @@ cdef int _exact_gram_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const _
                 # scaled row only for the rows the clip scales.
                 s = _unscaled_row(x, d, g.centre, centred, b, drow, flag)
                 if s > l1:
-                    _scaled_quantise_row(drow if floating is float else <const double*> x, d, g.centre, s, l1,
-                                         _TINY_SCALE, centred.inverse, centred.qmax, centred.offset, b)
+                    _scaled_row(x, d, g.centre, centred, s, l1, b, drow)
                 if units != NULL:
                     any_units |= units[start + r]
                 continue
@@ -1492,9 +1502,7 @@ cdef int _l1_fix_pass(const floating* X, Py_ssize_t n, Py_ssize_t d, const doubl
             s = _unscaled_row(x, d, centre, gc, minus + m * d, drow, flag)
             if not (s > r1):
                 continue   # left as the first pass added it
-            # ``_l1_scale`` with r1 then ``_quantise_row``, bitwise (drow: x as doubles)
-            _scaled_quantise_row(drow if floating is float else <const double*> x, d, centre, s, r1,
-                                 _TINY_SCALE, gc.inverse, gc.qmax, gc.offset, plus + m * d)
+            _scaled_row(x, d, centre, gc, s, r1, plus + m * d, drow)
             if units != NULL:
                 wrow[m] = units[i]
             m += 1

@@ -84,6 +84,7 @@ gram_avx2(const double *buf, int rows, ptrdiff_t d, double *gram, double alpha, 
             nv = (int) ((width + 3) / 4);
             m = (int) (width - 4 * (nv - 1));   /* columns in the last vector, 1..4 */
             last = _mm256_set_epi64x(m > 3 ? -1 : 0, m > 2 ? -1 : 0, m > 1 ? -1 : 0, -1);
+            /* Literal nv and masked: each call inlines a tile with fixed registers. */
             if (nv == 3 && m == 4)
                 tile(buf, rows, d, i0, j0, 3, 0, last, out);
             else if (nv == 3)
