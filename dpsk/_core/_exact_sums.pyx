@@ -177,6 +177,9 @@ cdef Py_ssize_t _GRAM_BLOCK = 4096
 #: faster than dsyrk's for narrow blocks, measured with OpenBLAS: 1.4-2.3× for d in 8..48
 #: on one machine, slower at 64 and above).
 cdef Py_ssize_t _GEMM_FEATURES = 48
+#: Whether ``_syrk_signed`` may use the tiles: False only in tests (``_use_tiled_gram``),
+#: to run the BLAS path that CPUs without AVX2 and FMA take.
+cdef bint _TILES = True
 #: Above _GEMM_FEATURES, a block whose rows have at most _SPARSE_MAX nonzero quantised
 #: values each, and fewer than 1/_SPARSE_RATIO of the dense triangle's products between
 #: nonzero ones, adds those products one by one (``_sparse_rows``) instead of a dsyrk:
@@ -633,6 +636,16 @@ def _tiled_block_gram(block, gram, colsum, double alpha=1.0, bint fresh=True):
                                 b.shape[1], &g[0, 0], &c[0], alpha, fresh))
 
 
+def _use_tiled_gram(bint use):
+    """Let the exact Gram use the tiled kernel (True, the default) or only BLAS (False,
+    what a CPU without AVX2 and FMA runs); returns the previous setting. For tests: not
+    thread-safe, and a fit running meanwhile may see either."""
+    global _TILES
+    previous = _TILES
+    _TILES = use
+    return bool(previous)
+
+
 cdef inline void _sparse_rows(const double* buf, int rows, Py_ssize_t d, double* block_gram,
                               double alpha) noexcept nogil:
     """block_gram[i·d + j] += alpha·q_i·q_j for i <= j, the nonzero values of each row
@@ -684,7 +697,7 @@ cdef inline void _syrk_signed(const double* buf, int rows, Py_ssize_t d, double*
     cdef double one = alpha, beta = 0.0 if fresh else 1.0
     cdef Py_ssize_t r, j, k, most = 0, pairs = 0
     cdef const double* b
-    if d <= _GEMM_FEATURES and dpsk_block_gram(buf, rows, d, block_gram, colsum, alpha, fresh):
+    if _TILES and d <= _GEMM_FEATURES and dpsk_block_gram(buf, rows, d, block_gram, colsum, alpha, fresh):
         # The upper triangle by register tiles and the column sums (src/block_gram.c): the
         # same exact integers as BLAS, without packing the block, 240 products a row for
         # d = 20 against dgemm's 400.

@@ -69,3 +69,26 @@ def test_wider_blocks_are_left_to_blas():
     gram, colsum = np.zeros((65, 65)), np.zeros(65)
     assert not _exact_sums._tiled_block_gram(np.ones((3, 65)), gram, colsum)
     assert not gram.any() and not colsum.any()
+
+
+@pytest.mark.parametrize("d", [1, 5, 12, 20, 48])
+def test_exact_gram_is_the_same_on_the_blas_path(d):
+    """``exact_gram`` with the tiles and with BLAS only (what CPUs without AVX2 and FMA
+    run): the same integers, so bitwise the same floats, weighted or not."""
+    rng = np.random.default_rng(d)
+    X = rng.normal(size=(9000, d)) * rng.uniform(0.1, 3.0, size=d)
+    lower, upper = np.full(d, -2.0), np.full(d, 2.5)
+    centre, radius = (lower + upper) / 2, (upper - lower) / 2
+    weights = rng.uniform(0.0, 1.0, size=9000)
+    results = {}
+    for tiles in (True, False):
+        previous = _exact_sums._use_tiled_gram(tiles)
+        try:
+            results[tiles] = [
+                _exact_sums.exact_gram(X, lower, upper, centre, radius, sample_weight=w) for w in (None, weights)
+            ]
+        finally:
+            _exact_sums._use_tiled_gram(previous)
+    for with_tiles, with_blas in zip(results[True], results[False], strict=True):
+        for a, b in zip(with_tiles, with_blas, strict=True):
+            np.testing.assert_array_equal(a, b)

@@ -27,6 +27,15 @@ from dpsk.decomposition import PCA
 from dpsk.decomposition._pca import _Geometry
 
 
+@pytest.fixture(params=["tiles", "blas"])
+def gram_kernel(request):
+    """Both paths of the blocks' Gram: the tiles (``src/block_gram.c``, on CPUs with AVX2
+    and FMA) and the BLAS path other CPUs take, which otherwise no test here would run."""
+    previous = exact_sums._use_tiled_gram(request.param == "tiles")
+    yield request.param
+    exact_sums._use_tiled_gram(previous)
+
+
 def _reference_sums(X, geometry, sample_weight=None):
     """The old path, independently: copies clipped in X's dtype, numpy quantisation,
     exact integer sums in Python ints (no kernel of _exact_sums involved)."""
@@ -124,7 +133,7 @@ def _l1_boundary_rows(rng, X, geometry):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("rule", ["ball", "box", "both", "ball_l1", "box_l1"])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_one_pass_gram_is_bitwise_the_clipped_copy_path(dtype, rule, weighted):
+def test_one_pass_gram_is_bitwise_the_clipped_copy_path(dtype, rule, weighted, gram_kernel):
     rng = np.random.default_rng(16)
     n, d, norm = 1500, 7, 3.0
     lower, upper = np.linspace(-2.0, -0.5, d), np.linspace(0.3, 2.5, d)
@@ -320,7 +329,7 @@ def _l1_pass_case(rule, dtype, rng):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("rule", ["ball", "box", "both", "far", "far_ball"])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_l1_gram_pass_is_bitwise_the_two_pass_path(dtype, rule, weighted):
+def test_l1_gram_pass_is_bitwise_the_two_pass_path(dtype, rule, weighted, gram_kernel):
     """The one pass for a private ``l1_norm`` (``l1_gram_pass``: the rows' L1 norms and
     the unscaled exact sums, then a correction of the rows that the released clip scales)
     gives bitwise the norms of ``clipped_l1_norms`` and the integers and floats of the
