@@ -47,7 +47,8 @@ Exact sums (fixed point; the kernels behind every centred release)
     chunks' integers first).
 ``fixed_point_grid(radius, bits) -> (step, inverse, Q)``
     The public grid: ``step = 2**(e − bits)`` for ``radius = f·2**e``, f in [0.5, 1);
-    ``Q = floor(radius/step)`` in [2**(bits−1), 2**bits), so ``Q·step <= radius``.
+    ``Q = floor(radius/step)`` in [2**(bits−1), 2**bits), so ``Q·step <= radius`` (below
+    2**-990, the step of 2**-990 and a smaller Q).
 
 Constants: ``MAX_EXACT_ROWS = 2**36`` (more rows: ``ValueError``; the number of rows is
 the public shape, so this error is no release), ``MOMENT_BITS = 31``, ``GRAM_BITS = 20``,
@@ -195,24 +196,30 @@ cdef double _TINY_SCALE = 2.0 ** -1000
 _MAX_L1_FEATURES = 2 ** 23
 
 
+#: The exponent (frexp's) of 2**-990: the grid's step is never finer than for that radius.
+_MIN_GRID_EXPONENT = -989
+
+
 def fixed_point_grid(radius, bits):
     """Public grid of the exact kernels: (step, inverse step, Q) per feature.
 
     ``step`` is the power of two 2**(e − bits) for ``radius = f·2**e`` (f in [0.5, 1)),
     so ``radius / step`` lies in [2**(bits−1), 2**bits); ``Q = floor(radius / step)``,
-    hence ``Q·step <= radius`` exactly. A zero radius gives step 1 and Q 0. Radii in
-    (0, 2**-990) are refused (``ValueError``): their inverse step would not be finite.
+    hence ``Q·step <= radius`` exactly. A zero radius gives step 1 and Q 0. Below
+    2**-990 the step stays that of 2**-990, so that the inverse step stays finite: Q is
+    then smaller (0 below one step, every value on the centre), and still ``Q·step <=
+    radius``. (Such radii were refused; the refusal came after the budget was spent, and
+    for private bounds it depended on the data.)
     """
     radius = np.ascontiguousarray(radius, dtype=np.float64)
     if not np.all(np.isfinite(radius)) or np.any(radius < 0):
         raise ValueError("radius must be finite and >= 0")
-    if np.any((radius > 0) & (radius < 2.0 ** -990)):
-        raise ValueError("bounds narrower than 2**-990 cannot be accumulated exactly")
-    mantissa, exponent = np.frexp(radius)
     positive = radius > 0
+    exponent = np.maximum(np.frexp(radius)[1], _MIN_GRID_EXPONENT)
     step = np.where(positive, np.ldexp(1.0, exponent - bits), 1.0)
     inverse = np.where(positive, np.ldexp(1.0, bits - exponent), 1.0)
-    qmax = np.where(positive, np.floor(np.ldexp(mantissa, bits)), 0.0)
+    # radius·2**(bits − exponent) is exact: a power-of-two scaling that stays below 2**bits.
+    qmax = np.where(positive, np.floor(np.ldexp(radius, bits - exponent)), 0.0)
     return step, inverse, qmax
 
 
@@ -434,17 +441,15 @@ class ExactMoments:
         ).reshape(-1, d)
         if not squares or self.sum_q2 is None:
             return count, sum_z, None
-        # Σ (y² − scale²/2·w) / scale², y² = q² step²; scale²/2 and scale² as the floats
-        # Box.standardised_sums forms (numpy's rounded products), taken exactly.
-        halves = [float(v).as_integer_ratio() for v in scale**2 / 2.0]
-        squares_ = [float(v).as_integer_ratio() for v in scale**2]
+        # Σ w·(y²/scale² − 1/2) = (Σw·q²·step²/scale² − Σw/2), with step = a/b and scale =
+        # s/e exactly (a float scale² overflows above 2**512 and underflows below 2**-511).
         sum_sq = np.empty((self.count.shape[0], d))
         for k in range(self.count.shape[0]):
             c = int(self.count[k])
             for j in range(d):
-                (a, b), (p, q), (r, t) = steps[j], halves[j], squares_[j]
-                numerator = (int(self.sum_q2[k, j]) * a * a * q - c * p * b * b) * t
-                sum_sq[k, j] = numerator / (b * b * q * ws * r)
+                (a, b), (s, e) = steps[j], scales[j]
+                numerator = 2 * int(self.sum_q2[k, j]) * a * a * e * e - c * b * b * s * s
+                sum_sq[k, j] = numerator / (2 * b * b * s * s * ws)
         return count, sum_z, sum_sq
 
     def round(self, exact, divisor=1.0, factor=1.0):

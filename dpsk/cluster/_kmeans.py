@@ -452,6 +452,11 @@ def _reduce(candidates, weights, n_clusters, rng):
     weights = np.maximum(weights, 0.0)
     if np.count_nonzero(weights) < n_clusters:
         weights = weights + 1e-3
+    # In units of a power of two about the candidates' largest magnitude: the same floats,
+    # scaled exactly, but squared distances that neither overflow (boxes beyond ~1e154
+    # gave NaN probabilities after the spend) nor vanish.
+    unit = np.ldexp(1.0, int(np.frexp(np.max(np.abs(candidates), initial=0.0))[1]))
+    candidates = candidates / unit
     best, best_cost = None, np.inf
     n_features = candidates.shape[1]
     weighted = (weights[:, None] * candidates).ravel()
@@ -474,7 +479,7 @@ def _reduce(candidates, weights, n_clusters, rng):
         cost = float(np.sum(weights * np.min(((candidates[:, None, :] - centres[None]) ** 2).sum(axis=2), axis=1)))
         if cost < best_cost:
             best, best_cost = centres, cost
-    return best
+    return best * unit
 
 
 def _weighted_plusplus(points, weights, n_clusters, rng):

@@ -38,6 +38,8 @@ __all__ = ["PCA"]
 #: The matrix is the output; the count and the sum only centre it, and their noise
 #: enters the covariance divided by n.
 BUDGET_SHARES = (0.05, 0.15, 0.8)
+#: The least ‖y‖₂ and ‖y‖₁ bounds the release assumes: their squares stay normal floats.
+SMALLEST_BOUND = 2.0**-400
 
 
 def _in_box_dtype(X, lower, upper):
@@ -85,7 +87,9 @@ class _Geometry:
         self.l1_norm = None if l1_norm is None or not l1_norm < l1 else float(l1_norm)
         if self.l1_norm is not None:
             l1 = self.l1_norm
-        self.l2, self.l1 = float(l2), float(l1)
+        # Claiming larger bounds is always safe (more noise): below SMALLEST_BOUND the
+        # squares in the sensitivities would be subnormal or 0 (no noise at all).
+        self.l2, self.l1 = max(float(l2), SMALLEST_BOUND), max(float(l1), SMALLEST_BOUND)
         self._pass = None  # (L1GramPass, key) of this fit's first pass (use_pass)
 
     def statistics(self, X, sample_weight=None):

@@ -110,8 +110,8 @@ class Box:
         sum_z = moments.round(s1, self._scale)
         if not squares:
             return moments.round(count), sum_z, None
-        shift = count[:, None] * moments._exact(self._scale**2 / 2.0)
-        return moments.round(count), sum_z, moments.round(s2 - shift, self._scale**2)
+        square = moments._exact(self._scale) ** 2  # exact: a float square can overflow or underflow
+        return moments.round(count), sum_z, moments.round((s2 - count[:, None] * square / 2) / square)
 
     def sensitivities(self, n_statistics=3):
         """(L1, L2) sensitivities of (count, Σz, Σ(z² − 1/2)) per class, the first ``n_statistics``.
@@ -157,6 +157,12 @@ class JointRelease:
         self.gaussian = delta > 0
         norm = 1 if self.gaussian else 0
         sens = np.array([float(s[norm]) for s in sensitivities])
+        if not np.all(np.isfinite(sens) & (sens >= 0)):
+            # A weight of share/∞ = 0 would release the statistic without noise.
+            raise ValueError(
+                f"the sensitivities {sens.tolist()} are not finite: the bounds are too large for float64 "
+                "(their squares overflow); rescale the data"
+            )
         shares = np.where(sens > 0, np.asarray(shares, dtype=np.float64), 0.0)
         if not shares.sum() > 0:  # every statistic is constant: nothing to hide
             shares = np.ones_like(shares)
@@ -165,7 +171,13 @@ class JointRelease:
         # The margin covers the float rounding of the values and of that product (see
         # "Rounding" in the module docstring): the computed vector's sensitivity is <= 1.
         power = np.sqrt(shares) if self.gaussian else shares
-        self.weights = np.divide(power, sens, out=np.zeros_like(sens), where=sens > 0) * (1.0 - ROUNDING_MARGIN)
+        with np.errstate(over="ignore"):  # checked below
+            self.weights = np.divide(power, sens, out=np.zeros_like(sens), where=sens > 0) * (1.0 - ROUNDING_MARGIN)
+        if not np.all(np.isfinite(self.weights)):
+            raise ValueError(
+                f"the sensitivities {sens.tolist()} are too small for float64 (their inverses overflow); "
+                "rescale the data"
+            )
         if self.gaussian:
             self.mechanism = Gaussian(epsilon=epsilon, delta=delta, sensitivity=1.0, random_state=random_state)
         else:

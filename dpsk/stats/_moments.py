@@ -368,6 +368,11 @@ def _moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_
         lower, upper = resolve_stat_bounds(bounds, records, function, feature_names=column_names(a, axis))
     else:
         lower = upper = np.zeros(records.n_outputs)
+    if kind == "var" and not np.all(np.isfinite((upper / 2 - lower / 2) ** 2)):
+        # Checked before the spend (released bounds stay below 2**256).
+        raise ValueError(
+            f"{function}: the squares of the bounds' half-widths overflow float64 (above ~1.3e154); rescale the data"
+        )
     call.spend(records.n_records, function=function, params=(bounds, axis, keepdims), data=(arr,))
     lower, upper = call.release_bounds(records, lower, upper)
     kappa = None if kind in ("count", "sum") else query.kappa(per_record)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from dpsk._core._accumulate import clipped_sums
-from dpsk._core._exact_sums import ROUNDING_MARGIN, exact_gram, exact_moments
+from dpsk._core._exact_sums import ROUNDING_MARGIN, exact_gram, exact_moments, fixed_point_grid
 from dpsk.decomposition import PCA
 from dpsk.mechanisms._joint import Box
 from dpsk.naive_bayes import GaussianNB
@@ -222,3 +222,17 @@ def test_sums_without_squares_refuse_bad_classes_and_non_finite_values():
     X[50, 3] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         exact_moments(X, lower, upper, y, k, squares=False)
+
+
+@pytest.mark.parametrize("bits", [20, 31])
+def test_grid_of_radii_below_2_to_the_minus_990(bits):
+    """Radii below 2**-990 keep the step of 2**-990 (a finite inverse step) with a smaller
+    Q, never above the radius; they were refused after the budget was spent."""
+    radius = np.array([2.0**-990, 2.0**-991, 1e-300, 2.0**-1000 * 3, 5e-324, 0.0])
+    step, inverse, qmax = fixed_point_grid(radius, bits)
+    assert np.all(np.isfinite(inverse))
+    np.testing.assert_array_equal(step[:-1], 2.0 ** (-989 - bits))
+    np.testing.assert_array_equal(step * inverse, 1.0)
+    assert np.all(qmax * step <= radius)
+    assert qmax[0] >= 2 ** (bits - 1) and qmax[-1] == 0.0
+    np.testing.assert_array_equal(qmax, np.floor(radius / step))

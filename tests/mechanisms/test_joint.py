@@ -74,6 +74,9 @@ def test_standardised_sums_by_integers_are_the_fraction_path(weighted, squares):
         ([-2.0, 10.0, 5.0], [4.0, 11.0, 5.0]),
         ([1.7e9, -1e-9, -1e150], [1.7e9 + 3600.0, 3e-9, 1e150]),
         ([-0.1, 0.0, 2.0**-400], [0.3, 7.0, 2.0**-399]),
+        # Half-widths whose float squares overflow or underflow (the sums are exact).
+        ([-1e155, -1e300, 0.0], [1e155, 1e300, 1e-170]),
+        ([-1e-300, 0.0, -5e-324], [1e-300, 1e-170, 5e-324]),
     ]
     for lower, upper in boxes:
         box = Box(np.array(lower), np.array(upper))
@@ -87,6 +90,31 @@ def test_standardised_sums_by_integers_are_the_fraction_path(weighted, squares):
                 assert got is None
             else:
                 np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("half_width", [1e-320, 1e-300, 1e-170, 1e155, 1e300])
+def test_standardised_sums_stay_within_their_sensitivities_at_any_scale(half_width):
+    """Rows on the box's faces contribute ±1 to Σz and exactly 1/2 to Σ(z² − 1/2) each,
+    whatever the box's scale (a float square of the half-width overflows above ~1.3e154
+    and is 0 below ~1.5e-162; these raised after the budget was spent)."""
+    box = Box(np.array([-half_width]), np.array([half_width]))
+    X = np.array([[-half_width], [half_width], [0.0]] * 10)
+    count, sum_z, sum_sq = box.standardised_sums(box.exact_sums(X))
+    assert count[0] == 30.0
+    assert abs(sum_z[0, 0]) <= 30.0 and abs(sum_sq[0, 0]) <= 15.0
+    if half_width >= 1e-300:  # a grid fine enough for the faces (within 2**-30 of them)
+        assert sum_z[0, 0] == 0.0
+        assert sum_sq[0, 0] == pytest.approx(20 * 0.5 - 10 * 0.5, rel=1e-6)
+
+
+def test_joint_release_refuses_sensitivities_beyond_float64():
+    """A statistic of infinite sensitivity would get weight 0, the weight of a constant
+    statistic: released without noise. Refused, as are sensitivities whose weights overflow."""
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="not finite"):
+        JointRelease(((1.0, 1.0), (np.inf, np.inf)), (0.5, 0.5), epsilon=1.0, delta=0.0, random_state=rng)
+    with pytest.raises(ValueError, match="too small"):
+        JointRelease(((1.0, 1.0), (1e-320, 1e-320)), (0.5, 0.5), epsilon=1.0, delta=0.0, random_state=rng)
 
 
 def test_to_original_clips_into_the_box():
