@@ -354,3 +354,18 @@ def test_pure_epsilon_pca_on_adult_meets_issue_19_target():
     for seed in range(3):
         pca = PCA(5, epsilon=1.0, data_norm=math.sqrt(13), random_state=seed).fit(X)
         assert np.trace(pca.components_ @ cov @ pca.components_.T) / best >= 0.9
+
+
+def test_second_moment_is_never_released_without_noise_at_float64_ends():
+    """The second moment's sensitivity is a square of the bound: infinite above ~1.3e154
+    and 0 below ~1.5e-162, and either once gave it weight 0 in the joint release (released
+    exactly: with ``centered=True`` the components then did not depend on the seed).
+    Huge bounds are refused before the spend; tiny ones are assumed to be 2**-400."""
+    X = np.random.default_rng(0).normal(size=(200, 4))
+    accountant = BudgetAccountant()
+    with pytest.raises(ValueError, match="rescale"):
+        PCA(2, epsilon=1.0, bounds=(-2e154, 2e154), accountant=accountant).fit(X * 1e150)
+    assert not accountant.spent_budget
+    tiny = X * 1e-163
+    fits = [PCA(2, epsilon=1.0, data_norm=1.5e-162, centered=True, random_state=s).fit(tiny) for s in (1, 2)]
+    assert not np.allclose(np.abs(fits[0].components_), np.abs(fits[1].components_))
