@@ -16,6 +16,7 @@ from dpsk import stats
 from dpsk.accounting import BudgetAccountant
 from dpsk.cluster import KMeans
 from dpsk.decomposition import PCA
+from dpsk.linear_model import LinearRegression
 from dpsk.naive_bayes import GaussianNB
 from dpsk.preprocessing import MinMaxScaler, StandardScaler
 
@@ -30,6 +31,10 @@ ESTIMATORS = {
     "PCA ball": lambda bounds: PCA(2, epsilon=1.0, data_norm=None if bounds is None else 2 * bounds[1]),
     "PCA ball, δ > 0": lambda bounds: PCA(
         2, epsilon=1.0, delta=1e-5, data_norm=None if bounds is None else 2 * bounds[1]
+    ),
+    "LinearRegression": lambda bounds: LinearRegression(epsilon=1.0, bounds_X=bounds, bounds_y=bounds),
+    "LinearRegression ball": lambda bounds: LinearRegression(
+        epsilon=1.0, bounds_X=bounds, bounds_y=bounds, row_norm=None if bounds is None else 2 * bounds[1]
     ),
 }
 

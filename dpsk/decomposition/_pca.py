@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Principal component analysis with differential privacy (noisy second-moment matrix)."""
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -38,6 +39,7 @@ __all__ = ["PCA"]
 #: The matrix is the output; the count and the sum only centre it, and their noise
 #: enters the covariance divided by n.
 BUDGET_SHARES = (0.05, 0.15, 0.8)
+_LEAST_FLOAT = float(np.nextafter(0.0, 1.0))
 #: The least ‖y‖₂ and ‖y‖₁ bounds the release assumes: their squares stay normal floats.
 SMALLEST_BOUND = 2.0**-400
 
@@ -162,10 +164,15 @@ class _Geometry:
 
     def _ball_radius(self, radius):
         """The radius rows are clipped to before rounding: smaller by ‖step‖/2 (and a
-        margin), the most rounding to nearest can move y, so ‖y‖ <= ``data_norm``."""
+        margin), the most rounding to nearest can move y, so ‖y‖ <= ``data_norm``. The
+        margin is below ``data_norm / 2`` unless the radius is below 2**-990, where the
+        grid is coarser (``fixed_point_grid``); when the margin exceeds ``data_norm`` the
+        radius is the least float (far below half of any step: every row quantises to 0)."""
         step = fixed_point_grid(radius, GRAM_BITS)[0]
-        margin = float(np.linalg.norm(step)) * (1.0 + 2.0**-40)
-        return max(self.data_norm - margin, self.data_norm / 2)
+        # hypot: np.linalg.norm squares the steps, which vanish below ~1e-154 (a margin of
+        # 0 let rounding take rows past data_norm for data_norm below ~1e-148).
+        margin = math.hypot(*step.tolist()) * (1.0 + 2.0**-40)
+        return max(self.data_norm - margin, _LEAST_FLOAT)
 
     def _radius(self):
         """Public per-coordinate bound on |y_j|."""

@@ -464,13 +464,15 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
             features = clip_bounds(np.asarray(X, dtype=np.float64), lower, upper)
             features -= centre
             # |z_j| <= row_norm too: a grid no coarser than row_norm·2**-20 keeps the margin
-            # below small (at most half of row_norm for any d < 2**38).
+            # small (at most half of row_norm for any d < 2**38; radii below 2**-990 have a
+            # coarser grid, and a margin above row_norm clips every row to the least float,
+            # far below half of any step: every row quantises to 0).
             radius[:d] = np.minimum(radius[:d], float(row_norm))
             step = np.where(radius[:d] > 0, fixed_point_grid(radius[:d], GRAM_BITS)[0], 0.0)
             # Rounding to nearest moves z_x by at most step/2 per coordinate (‖step‖/2 in norm).
-            margin = float(np.linalg.norm(step)) * (1.0 + 2.0**-40)
+            margin = math.hypot(*step.tolist()) * (1.0 + 2.0**-40)  # no underflow of the squares
             row_norm = float(row_norm)
-            clip_rows_l2(features, max(row_norm - margin, row_norm / 2.0), out=features)
+            clip_rows_l2(features, max(row_norm - margin, float(np.nextafter(0.0, 1.0))), out=features)
             Z[:, :d] = features
             del features
             # Already clipped and centred; scaling towards m keeps rows in the box (|z_j| <= h_j).

@@ -478,3 +478,33 @@ def test_mostly_zero_blocks_are_bitwise_the_reference(weighted):
     sums = first.exact_gram_sums(clipped.l1_norm)
     assert np.array_equal(sums.total, reference.total)
     assert np.array_equal(sums.gram, reference.gram)
+
+
+@pytest.mark.parametrize("data_norm", [2.0**-1005, 2.0**-1000, 3e-300, 1e-160, 0.75])
+def test_ball_clip_bounds_every_quantised_row_at_any_scale(data_norm):
+    """The ball's radius is data_norm less the rounding margin ‖step‖, so that rounding
+    cannot take a quantised row past data_norm. Below ~1e-148 the steps' squares vanish
+    and the margin was computed as 0 (rows reached data_norm·(1 + 6e-6)); below 2**-990
+    the grid is coarser than data_norm·2**-20 (``fixed_point_grid``), and the margin may
+    exceed half of data_norm (here with 100 features). Every quantised row, summed
+    exactly, stays within data_norm."""
+    d = 100
+    geometry = _Geometry(None, None, data_norm, d)
+    radius = geometry._radius()
+    clip = geometry._ball_radius(radius)
+    step = fixed_point_grid(radius, GRAM_BITS)[0]
+    rng = np.random.default_rng(3)
+    # Rows just outside the clip: random directions, and spread evenly over k coordinates,
+    # each just above half a step when k is large (rounded up: the worst case).
+    rows = [rng.normal(size=d) for _ in range(20)]
+    for k in (1, 4, 16, 64, 100):
+        row = np.zeros(d)
+        row[:k] = 1.0
+        rows.append(row)
+    for row in rows:
+        X = (row / np.linalg.norm(row) * max(clip, data_norm / 2) * 1.01)[None, :]
+        args, kwargs = geometry._kernel(X)
+        assert kwargs["clip_norm"] == clip
+        sums = exact_gram_sums(X, *args, **kwargs)
+        norm_sq = sum(Fraction(int(sums.gram[j, j])) * Fraction(float(step[j])) ** 2 for j in range(d))
+        assert norm_sq <= Fraction(data_norm) ** 2
