@@ -18,8 +18,8 @@ The fit protocol (see doc/developers/architecture.rst)::
         return self
 """
 
-import functools
 import math
+import weakref
 from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
 
@@ -207,13 +207,25 @@ class DPEstimatorMixin:
         self.privacy_spent_ = cost
 
 
-@functools.cache
+#: cls -> (weak reference to its ``__init__``, parameter names). Weak both ways, so that
+#: classes made on the fly (a subclass per test, a notebook cell run again) can be freed.
+_PARAM_NAMES: "weakref.WeakKeyDictionary[type, tuple]" = weakref.WeakKeyDictionary()
+
+
 def _init_param_names(cls, init):
     """The names scikit-learn's ``_get_param_names`` gives ``cls`` (whose ``__init__`` is ``init``).
 
     An error (``*args`` in ``__init__``) is not cached: it is raised on every call.
     """
-    return tuple(super(DPEstimatorMixin, cls)._get_param_names())
+    cached = _PARAM_NAMES.get(cls)
+    if cached is not None and cached[0]() is init:
+        return cached[1]
+    names = tuple(super(DPEstimatorMixin, cls)._get_param_names())
+    try:
+        _PARAM_NAMES[cls] = (weakref.ref(init), names)
+    except TypeError:  # a built-in __init__ (object's): not cached
+        pass
+    return names
 
 
 class DaskScoreMixin:

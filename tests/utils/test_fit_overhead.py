@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The shortcuts that cut the fixed cost of a fit give scikit-learn's answers, errors and warnings."""
 
+import gc
 import warnings
+import weakref
 
 import numpy as np
 import pytest
@@ -62,6 +64,23 @@ def test_param_names_follow_a_replaced_init(monkeypatch):
     assert _Base._get_param_names() == ["epsilon", "z"]
     assert _Inherits._get_param_names() == ["epsilon", "z"]
     assert clone(_Base(z=5)).get_params() == {"epsilon": 1.0, "z": 5}
+
+
+def test_param_names_cache_lets_classes_made_on_the_fly_go():
+    """A class made at run time (a subclass per test, a notebook cell run again) is freed
+    once unused: the cache holds it and its ``__init__`` weakly."""
+
+    def make():
+        class OnTheFly(_Base):
+            def __init__(self, b=3, epsilon=1.0):
+                super().__init__(b=b, epsilon=epsilon)
+
+        assert OnTheFly._get_param_names() == ["b", "epsilon"]
+        return weakref.ref(OnTheFly)
+
+    ref = make()
+    gc.collect()
+    assert ref() is None
 
 
 def test_param_names_error_is_raised_every_time():
