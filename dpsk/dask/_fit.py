@@ -585,6 +585,7 @@ def moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_e
         lower, upper = resolve_stat_bounds(
             require_public(bounds, "bounds", function), records, function, feature_names=names
         )
+        query.check_scales(lower, upper, function)
     else:
         lower = upper = np.zeros(n_outputs)
     moments = map_reduce(functools.partial(_moments_chunk, lower, upper), rows, lazy=True)

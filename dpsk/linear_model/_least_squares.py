@@ -258,7 +258,7 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
         else:
             lower, upper = resolve_bounds(self, self.bounds_X, X, param="bounds_X", attribute="bounds_X_")
         if self.fit_intercept:
-            centre, half = (lower + upper) / 2.0, (upper - lower) / 2.0
+            centre, half = lower / 2.0 + upper / 2.0, upper / 2.0 - lower / 2.0  # halves first: no overflow
         else:
             centre, half = np.zeros_like(lower), np.maximum(np.abs(lower), np.abs(upper))
         half = np.where(half > 0, half, 1.0)  # a constant feature: any scale will do
@@ -397,7 +397,8 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
     def _target_box(self, y_lower, y_upper):
         """(lower, upper, centre, half-width) of the targets' box."""
         if self.fit_intercept:
-            return y_lower, y_upper, (y_lower + y_upper) / 2.0, (y_upper - y_lower) / 2.0
+            # Halves first (the same floats, and no overflow for bounds near the float range).
+            return y_lower, y_upper, y_lower / 2.0 + y_upper / 2.0, y_upper / 2.0 - y_lower / 2.0
         return y_lower, y_upper, np.zeros_like(y_lower), np.maximum(np.abs(y_lower), np.abs(y_upper))
 
     def _fit_sums(self, sums, bounds, centre, half, target, unit, mechanisms, rng, dtype, y_ndim):

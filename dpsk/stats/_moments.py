@@ -133,6 +133,36 @@ class MomentsQuery:
         ratio = 2.0 if self.relation == "replace" else 1.0  # sensitivity over B/2
         return per_record * noise * ratio**2
 
+    def scales(self, lower, upper):
+        """The sensitivities per unit weight of each part's sum, for the box [lower, upper]
+        (``normalised`` divides by them): of the quantised values y (|y| <= half), Σ w: 1;
+        Σ w·y: half (2·half under replace); Σ w·(y² − half²/2): half²/2 (under replace
+        Σ w·y², half²); Σ w·(mid + y): |mid| + half (2·half under replace), rounded up so
+        that the float scale is >= the exact one. Public: a function of the bounds."""
+        mid, half = lower / 2 + upper / 2, upper / 2 - lower / 2
+        replace = self.relation == "replace"
+        with np.errstate(over="ignore"):  # an infinite scale is refused before the spend
+            sum_scale = (
+                2.0 * half
+                if replace
+                else np.array([_rounded_up_sum(abs(float(c)), float(h)) for c, h in zip(mid, half)])
+            )
+            return {
+                "count": 1.0,
+                "sum": sum_scale,
+                "csum": 2.0 * half if replace else half,
+                "csq": half * half if replace else half * half / 2.0,
+            }
+
+    def check_scales(self, lower, upper, function):
+        """Refuse bounds whose sensitivities overflow float64 (call before the spend)."""
+        scales = self.scales(lower, upper)
+        if not all(np.all(np.isfinite(scales[part])) for part in self.parts):
+            raise ValueError(
+                f"{function}: the bounds' sensitivities overflow float64 (sums near the largest float, "
+                "or squares of half-widths above ~1.3e154); rescale the data"
+            )
+
     def normalised(self, records, lower, upper, weights, unit, moments=None):
         """The pre-noise statistics, each divided by its sensitivity (and 1 − ROUNDING_MARGIN).
 
@@ -151,26 +181,7 @@ class MomentsQuery:
         replace = self.relation == "replace"
         factor = 1.0 - ROUNDING_MARGIN
         count = float(moments.round(moments.about(mid)[0][0]))
-        # The sensitivities per unit weight of the quantised values y (|y| <= half):
-        # Σ w: 1; Σ w·y: half (2·half under replace); Σ w·(y² − half²/2): half²/2 (under
-        # replace Σ w·y², half²); Σ w·(mid + y): |mid| + half (2·half under replace),
-        # rounded up so that the float scale is >= the exact one.
-        sum_scale = (
-            2.0 * half
-            if replace
-            else np.array(
-                [
-                    math.nextafter(float(Fraction(abs(float(c))) + Fraction(float(h))), math.inf)
-                    for c, h in zip(mid, half)
-                ]
-            )
-        )
-        scale = {
-            "count": 1.0,
-            "sum": sum_scale,
-            "csum": 2.0 * half if replace else half,
-            "csq": half * half if replace else half * half / 2.0,
-        }
+        scale = self.scales(lower, upper)
         weight, about_mid, about_mid_sq = (v[0] for v in moments.about(mid))
         raw = {}
         for part in self.parts:
@@ -232,6 +243,14 @@ class MomentsQuery:
             width = _halfwidth_function(mech, 1 if part == "count" else self.n_outputs, norm)
             noisy.add(part, value, variance, width)
         return noisy
+
+
+def _rounded_up_sum(a, b):
+    """The float just above the exact a + b (∞ beyond the largest float)."""
+    try:
+        return math.nextafter(float(Fraction(a) + Fraction(b)), math.inf)
+    except OverflowError:
+        return math.inf
 
 
 def _halfwidth_function(mech, size, norm):
@@ -368,11 +387,8 @@ def _moments_statistic(call, kind, statistic, a, bounds, axis, keepdims, return_
         lower, upper = resolve_stat_bounds(bounds, records, function, feature_names=column_names(a, axis))
     else:
         lower = upper = np.zeros(records.n_outputs)
-    if kind == "var" and not np.all(np.isfinite((upper / 2 - lower / 2) ** 2)):
-        # Checked before the spend (released bounds stay below 2**256).
-        raise ValueError(
-            f"{function}: the squares of the bounds' half-widths overflow float64 (above ~1.3e154); rescale the data"
-        )
+    if kind != "count":  # before the spend (released bounds stay below 2**256)
+        query.check_scales(lower, upper, function)
     call.spend(records.n_records, function=function, params=(bounds, axis, keepdims), data=(arr,))
     lower, upper = call.release_bounds(records, lower, upper)
     kappa = None if kind in ("count", "sum") else query.kappa(per_record)
