@@ -49,6 +49,9 @@ Exact sums (fixed point; the kernels behind every centred release)
     The public grid: ``step = 2**(e − bits)`` for ``radius = f·2**e``, f in [0.5, 1);
     ``Q = floor(radius/step)`` in [2**(bits−1), 2**bits), so ``Q·step <= radius`` (below
     2**-990, the step of 2**-990 and a smaller Q).
+``ball_clip_radius(norm, step) -> float``
+    The ball rows are clipped to before rounding on that grid, so that the quantised rows
+    stay within ``norm`` (PCA's ``data_norm``, LinearRegression's ``row_norm``).
 
 Constants: ``MAX_EXACT_ROWS = 2**36`` (more rows: ``ValueError``; the number of rows is
 the public shape, so this error is no release), ``MOMENT_BITS = 31``, ``GRAM_BITS = 20``,
@@ -149,6 +152,7 @@ __all__ = [
     "exact_moments",
     "ExactGram",
     "ExactMoments",
+    "ball_clip_radius",
     "fixed_point_grid",
     "gram_floats",
     "GRAM_BITS",
@@ -221,6 +225,22 @@ def fixed_point_grid(radius, bits):
     # radius·2**(bits − exponent) is exact: a power-of-two scaling that stays below 2**bits.
     qmax = np.where(positive, np.floor(np.ldexp(radius, bits - exponent)), 0.0)
     return step, inverse, qmax
+
+
+def ball_clip_radius(norm, step):
+    """The radius to clip rows to so that, quantised on a grid of ``step`` (per feature,
+    to nearest), they stay within the ball of radius ``norm``: smaller by the most
+    rounding can add, ‖step‖/2, with a margin of ‖step‖·(1 + 2**-40) (``math.hypot``: the
+    squares of steps below ~1e-154 vanish). The triangle inequality then bounds every
+    quantised row. The margin is below ``norm / 2`` unless the grid is coarser than
+    ``norm·2**-20`` (radii below 2**-990, ``fixed_point_grid``); above ``norm`` the radius
+    is the least float, far below half of any step: every row quantises to 0."""
+    margin = math.hypot(*np.asarray(step, dtype=np.float64).tolist()) * (1.0 + 2.0 ** -40)
+    return max(float(norm) - margin, _LEAST_FLOAT)
+
+
+#: The least positive float: a clip radius under which every value quantises to 0.
+_LEAST_FLOAT = float(np.nextafter(0.0, 1.0))
 
 
 cdef object _to_ints(const i128* values, Py_ssize_t size):

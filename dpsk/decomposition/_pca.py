@@ -2,7 +2,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Principal component analysis with differential privacy (noisy second-moment matrix)."""
 
-import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -11,6 +10,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from dpsk._core._clip import _bounds_in_dtype, clip_bounds
 from dpsk._core._exact_sums import (
     GRAM_BITS,
+    ball_clip_radius,
     exact_gram,
     exact_gram_sums,
     fixed_point_grid,
@@ -39,7 +39,6 @@ __all__ = ["PCA"]
 #: The matrix is the output; the count and the sum only centre it, and their noise
 #: enters the covariance divided by n.
 BUDGET_SHARES = (0.05, 0.15, 0.8)
-_LEAST_FLOAT = float(np.nextafter(0.0, 1.0))
 #: The least ‖y‖₂ and ‖y‖₁ bounds the release assumes: their squares stay normal floats.
 SMALLEST_BOUND = 2.0**-400
 
@@ -163,16 +162,9 @@ class _Geometry:
         return (-big, big, self.centre, radius), {"clip_box": box, "clip_norm": norm}
 
     def _ball_radius(self, radius):
-        """The radius rows are clipped to before rounding: smaller by ‖step‖/2 (and a
-        margin), the most rounding to nearest can move y, so ‖y‖ <= ``data_norm``. The
-        margin is below ``data_norm / 2`` unless the radius is below 2**-990, where the
-        grid is coarser (``fixed_point_grid``); when the margin exceeds ``data_norm`` the
-        radius is the least float (far below half of any step: every row quantises to 0)."""
-        step = fixed_point_grid(radius, GRAM_BITS)[0]
-        # hypot: np.linalg.norm squares the steps, which vanish below ~1e-154 (a margin of
-        # 0 let rounding take rows past data_norm for data_norm below ~1e-148).
-        margin = math.hypot(*step.tolist()) * (1.0 + 2.0**-40)
-        return max(self.data_norm - margin, _LEAST_FLOAT)
+        """The radius rows are clipped to before rounding, so that the quantised y keep
+        ‖y‖ <= ``data_norm`` (``ball_clip_radius``)."""
+        return ball_clip_radius(self.data_norm, fixed_point_grid(radius, GRAM_BITS)[0])
 
     def _radius(self):
         """Public per-coordinate bound on |y_j|."""

@@ -67,7 +67,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from dpsk._core._clip import clip_bounds, clip_rows_l2
-from dpsk._core._exact_sums import GRAM_BITS, ROUNDING_MARGIN, exact_gram_sums, fixed_point_grid
+from dpsk._core._exact_sums import GRAM_BITS, ROUNDING_MARGIN, ball_clip_radius, exact_gram_sums, fixed_point_grid
 from dpsk._core._sparse import add_exact_grams, dense_row_blocks
 from dpsk.accounting import ComposedEvent
 from dpsk.accounting._calibration import split_epsilon
@@ -464,16 +464,12 @@ class _BaseLeastSquares(DaskScoreMixin, DPEstimatorMixin, RegressorMixin, BaseEs
         else:
             features = clip_bounds(np.asarray(X, dtype=np.float64), lower, upper)
             features -= centre
-            # |z_j| <= row_norm too: a grid no coarser than row_norm·2**-20 keeps the margin
-            # small (at most half of row_norm for any d < 2**38; radii below 2**-990 have a
-            # coarser grid, and a margin above row_norm clips every row to the least float,
-            # far below half of any step: every row quantises to 0).
+            # |z_j| <= row_norm too: the grid's radius; rows are clipped to a ball smaller by
+            # the most rounding to nearest can add (ball_clip_radius).
             radius[:d] = np.minimum(radius[:d], float(row_norm))
             step = np.where(radius[:d] > 0, fixed_point_grid(radius[:d], GRAM_BITS)[0], 0.0)
-            # Rounding to nearest moves z_x by at most step/2 per coordinate (‖step‖/2 in norm).
-            margin = math.hypot(*step.tolist()) * (1.0 + 2.0**-40)  # no underflow of the squares
             row_norm = float(row_norm)
-            clip_rows_l2(features, max(row_norm - margin, float(np.nextafter(0.0, 1.0))), out=features)
+            clip_rows_l2(features, ball_clip_radius(row_norm, step), out=features)
             Z[:, :d] = features
             del features
             # Already clipped and centred; scaling towards m keeps rows in the box (|z_j| <= h_j).
