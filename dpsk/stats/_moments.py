@@ -177,7 +177,7 @@ class MomentsQuery:
         if moments is None:
             moments = exact_moments_of(records.X, lower, upper, sample_weight=weights)
         # The declared box (the kernel's own, unless a test swaps the kernel for a broken one).
-        mid, half = lower / 2 + upper / 2, upper / 2 - lower / 2
+        mid = lower / 2 + upper / 2
         replace = self.relation == "replace"
         factor = 1.0 - ROUNDING_MARGIN
         count = float(moments.round(moments.about(mid)[0][0]))
@@ -193,7 +193,7 @@ class MomentsQuery:
             elif part == "csum":
                 raw[part] = moments.round(about_mid, norm, factor)
             else:
-                shift = 0 if replace else moments._exact(half * half / 2.0) * weight
+                shift = 0 if replace else moments._exact(scale["csq"]) * weight  # half²/2, as declared
                 raw[part] = moments.round(about_mid_sq - shift, norm, factor)
         return raw, scale, count
 
